@@ -1,0 +1,57 @@
+"""The verdicts of one check on one version, and the record that carries them to reports."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+    WARN = "warn"
+    ERROR = "error"
+
+    @property
+    def is_red(self) -> bool:
+        """Only these make the run exit 1."""
+        return self in (Status.FAIL, Status.ERROR)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One cell of the check x version grid; field order is the JSON contract of SPEC."""
+
+    upstream: str
+    check: str
+    version: str
+    status: Status
+    detail: str = ""
+    source: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        data = asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, str]) -> Result:
+        return cls(
+            upstream=data["upstream"],
+            check=data["check"],
+            version=data["version"],
+            status=Status(data["status"]),
+            detail=data.get("detail", ""),
+            source=data.get("source", ""),
+        )
+
+
+def summarize(results: list[Result]) -> dict[str, int]:
+    """Counts per status, every status present (SPEC's `summary` object)."""
+    counts = {status.value: 0 for status in Status}
+    for result in results:
+        counts[result.status.value] += 1
+    return counts

@@ -1,0 +1,38 @@
+"""The one interface every source implements: the files of one upstream version."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class SourceError(Exception):
+    """The source could not be obtained (network, corrupt archive, offline miss).
+
+    Always surfaces as the `error` outcome with this message; never as pass or fail.
+    The message names the URL (or path) and the cause.
+    """
+
+
+class Tree(Protocol):
+    """Read-only view of one version of one upstream package.
+
+    Paths are POSIX, relative to the folder that *contains* the top-level package
+    (so `trl/models/utils.py`), whatever the source's own layout (`src/` in a checkout).
+    """
+
+    #: short label for reports: "index", "github", "local", "cache"
+    kind: str
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None when the file does not exist in this version.
+
+        Raises SourceError when existence cannot be decided (fetch failed, corrupt data).
+        """
+        ...
+
+    def read_meta(self, path: str) -> bytes | None:
+        """A file at the repository root (VERSION, pyproject.toml, setup.py) or None.
+
+        Only checkouts and GitHub have one; wheels return None.
+        """
+        ...
