@@ -55,3 +55,22 @@ def summarize(results: list[Result]) -> dict[str, int]:
     for result in results:
         counts[result.status.value] += 1
     return counts
+
+
+@dataclass(frozen=True)
+class UpstreamInfo:
+    """What a report needs to know of a matrix beyond its results."""
+
+    versions: tuple[str, ...] = ()  # in check order: releases by PEP 440, then branches
+    anchors: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
+    branches: tuple[str, ...] = ()
+
+
+@dataclass
+class RunReport:
+    """Everything one `canary check` produced; the JSON output is its serialization."""
+
+    results: list[Result]
+    stats: dict[str, float]
+    upstreams: dict[str, UpstreamInfo]
