@@ -39,14 +39,14 @@ NONE = "\u2013"
 SUMMARY_LIMIT = 1024 * 1024
 
 
-def _cell(text: str) -> str:
+def md_escape(text: str) -> str:
     """Text safe inside a table cell: no pipes, no newlines, no raw HTML."""
     return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
 
 
 def _marker(grid: UpstreamGrid) -> Callable[[str], str]:
     anchors = set(grid.info.anchors)
-    return lambda version: f"**{_cell(version)}**" if version in anchors else _cell(version)
+    return lambda version: f"**{md_escape(version)}**" if version in anchors else md_escape(version)
 
 
 def _header(report: RunReport) -> list[str]:
@@ -62,13 +62,13 @@ def _table(grid: UpstreamGrid) -> list[str]:
     facts = [f"{plural(len(grid.checks), 'check')} x {plural(len(grid.versions), 'version')}"]
     facts.append(f"{span_text((grid.versions[0], grid.versions[-1]), mark)}")
     if info.anchors:
-        facts.append("anchors " + ", ".join(f"**{_cell(v)}**" for v in info.anchors))
+        facts.append("anchors " + ", ".join(f"**{md_escape(v)}**" for v in info.anchors))
     if info.broken:
-        facts.append("known broken " + ", ".join(_cell(v) for v in info.broken))
+        facts.append("known broken " + ", ".join(md_escape(v) for v in info.broken))
     anchors = [v for v in info.anchors if v in grid.versions]
     head = "| check | statuses over versions | first failing | last passing |"
     rows = [
-        f"\n## {_cell(grid.name)}\n\n{' · '.join(facts)}\n\n"
+        f"\n## {md_escape(grid.name)}\n\n{' · '.join(facts)}\n\n"
         + (head + " at anchors |" if anchors else head)
         + ("\n| --- | --- | --- | --- |" + (" --- |" if anchors else ""))
     ]
@@ -76,7 +76,7 @@ def _table(grid: UpstreamGrid) -> list[str]:
         cells = grid.row(check)
         statuses = " · ".join(f"{EMOJI[r.status]} {span_text(r.span, mark)}" for r in runs(cells))
         fail, ok = first_failing(cells), last_passing(cells)
-        row = f"| `{_cell(check)}` | {statuses} | {mark(fail) if fail else NONE} | "
+        row = f"| `{md_escape(check)}` | {statuses} | {mark(fail) if fail else NONE} | "
         row += f"{mark(ok) if ok else NONE} |"
         if anchors:
             at = [(v, grid.cells.get((check, v))) for v in anchors]
@@ -94,11 +94,11 @@ def _details(grid: UpstreamGrid) -> list[str]:
             continue
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
-            f"{_cell(detail) or '(no detail)'}"
+            f"{md_escape(detail) or '(no detail)'}"
             for (status, detail), versions in grouped(loud).items()
         ]
         blocks.append(
-            f"<details><summary>{_cell(grid.name)} :: {_cell(check)} "
+            f"<details><summary>{md_escape(grid.name)} :: {md_escape(check)} "
             f"({len(loud)} not passing)</summary>\n\n" + "\n".join(items) + "\n\n</details>\n"
         )
     return blocks
