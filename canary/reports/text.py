@@ -116,9 +116,9 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
         tail_w, strip_w = 0, min(n, width - label_w - 3)
     columns = _columns(n, strip_w)
     anchors = set(grid.info.anchors)
-    per_col = "" if len(columns) == n else f", 1 column = up to {-(-n // len(columns))} versions"
+    per_col = "" if len(columns) == n else f", up to {-(-n // len(columns))} per column"
     span = f"{grid.versions[0]} … {grid.versions[-1]}"
-    head = f"{plural(len(grid.checks), 'check')} x {plural(n, 'version')} ({span}){per_col}"
+    head = f"{plural(len(grid.checks), 'check')} x {plural(n, 'version')}{per_col} ({span})"
     lines = [_clip(f"{grid.name}: {head}", width)]
     for check in grid.checks:
         cells = []
@@ -147,16 +147,29 @@ def _detail_lines(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     return lines
 
 
+def _wrap(parts: list[tuple[str, Status]], width: int, color: bool) -> list[str]:
+    """Space-separated painted parts, broken into lines of at most `width` visible characters."""
+    lines: list[list[tuple[str, Status]]] = [[]]
+    used = 0
+    for text, status in parts:
+        if lines[-1] and used + 1 + len(text) > width:
+            lines.append([])
+            used = 0
+        used += len(text) + (1 if lines[-1] else 0)
+        lines[-1].append((text, status))
+    return [" ".join(_paint(text, status, color) for text, status in line) for line in lines]
+
+
 def render_grid(report: RunReport, width: int, color: bool) -> str:
     """Per upstream: one row per check, one glyph per version (or per group of versions)."""
-    legend = " ".join(_paint(f"{GLYPH[s]} {s.value}", s, color) for s in Status)
+    legend = _wrap([(f"{GLYPH[s]} {s.value}", s) for s in Status], width, color)
     grids = [grid for grid in build_grids(report) if grid.checks]
     lines: list[str] = []
     for grid in grids:
         lines += [*_grid_block(grid, width, color), ""]
     for grid in grids:
         lines += _detail_lines(grid, width, color)
-    return "\n".join([*lines, legend, summary_line(report)]) + "\n"
+    return "\n".join([*lines, *legend, summary_line(report)]) + "\n"
 
 
 def render_text(report: RunReport, width: int | None = None, color: bool = False) -> str:
