@@ -100,10 +100,29 @@ def _nested_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _flatten(body: list[ast.stmt]):
+    """Statements of a scope with the block that holds each (if/else branches differ)."""
     for node in body:
-        yield node
+        yield node, id(body)
         for block in _nested_bodies(node):
             yield from _flatten(block)
+
+
+class _Definitions:
+    """Definitions by name: a later `def` in the same block replaces the earlier one, as at
+    run time; definitions in different if/else branches are alternatives, all kept."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, list] = {}
+        self._blocks: dict[str, list[int]] = {}
+
+    def add(self, name: str, item: object, block: int) -> None:
+        blocks = self._blocks.setdefault(name, [])
+        items = self.table.setdefault(name, [])
+        if block in blocks:
+            items[blocks.index(block)] = item
+        else:
+            blocks.append(block)
+            items.append(item)
 
 
 def _target_names(target: ast.expr):
@@ -132,21 +151,25 @@ class _Indexer:
     def __init__(self, info: ModuleInfo, is_package: bool):
         self.info = info
         self.is_package = is_package
+        self.functions = _Definitions()
+        self.classes = _Definitions()
 
     def bind(self, name: str, binding: Binding) -> None:
         self.info.bindings.setdefault(name, []).append(binding)
 
     def run(self, tree: ast.Module) -> None:
-        for node in _flatten(tree.body):
-            self.statement(node)
+        for node, block in _flatten(tree.body):
+            self.statement(node, block)
+        self.info.functions = self.functions.table
+        self.info.classes = self.classes.table
 
-    def statement(self, node: ast.stmt) -> None:
+    def statement(self, node: ast.stmt, block: int) -> None:
         span = _span(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.info.functions.setdefault(node.name, []).append(_function(node))
+            self.functions.add(node.name, _function(node), block)
             self.bind(node.name, Binding("def", span))
         elif isinstance(node, ast.ClassDef):
-            self.info.classes.setdefault(node.name, []).append(self.class_info(node))
+            self.classes.add(node.name, self.class_info(node), block)
             self.bind(node.name, Binding("class", span))
         elif isinstance(node, ast.Assign):
             for target in node.targets:
@@ -171,12 +194,12 @@ class _Indexer:
 
     @staticmethod
     def class_info(node: ast.ClassDef) -> ClassInfo:
-        methods: dict[str, list[FunctionInfo]] = {}
-        for child in _flatten(node.body):
+        methods = _Definitions()
+        for child, block in _flatten(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                methods.setdefault(child.name, []).append(_function(child))
+                methods.add(child.name, _function(child), block)
         bases = tuple(ast.unparse(base) for base in node.bases)
-        return ClassInfo(node.name, bases, methods, _span(node))
+        return ClassInfo(node.name, bases, methods.table, _span(node))
 
 
 def decode(data: bytes, path: str) -> str:

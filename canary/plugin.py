@@ -14,7 +14,7 @@ import pytest
 from canary.engine import VersionRun
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
 from canary.outcomes import Status
-from canary.run import Runner, local_selector
+from canary.run import Runner, local_selector, release_selector
 from canary.targets import Target
 
 _RUNNER = pytest.StashKey[Runner]()
@@ -49,9 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
     if source in ("auto", "index", "github"):
-        from canary.versions import select_targets
-
-        runner = Runner(select=select_targets, offline=config.getoption("canary_offline"))
+        runner = Runner(select=release_selector, offline=config.getoption("canary_offline"))
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)

@@ -125,3 +125,10 @@ def local_selector(folder: Path) -> Selector:
             return [Target("local", branch=True)]
 
     return select
+
+
+def release_selector(matrix: Matrix, selection: str) -> list[Target]:
+    """Targets from the lock (or the index); imported late so local runs never need it."""
+    from canary.versions import select_targets
+
+    return select_targets(matrix, selection)
