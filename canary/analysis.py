@@ -7,6 +7,7 @@ parsed once per content (the index is cached by hash), and every check reads the
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import threading
@@ -62,9 +63,12 @@ class ModuleInfo:
     functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
     def segment(self, span: Span) -> str:
-        lines = self.text.splitlines(keepends=True)
-        return "".join(lines[span.start - 1 : span.end])
+        return "".join(self.lines[span.start - 1 : span.end])
 
 
 def _span(node: ast.stmt) -> Span:
