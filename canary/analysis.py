@@ -235,23 +235,31 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
 
 
 class ModuleCache:
-    """Indexes keyed by (content hash, module name): identical files across releases parse once."""
+    """Indexes keyed by (content hash, module name): identical files across releases parse once,
+    and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 512):
+    def __init__(self, capacity: int = 512, store=None):
         self.capacity = capacity
-        self._items: OrderedDict[tuple[str, str, bool], ModuleInfo] = OrderedDict()
+        self.store = store
+        self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         self._lock = threading.Lock()
         self.parses = 0
 
     def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        key = (hashlib.sha256(data).hexdigest(), name, is_package)
+        digest = hashlib.sha256(data).hexdigest()
+        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        info = index_module(data, name, path, is_package=is_package)
+        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+        if info is None:
+            info = index_module(data, name, path, is_package=is_package)
+            with self._lock:
+                self.parses += 1
+            if self.store:
+                self.store.put(key, info)
         with self._lock:
-            self.parses += 1
             self._items[key] = info
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
