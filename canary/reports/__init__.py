@@ -5,13 +5,13 @@ renders saved JSON results without re-running anything.
 """
 
 from canary.reports.command import merge, read_report, report_main
-from canary.reports.dispatch import NAMES, render
+from canary.reports.dispatch import FORMATS, render
 from canary.reports.drift import Drift, drift, render_drift
 from canary.reports.jsonio import ReportError, load_json, to_json
 from canary.reports.text import terminal_style
 
 __all__ = [
-    "NAMES",
+    "FORMATS",
     "Drift",
     "ReportError",
     "drift",

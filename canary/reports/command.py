@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from canary.outcomes import RunReport
-from canary.reports.dispatch import NAMES, render
+from canary.reports.dispatch import FORMATS, render
 from canary.reports.drift import drift, render_drift
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json
 from canary.reports.text import terminal_style
@@ -45,9 +45,9 @@ def report_main(
 ) -> int:
     """Exit status: with a baseline, 1 on new failures; without, 1 on any fail or error; 2 when
     an input cannot be read or the format is unknown."""
-    if fmt not in NAMES:
+    if fmt not in FORMATS:
         print(
-            f"canary report: unknown format {fmt!r}; choose from {', '.join(NAMES)}",
+            f"canary report: unknown format {fmt!r}; choose from {', '.join(FORMATS)}",
             file=sys.stderr,
         )
         return 2

@@ -17,16 +17,16 @@ RENDERERS: dict[str, Callable[[RunReport], str]] = {
     "html": render_html,
     "junit": render_junit,
 }
-NAMES = ("text", *RENDERERS)
+FORMATS = ("text", *RENDERERS)
 
 
 def render(fmt: str, report: RunReport, *, width: int | None = None, color: bool = False) -> str:
-    """The report in `fmt` (one of NAMES); width and color only shape text.
+    """The report in `fmt` (one of FORMATS); width and color only shape text.
 
     text: plain lines when width is None, else the grid squeezed to `width` (ANSI if color).
     """
     if fmt == "text":
         return render_text(report, width=width, color=color)
     if fmt not in RENDERERS:
-        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(NAMES)}")
+        raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
     return RENDERERS[fmt](report)

@@ -12,7 +12,7 @@ from string import Template
 
 from canary.outcomes import RunReport, Status, summarize
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
-from canary.reports.text import summary_line
+from canary.reports.text import stats_line, summary_line
 
 COLORS = {
     Status.PASS: "#2da44e",
@@ -144,7 +144,7 @@ def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
         for s in Status
     )
     return (
-        f'<div id="summary" title="{_e(summary_line(report))}">{badges}</div>'
+        f'<div id="summary" title="{_e(stats_line(report))}">{badges}</div>'
         f'<div id="filters"><select id="f-upstream"><option value="">all upstreams</option>'
         f"{options}</select>{boxes}</div>"
     )

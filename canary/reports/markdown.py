@@ -23,7 +23,7 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
-from canary.reports.text import QUIET, summary_line
+from canary.reports.text import QUIET, stats_line
 
 EMOJI = {
     Status.PASS: "✅",
@@ -53,7 +53,9 @@ def _header(report: RunReport) -> list[str]:
     counts = summarize(report.results)
     badges = " · ".join(f"{EMOJI[Status(s)]} {n} {s}" for s, n in counts.items() if n)
     legend = " ".join(f"{EMOJI[s]} {s.value}" for s in Status)
-    return [f"# canary: {badges or 'no results'}\n\n{summary_line(report)}\n\nLegend: {legend}\n"]
+    return [
+        f"# canary: {badges or 'no results'}\n\nRun: {stats_line(report)}\n\nLegend: {legend}\n"
+    ]
 
 
 def _table(grid: UpstreamGrid) -> list[str]:

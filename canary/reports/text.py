@@ -60,17 +60,26 @@ def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
 
 
 def summary_line(report: RunReport) -> str:
+    """Counts of the statuses that occurred: "3 pass, 1 fail"."""
     counts = summarize(report.results)
-    said = ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+    return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+
+
+def stats_line(report: RunReport) -> str:
     stats = stats_of(report)
     return (
-        f"canary: {said} in {stats['seconds']:.1f}s ({stats['requests']} requests, "
-        f"{stats['bytes_downloaded']} bytes downloaded, {stats['cache_hits']} cache hits)"
+        f"{stats['seconds']:.1f}s, {stats['requests']} requests, "
+        f"{stats['bytes_downloaded']} bytes downloaded, {stats['cache_hits']} cache hits"
     )
 
 
+def label(status: Status) -> str:
+    """FAIL, ERROR...: padded so the upstream::check ids line up."""
+    return f"{status.value.upper():5}"
+
+
 def result_line(result: Result) -> str:
-    line = f"{result.status.value.upper()} {result.upstream}::{result.check}[{result.version}]"
+    line = f"{label(result.status)} {result.upstream}::{result.check}[{result.version}]"
     return f"{line} {result.detail}" if result.detail else line
 
 
@@ -142,7 +151,7 @@ def _detail_lines(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
         loud = [c for c in grid.row(check) if c.status not in QUIET]
         for (status, detail), versions in grouped(loud).items():
             where = spans_text(versions, grid.versions)
-            text = _clip(f"{status.value.upper()} {grid.name}::{check}[{where}] {detail}", width)
+            text = _clip(f"{label(status)} {grid.name}::{check}[{where}] {detail}", width)
             lines.append(_paint(text, status, color))
     return lines
 
@@ -169,7 +178,8 @@ def render_grid(report: RunReport, width: int, color: bool) -> str:
         lines += [*_grid_block(grid, width, color), ""]
     for grid in grids:
         lines += _detail_lines(grid, width, color)
-    return "\n".join([*lines, *legend, summary_line(report)]) + "\n"
+    summary = f"{summary_line(report)} ({stats_line(report)})"
+    return "\n".join([*lines, *legend, summary]) + "\n"
 
 
 def render_text(report: RunReport, width: int | None = None, color: bool = False) -> str:
