@@ -6,9 +6,10 @@ import io
 import json
 
 import pytest
-from test_reports_support import build
+from test_reports_support import build, releases
 
 from canary.reports import drift, load_json, render_drift, report_main, to_json
+from canary.reports.markdown import SUMMARY_LIMIT
 
 DASH = "\u2013"
 
@@ -164,3 +165,24 @@ def test_unwritable_output_exits_2(saved, tmp_path, capsys):
         == 2
     )
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_report_markdown_with_drift_stays_under_the_summary_limit(tmp_path, capsys):
+    versions = releases(150)
+    rows = {f"check-{i:03}": "F" * 150 for i in range(120)}
+    new = build({"big": (versions, rows)})
+    # a detail per cell (the version in it) defeats grouping: drift alone is over 1 MiB
+    new.results = [r.__class__(r.upstream, r.check, r.version, r.status,
+                               f"{r.check} gone in {r.version} " + "x" * 40, "index")
+                   for r in new.results]  # fmt: skip
+    old = build({"big": (versions, {name: "." * 150 for name in rows})})
+    paths = []
+    for name, report in (("new", new), ("old", old)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(to_json(report), encoding="utf-8")
+    out = tmp_path / "summary.md"
+    assert report_main([str(paths[0])], "markdown", str(out), str(paths[1])) == 1
+    text = out.read_text(encoding="utf-8")
+    assert len(text.encode()) <= SUMMARY_LIMIT
+    assert text.startswith("## New since the baseline\n\n**Newly failing**: 18000\n")
+    assert "**Truncated**" in text

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from canary.outcomes import RunReport
 from canary.reports.dispatch import FORMATS, render
-from canary.reports.drift import drift, render_drift
+from canary.reports.drift import drift, drift_parts, render_drift
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json
+from canary.reports.markdown import SUMMARY_LIMIT, fit, markdown_parts
 from canary.reports.text import terminal_style
 
 
@@ -58,12 +59,15 @@ def report_main(
         print(f"canary report: {exc}", file=sys.stderr)
         return 2
     width, color = terminal_style(sys.stdout) if output is None else (None, False)
-    body = render(fmt, report, width=width, color=color)
     found = drift(report, old) if old is not None else None
-    if found is not None and fmt in ("markdown", "text"):
-        body = render_drift(found, fmt) + "\n" + body
-    elif found is not None:
-        print(render_drift(found, "text"), file=sys.stderr, end="")
+    if found is not None and fmt == "markdown":  # drift first, both under one size cap
+        body = fit(drift_parts(found) + markdown_parts(report), SUMMARY_LIMIT)
+    elif found is not None and fmt == "text":
+        body = render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
+    else:
+        body = render(fmt, report, width=width, color=color)
+        if found is not None:
+            print(render_drift(found, "text"), file=sys.stderr, end="")
     try:
         if output is None:
             sys.stdout.write(body)

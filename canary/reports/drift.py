@@ -93,9 +93,13 @@ def render_drift(found: Drift, fmt: str = "markdown") -> str:
             lines.append(f"{title}: {count or 'none'}")
             lines += [f"  {item}" for item in items]
         return "\n".join(lines) + "\n"
-    lines = ["## New since the baseline"]
+    return "\n".join(drift_parts(found)) + "\n"
+
+
+def drift_parts(found: Drift) -> list[str]:
+    """The markdown rendering as parts, so `canary report` can cap it with the grid below it."""
+    parts = ["## New since the baseline"]
     for title, count, items in _sections(found):
-        lines += ["", f"**{title}**: {count or 'none'}"]
-        if items:
-            lines += ["", *(f"- {md_escape(item)}" for item in items)]
-    return "\n".join(lines) + "\n"
+        parts.append(f"\n**{title}**: {count or 'none'}\n")
+        parts += [f"- {md_escape(item)}" for item in items]
+    return parts

@@ -106,7 +106,7 @@ def _details(grid: UpstreamGrid) -> list[str]:
     return blocks
 
 
-def _fit(parts: list[str], limit: int) -> str:
+def fit(parts: list[str], limit: int) -> str:
     """Whole parts in order while they fit under `limit` UTF-8 bytes, then a note of the cut."""
     sizes = [len(part.encode()) + 1 for part in parts]
     if sum(sizes) <= limit:
@@ -128,8 +128,8 @@ def _note(omitted: int, total: int, limit: int) -> str:
     )
 
 
-def render_markdown(report: RunReport, limit: int = SUMMARY_LIMIT) -> str:
-    """Summary, one table per upstream, then the collapsed details; at most `limit` bytes."""
+def markdown_parts(report: RunReport) -> list[str]:
+    """Summary, one table per upstream, then the collapsed details, as parts `fit` can cut."""
     grids = [grid for grid in build_grids(report) if grid.checks]
     parts = _header(report)
     for grid in grids:
@@ -137,4 +137,9 @@ def render_markdown(report: RunReport, limit: int = SUMMARY_LIMIT) -> str:
     details = [block for grid in grids for block in _details(grid)]
     if details:
         parts += ["\n## Details\n", *details]
-    return _fit(parts, limit)
+    return parts
+
+
+def render_markdown(report: RunReport, limit: int = SUMMARY_LIMIT) -> str:
+    """The whole report in at most `limit` bytes (GitHub's job summary limit by default)."""
+    return fit(markdown_parts(report), limit)
