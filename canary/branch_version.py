@@ -23,9 +23,10 @@ def _literal_version(source: bytes) -> str | None:
         return None
     for node in tree.body:
         value = None
-        if (isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets
-        )) or (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "__version__"):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
+        ) or (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "__version__"):
             value = node.value
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             return value.value
