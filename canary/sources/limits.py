@@ -19,8 +19,8 @@ class Limits:
     max_unpacked: int = 1024 * MiB
     #: first tail read of a wheel: this share of its size, plus tail_extra, at least tail_min;
     #: sized so that in typical wheels it brings the EOCD, central directory and RECORD at once
-    tail_share: float = 0.03
+    tail_share: float = 0.02
     tail_extra: int = 16 * 1024
     tail_min: int = 64 * 1024
     #: wanted members closer than this are fetched by one range request (fewer round trips)
-    merge_gap: int = 64 * 1024
+    merge_gap: int = 16 * 1024

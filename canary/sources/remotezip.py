@@ -61,6 +61,23 @@ class Listing:
         return cls({e.name: e for e in entries}, data["record"])
 
 
+class TailHints:
+    """The largest share of a project's archives its listing needed so far (end records,
+    central directory, RECORD), so later releases of the project get it in one request."""
+
+    def __init__(self) -> None:
+        self._shares: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def get(self, project: str) -> float | None:
+        with self._lock:
+            return self._shares.get(project)
+
+    def learn(self, project: str, share: float) -> None:
+        with self._lock:
+            self._shares[project] = max(share, self._shares.get(project, 0.0))
+
+
 class _Buffer:
     """Contiguous bytes [start, start + len(data)) of the remote file, grown leftwards."""
 
@@ -85,13 +102,23 @@ class RemoteZip:
     """Members of one remote zip (a wheel, or an sdist in .zip form), cached under `key`."""
 
     def __init__(
-        self, reader: RangeReader, cache: Cache, key: str, limits: Limits, *, wheel: bool
+        self,
+        reader: RangeReader,
+        cache: Cache,
+        key: str,
+        limits: Limits,
+        *,
+        wheel: bool,
+        hints: TailHints | None = None,
+        project: str = "",
     ) -> None:
         self.reader = reader
         self.cache = cache
         self.key = key
         self.limits = limits
         self.wheel = wheel
+        self.hints = hints or TailHints()
+        self.project = project
         self._listing: Listing | None = None
         self._lock = threading.Lock()
 
@@ -175,7 +202,11 @@ class RemoteZip:
         size = self.reader.size
         want = self.limits.tail_min
         if size is not None:
-            want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
+            learned = self.hints.get(self.project)
+            if learned is None:
+                want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
+            else:
+                want = max(want, int(size * learned * 1.03) + 4096)
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)
         total = start + len(tail)
@@ -188,9 +219,13 @@ class RemoteZip:
             directory = find_directory(buffer.data, buffer.start, total)
         if directory.offset < buffer.start:
             # RECORD usually precedes the directory and is about half its size: one request
-            buffer.cover(directory.offset - directory.size)
+            buffer.cover(directory.offset - directory.size // 2 - self.limits.tail_extra)
         entries = self._parse(buffer, directory)
         record = self._record(entries, buffer) if self.wheel else None
+        needed_from = min(
+            [directory.offset] + [e.offset for e in entries.values() if _RECORD.fullmatch(e.name)]
+        )
+        self.hints.learn(self.project, (total - needed_from) / total)
         return Listing(entries, record).to_bytes()
 
     def _parse(self, buffer: _Buffer, directory: Directory) -> dict[str, Entry]:

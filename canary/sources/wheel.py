@@ -15,7 +15,7 @@ from canary.sources.http import Http, redact
 from canary.sources.index import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
-from canary.sources.remotezip import RemoteZip
+from canary.sources.remotezip import RemoteZip, TailHints
 from canary.sources.tarball import RemoteTar, is_safe
 from canary.sources.tree import SourceError
 
@@ -33,7 +33,12 @@ class ReleaseTree:
     kind = "index"
 
     def __init__(
-        self, file: IndexFile, http: Http, cache: Cache, limits: Limits | None = None
+        self,
+        file: IndexFile,
+        http: Http,
+        cache: Cache,
+        limits: Limits | None = None,
+        hints: TailHints | None = None,
     ) -> None:
         self.file = file
         limits = limits or Limits()
@@ -42,7 +47,13 @@ class ReleaseTree:
         self._sdist = not name.endswith(".whl")
         if name.endswith((".whl", ".zip")):
             self._archive: RemoteZip | RemoteTar = RemoteZip(
-                reader, cache, release_key(file), limits, wheel=not self._sdist
+                reader,
+                cache,
+                release_key(file),
+                limits,
+                wheel=not self._sdist,
+                hints=hints,
+                project=file.filename.split("-", 1)[0].lower(),
             )
         elif name.endswith((".tar.gz", ".tgz", ".tar")):
             self._archive = RemoteTar(reader, cache, release_key(file), limits)
