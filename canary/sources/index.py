@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from canary.sources.cache import Cache
+from canary.sources.http import Http, Reply, redact
+from canary.sources.tree import SourceError
 
 
 @dataclass(frozen=True)
@@ -15,3 +35,226 @@ class IndexFile:
     sha256: str | None = None
     yanked: bool = False
     requires_python: str | None = None
+
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+_HTML_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
+ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+
+
+def index_url_from_config() -> str:
+    """The index URL the way pip finds it, so canary reads what `pip install` would.
+
+    CANARY_INDEX_URL, else PIP_INDEX_URL, else pip's configuration files (install, then global
+    section), else pip's built-in default. No index host is named here: the default comes from
+    pip itself.
+    """
+    for variable in ("CANARY_INDEX_URL", "PIP_INDEX_URL"):
+        if os.environ.get(variable):
+            return os.environ[variable]
+    configured = _pip_configured_index_url()
+    if configured:
+        return configured
+    try:
+        from pip._internal.models.index import PyPI
+    except ImportError:
+        raise SourceError(
+            "no package index URL: set CANARY_INDEX_URL or PIP_INDEX_URL "
+            "(pip is not importable to supply its default)"
+        ) from None
+    return str(PyPI.simple_url)
+
+
+def _pip_configured_index_url() -> str | None:
+    """index-url from `pip config list` (pip's own reading of its files), if any."""
+    try:
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    values = {}
+    for line in listed.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip().strip("'\"")
+    for key in ("install.index-url", "global.index-url"):
+        if values.get(key):
+            return values[key].split()[0]
+    return None
+
+
+@dataclass(frozen=True)
+class Project:
+    """What the index lists for one project: versions (as listed) and every file."""
+
+    name: str
+    versions: list[str]
+    all_files: list[IndexFile] = field(default_factory=list)
+
+    def files(self, version: str) -> list[IndexFile]:
+        """The wheels and sdists of one version (PEP 440 equality, so 1.0 matches 1.0.0)."""
+        try:
+            wanted = Version(version)
+        except InvalidVersion:
+            return []
+        return [f for f in self.all_files if _file_version(f.filename) == wanted]
+
+    def pick_file(self, version: str) -> IndexFile | None:
+        """The file to read sources from: a non-yanked pure-Python wheel first, then any wheel,
+        then an sdist (the Python sources are the same in each)."""
+        candidates = [f for f in self.files(version) if _kind_rank(f.filename) is not None]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda f: (f.yanked, _kind_rank(f.filename)))
+
+
+def _file_version(filename: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+def _kind_rank(filename: str) -> int | None:
+    """0 pure-Python py3 wheel, 1 other pure wheel, 2 any wheel, 3 sdist, None unusable."""
+    if filename.endswith(".whl"):
+        tags = parse_wheel_filename(filename)[3]
+        pure = [t for t in tags if t.abi == "none" and t.platform == "any"]
+        if any(t.interpreter.startswith("py3") for t in pure):
+            return 0
+        return 1 if pure else 2
+    return 3 if filename.endswith((".tar.gz", ".zip")) else None
+
+
+class IndexClient:
+    """Reads project pages from one simple-API index (cached and revalidated when given a cache)."""
+
+    def __init__(self, http: Http, index_url: str, cache: Cache | None = None) -> None:
+        self.http = http
+        self.index_url = index_url.rstrip("/") + "/"
+        self.cache = cache
+        self._projects: dict[str, Project] = {}
+        self._lock = threading.Lock()
+
+    def project(self, name: str, *, refresh: bool = False) -> Project:
+        """The project's page, parsed; memoized for the client's life unless `refresh`."""
+        canonical = canonicalize_name(name)
+        with self._lock:
+            if refresh or canonical not in self._projects:
+                self._projects[canonical] = self._load(canonical, refresh)
+            return self._projects[canonical]
+
+    def _load(self, name: str, refresh: bool) -> Project:
+        url = self.index_url + name + "/"
+
+        def fetch(etag: str | None) -> Reply:
+            headers = {"Accept": ACCEPT, **({"If-None-Match": etag} if etag else {})}
+            return self.http.get(url, headers, allow=(404,))
+
+        if self.cache is None:
+            reply = fetch(None)
+            content, meta = (
+                reply.content,
+                {
+                    "content_type": reply.headers.get("Content-Type", ""),
+                    "url": reply.url,
+                    "absent": reply.status == 404,
+                },
+            )
+        else:
+            entry = self.cache.revalidate(
+                f"index:{url}", f"index page {redact(url)}", fetch, refresh=refresh
+            )
+            content, meta = entry.data, entry.meta
+        if meta.get("absent"):
+            raise SourceError(f"{redact(url)}: project {name!r} not found on the package index")
+        page_url = str(meta.get("url") or url)
+        return parse_project_page(name, content, str(meta.get("content_type", "")), page_url)
+
+
+def parse_project_page(name: str, content: bytes, content_type: str, page_url: str) -> Project:
+    """A Project from a PEP 691 JSON or PEP 503 HTML page; other content types are errors."""
+    mime = content_type.split(";")[0].strip().lower()
+    try:
+        if mime == JSON_TYPE:
+            return _from_json(name, json.loads(content), page_url)
+        if mime in _HTML_TYPES:
+            return _from_html(name, content.decode("utf-8", "replace"), page_url)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SourceError(f"{redact(page_url)}: malformed index page: {exc}") from None
+    raise SourceError(f"{redact(page_url)}: unexpected content type {content_type!r}")
+
+
+def _from_json(name: str, data: dict, page_url: str) -> Project:
+    major = str(data.get("meta", {}).get("api-version", "1.0")).split(".")[0]
+    if major != "1":
+        raise SourceError(f"{redact(page_url)}: unsupported simple API version {major}")
+    files = []
+    for item in data["files"]:
+        yanked = item.get("yanked", False)
+        size = item.get("size")
+        files.append(
+            IndexFile(
+                filename=item["filename"],
+                url=urljoin(page_url, item["url"]),
+                size=size if isinstance(size, int) else None,
+                sha256=(item.get("hashes") or {}).get("sha256"),
+                yanked=yanked is True or isinstance(yanked, str),
+                requires_python=item.get("requires-python"),
+            )
+        )
+    versions = data.get("versions")
+    if not isinstance(versions, list):
+        versions = _versions_of(files)
+    return Project(name, [str(v) for v in versions], files)
+
+
+class _Anchors(HTMLParser):
+    """Collects the attributes of every <a> tag of a PEP 503 page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchors: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.anchors.append(dict(attrs))
+
+
+def _from_html(name: str, text: str, page_url: str) -> Project:
+    parser = _Anchors()
+    parser.feed(text)
+    files = []
+    for attrs in parser.anchors:
+        href = attrs.get("href")
+        if not href:
+            continue
+        url, fragment = urldefrag(urljoin(page_url, href))
+        algorithm, _, digest = fragment.partition("=")
+        files.append(
+            IndexFile(
+                filename=unquote(urlsplit(url).path.rsplit("/", 1)[-1]),
+                url=url,
+                sha256=digest if algorithm == "sha256" and digest else None,
+                yanked="data-yanked" in attrs,
+                requires_python=attrs.get("data-requires-python"),
+            )
+        )
+    return Project(name, _versions_of(files), files)
+
+
+def _versions_of(files: list[IndexFile]) -> list[str]:
+    """Distinct versions in order of first appearance, from the filenames."""
+    seen: dict[str, None] = {}
+    for file in files:
+        version = _file_version(file.filename)
+        if version is not None:
+            seen.setdefault(str(version), None)
+    return list(seen)

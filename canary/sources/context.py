@@ -1,0 +1,112 @@
+"""Everything one run shares to fetch sources: the HTTP session, cache, stats and index client.
+
+The runner creates one SourceContext per run and asks it for Trees; it is safe to use from the
+thread pool that fetches versions in parallel.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from canary.sources.cache import DEFAULT_MAX_AGE, Cache, default_cache_dir
+from canary.sources.github import GitHubTree, github_base_urls
+from canary.sources.http import Http, RetryPolicy, github_token
+from canary.sources.index import IndexClient, IndexFile, index_url_from_config
+from canary.sources.limits import Limits
+from canary.sources.remotezip import TailHints
+from canary.sources.stats import Stats
+from canary.sources.wheel import ReleaseTree
+
+
+def offline_from_env() -> bool:
+    """CANARY_OFFLINE=1 (or true/yes) asks for cache-only operation."""
+    return os.environ.get("CANARY_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class SourceContext:
+    """Shared fetching state of one run; Trees it hands out share its cache and counters."""
+
+    def __init__(
+        self,
+        offline: bool = False,
+        index_url: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        *,
+        policy: RetryPolicy | None = None,
+        limits: Limits | None = None,
+        max_age: float = DEFAULT_MAX_AGE,
+        github_raw_url: str | None = None,
+        github_api_url: str | None = None,
+    ) -> None:
+        self.offline = offline or offline_from_env()
+        self.stats = Stats()
+        self.limits = limits or Limits()
+        raw, api = github_base_urls()
+        self.github_raw_url = (github_raw_url or raw).rstrip("/")
+        self.github_api_url = (github_api_url or api).rstrip("/")
+        self.http = Http(
+            self.stats,
+            policy,
+            token=github_token(),
+            token_origins=(self.github_raw_url, self.github_api_url),
+        )
+        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
+        self._hints = TailHints()
+        self._index_url = index_url
+        self._index: IndexClient | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def index(self) -> IndexClient:
+        """The index client, created on first use (runs that need no index never look it up)."""
+        with self._lock:
+            if self._index is None:
+                url = self._index_url or index_url_from_config()
+                self._index = IndexClient(self.http, url, self.cache)
+            return self._index
+
+    def release_tree(
+        self, pypi_name: str, version: str, file: IndexFile | None = None
+    ) -> ReleaseTree | None:
+        """The release's files from the index; None when the index has no usable file for it
+        (the caller then falls back to GitHub)."""
+        if file is None:
+            file = self.index.project(pypi_name).pick_file(version)
+            if file is None:
+                return None
+        return ReleaseTree(file, self.http, self.cache, self.limits, self._hints)
+
+    def github_tree(self, repo: str, ref: str, src: str = "") -> GitHubTree:
+        """One ref (branch or final tag) of a GitHub repository."""
+        return GitHubTree(
+            repo,
+            ref,
+            src,
+            self.http,
+            self.cache,
+            raw_url=self.github_raw_url,
+            api_url=self.github_api_url,
+            limits=self.limits,
+        )
+
+    def stats_json(self) -> dict[str, int]:
+        """requests, bytes_downloaded, cache_hits, whole_downloads (the runner adds seconds)."""
+        return self.stats.snapshot()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> SourceContext:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,140 @@
+"""A Tree over one ref of a GitHub repository: branches (main) and releases without index files.
+
+Files come one by one from the raw-content host, `{raw}/OWNER/REPO/REF/PATH`, cached with a
+freshness limit and revalidated with If-None-Match. When a caller announces many uncached files
+at once (`prefetch` with TARBALL_THRESHOLD or more), one tarball of the ref from the API host
+(`{api}/repos/OWNER/REPO/tarball/REF`) replaces the per-file requests. Both base URLs can be
+overridden (CANARY_GITHUB_RAW_URL, CANARY_GITHUB_API_URL) for tests and enterprise mirrors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from canary.sources.cache import Cache
+from canary.sources.http import Http, Reply, redact
+from canary.sources.limits import Limits
+from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar
+from canary.sources.tree import SourceError
+
+DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
+DEFAULT_API_URL = "https://api.github.com"
+#: this many uncached files in one prefetch make a tarball cheaper than per-file requests
+TARBALL_THRESHOLD = 40
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def github_base_urls() -> tuple[str, str]:
+    """(raw-content base, API base), from the environment or GitHub's public hosts."""
+    raw = os.environ.get("CANARY_GITHUB_RAW_URL") or DEFAULT_RAW_URL
+    api = os.environ.get("CANARY_GITHUB_API_URL") or DEFAULT_API_URL
+    return raw.rstrip("/"), api.rstrip("/")
+
+
+class GitHubTree:
+    """Tree protocol over `repo` at `ref`, with the package under `src` in the repository."""
+
+    kind = "github"
+
+    def __init__(
+        self,
+        repo: str,
+        ref: str,
+        src: str,
+        http: Http,
+        cache: Cache,
+        *,
+        raw_url: str | None = None,
+        api_url: str | None = None,
+        limits: Limits | None = None,
+        tarball_threshold: int = TARBALL_THRESHOLD,
+    ) -> None:
+        if not _REPO.fullmatch(repo):
+            raise SourceError(f"GitHub repository {repo!r} is not OWNER/NAME")
+        src = src.strip("/")
+        if src and not is_safe(src):
+            raise SourceError(f"unsafe src folder {src!r}")
+        if not ref or any(part in ("", "..") for part in ref.split("/")):
+            raise SourceError(f"bad git ref {ref!r}")
+        default_raw, default_api = github_base_urls()
+        self.repo, self.ref, self.src = repo, ref, src
+        self.http, self.cache = http, cache
+        self.raw_url = (raw_url or default_raw).rstrip("/")
+        self.api_url = (api_url or default_api).rstrip("/")
+        self.limits = limits or Limits()
+        self.tarball_threshold = tarball_threshold
+        self._tarball: Unpacked | None = None
+        self._lock = threading.Lock()
+
+    def read(self, path: str) -> bytes | None:
+        return self._get(self._in_src(path))
+
+    def read_meta(self, path: str) -> bytes | None:
+        """A file at the repository root (VERSION, pyproject.toml, setup.py)."""
+        return self._get(_checked(path))
+
+    def prefetch(self, paths: Iterable[str], meta: Iterable[str] = ()) -> None:
+        """Announce the files about to be read; many uncached ones come as one tarball."""
+        wanted = [self._in_src(p) for p in paths] + [_checked(p) for p in meta]
+        missing = [p for p in wanted if not self.cache.has_fresh(self._key(p))]
+        if len(missing) >= self.tarball_threshold and not self.cache.offline:
+            self._load_tarball(missing)
+
+    def _in_src(self, path: str) -> str:
+        path = _checked(path)
+        return f"{self.src}/{path}" if self.src else path
+
+    def _url(self, repo_path: str) -> str:
+        return f"{self.raw_url}/{self.repo}/{quote(self.ref, safe='/')}/{quote(repo_path)}"
+
+    def _key(self, repo_path: str) -> str:
+        return f"github:{self._url(repo_path)}"
+
+    def _get(self, repo_path: str) -> bytes | None:
+        if self._tarball is not None:
+            if repo_path in self._tarball.links:
+                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
+            return self._tarball.files.get(repo_path)
+        url = self._url(repo_path)
+
+        def fetch(etag: str | None) -> Reply:
+            headers = {"If-None-Match": etag} if etag else {}
+            return self.http.get(url, headers, allow=(404,), max_bytes=self.limits.max_member)
+
+        entry = self.cache.revalidate(self._key(repo_path), redact(url), fetch)
+        return None if entry.absent else entry.data
+
+    def _load_tarball(self, remember: list[str]) -> None:
+        """Fetch the ref's tarball once, serve every read from it, cache the announced files."""
+        with self._lock:
+            if self._tarball is not None:
+                return
+            url = f"{self.api_url}/repos/{self.repo}/tarball/{quote(self.ref, safe='/')}"
+            reply = self.http.get(url, allow=(), max_bytes=self.limits.max_download)
+            try:
+                unpacked = unpack_tar(reply.content, self.limits)
+            except TarFormatError as exc:
+                raise SourceError(f"{redact(url)}: {exc}") from None
+            stripped = Unpacked(
+                {_strip_top(n): d for n, d in unpacked.files.items() if "/" in n},
+                {_strip_top(n) for n in unpacked.links if "/" in n},
+            )
+            for path in remember:
+                if path not in stripped.links:
+                    self.cache.put_fresh(self._key(path), stripped.files.get(path))
+            self._tarball = stripped
+
+
+def _strip_top(name: str) -> str:
+    """GitHub tarballs hold everything under one OWNER-REPO-SHA folder."""
+    return name.split("/", 1)[1]
+
+
+def _checked(path: str) -> str:
+    if not is_safe(path):
+        raise SourceError(f"unsafe path {path!r}: must be relative, without '..'")
+    return path

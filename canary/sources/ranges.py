@@ -1,0 +1,122 @@
+"""Absolute byte ranges of one remote file, with a single whole download when ranges fail.
+
+Only single absolute ranges are sent (multi-range requests are answered with the whole file by
+some servers). A server that ignores Range (200), or answers with a Content-Range or length
+other than asked, gets one whole download instead, verified against the index's size and sha256
+and counted in the stats; later reads are served from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+
+from canary.sources.http import Http, Reply, redact
+from canary.sources.limits import Limits
+from canary.sources.tree import SourceError
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+_IDENTITY = {"Accept-Encoding": "identity"}
+
+
+class RangeReader:
+    """Reads [start, stop) slices of the file at `url`, whose size and sha256 the index gave."""
+
+    def __init__(
+        self, http: Http, url: str, size: int | None, sha256: str | None, limits: Limits
+    ) -> None:
+        self.http = http
+        self.url = url
+        self.size = size
+        self.sha256 = sha256
+        self.limits = limits
+        self._whole: bytes | None = None
+        self._lock = threading.Lock()
+
+    def read(self, start: int, stop: int) -> bytes:
+        """Bytes [start, stop) of the file; stop is clipped to the file's size."""
+        if self.size is not None:
+            stop = min(stop, self.size)
+        if start >= stop:
+            return b""
+        if self._whole is None:
+            reply = self._range(f"bytes={start}-{stop - 1}")
+            if reply is not None and self._range_matches(reply, start, stop):
+                return reply.content
+        return self.whole()[start:stop]
+
+    def tail(self, length: int) -> tuple[int, bytes]:
+        """The last `length` bytes and where they start; learns the size when it was unknown."""
+        if self.size is not None:
+            start = max(0, self.size - length)
+            return start, self.read(start, self.size)
+        if self._whole is None:
+            reply = self._range(f"bytes=-{length}")
+            header = reply.headers.get("Content-Range", "") if reply is not None else ""
+            found = _CONTENT_RANGE.fullmatch(header.strip())
+            if reply is not None and found and found.group(3) != "*":
+                first, last, total = (int(g) for g in found.groups())
+                if last == total - 1 and len(reply.content) == last - first + 1:
+                    self.size = total
+                    return first, reply.content
+        whole = self.whole()
+        start = max(0, len(whole) - length)
+        return start, whole[start:]
+
+    def whole(self) -> bytes:
+        """The whole file, downloaded at most once per reader, verified when the index allows."""
+        with self._lock:
+            if self._whole is None:
+                self._whole = self._download()
+            return self._whole
+
+    def _range(self, spec: str) -> Reply | None:
+        """A range reply, or None when the server sent the whole file (kept, not re-fetched)."""
+        reply = self.http.get(
+            self.url,
+            {"Range": spec, **_IDENTITY},
+            allow=(416,),
+            max_bytes=self.limits.max_download,
+        )
+        if reply.status == 206:
+            return reply
+        if reply.status == 200:
+            with self._lock:
+                if self._whole is None and self._verified(reply.content) is None:
+                    self.http.stats.add(whole_downloads=1)
+                    self._whole = reply.content
+        return None
+
+    def _range_matches(self, reply: Reply, start: int, stop: int) -> bool:
+        found = _CONTENT_RANGE.fullmatch(reply.headers.get("Content-Range", "").strip())
+        if not found:
+            return False
+        first, last, total = found.groups()
+        total_ok = total == "*" or self.size is None or int(total) == self.size
+        return (
+            int(first) == start
+            and int(last) == stop - 1
+            and total_ok
+            and len(reply.content) == stop - start
+        )
+
+    def _download(self) -> bytes:
+        """One whole download (a second one if the first fails verification)."""
+        problem = ""
+        for _ in range(2):
+            reply = self.http.get(self.url, _IDENTITY, allow=(), max_bytes=self.limits.max_download)
+            self.http.stats.add(whole_downloads=1)
+            problem = self._verified(reply.content) or ""
+            if not problem:
+                self.size = len(reply.content)
+                return reply.content
+        raise SourceError(f"{redact(self.url)}: {problem}")
+
+    def _verified(self, data: bytes) -> str | None:
+        """Why `data` is not the file the index describes, or None when it is."""
+        if self.size is not None and len(data) != self.size:
+            return f"downloaded {len(data)} bytes, the index says {self.size}"
+        if self.sha256 and hashlib.sha256(data).hexdigest() != self.sha256.lower():
+            return "sha256 of the download differs from the index"
+        return None

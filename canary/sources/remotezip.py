@@ -1,0 +1,280 @@
+"""A zip archive on a server, read by byte ranges: the central directory first, then only the
+members asked for.
+
+For a wheel one tail read sized from the index's `size` usually brings the end records, the
+central directory and RECORD (which wheel builders write last, just before the directory).
+The parsed listing is checked against RECORD and cached, so a warm run makes no request.
+Members are never written to disk: they are decompressed in memory, capped, and verified against
+the directory's CRC32 and RECORD's sha256. Verification failures are retried once (a transient
+corruption heals); a persistent one is a SourceError.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from canary.sources.cache import Cache
+from canary.sources.http import redact
+from canary.sources.limits import Limits
+from canary.sources.ranges import RangeReader
+from canary.sources.tree import SourceError
+from canary.sources.zipformat import (
+    EOCD_SEARCH,
+    ZIP64_EOCD_SIZE,
+    Directory,
+    Entry,
+    ZipFormatError,
+    find_directory,
+    member_data,
+    parse_directory,
+)
+
+_RECORD = re.compile(r"[^/]+\.dist-info/RECORD")
+_SIGNATURES = (".jws", ".p7s")
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The verified member table of an archive, and RECORD's sha256 per path for wheels."""
+
+    entries: dict[str, Entry]
+    record: dict[str, str] | None
+
+    def to_bytes(self) -> bytes:
+        entries = [e.to_json() for e in self.entries.values()]
+        return json.dumps({"entries": entries, "record": self.record}).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> Listing:
+        data = json.loads(raw)
+        entries = [Entry.from_json(e) for e in data["entries"]]
+        return cls({e.name: e for e in entries}, data["record"])
+
+
+class TailHints:
+    """The largest share of a project's archives its listing needed so far (end records,
+    central directory, RECORD), so later releases of the project get it in one request."""
+
+    def __init__(self) -> None:
+        self._shares: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def get(self, project: str) -> float | None:
+        with self._lock:
+            return self._shares.get(project)
+
+    def learn(self, project: str, share: float) -> None:
+        with self._lock:
+            self._shares[project] = max(share, self._shares.get(project, 0.0))
+
+
+class _Buffer:
+    """Contiguous bytes [start, start + len(data)) of the remote file, grown leftwards."""
+
+    def __init__(self, reader: RangeReader, start: int, data: bytes) -> None:
+        self.reader = reader
+        self.start = start
+        self.data = data
+
+    def cover(self, start: int) -> None:
+        """Make sure bytes from `start` on are held, with one range request if needed."""
+        start = max(0, start)
+        if start < self.start:
+            self.data = self.reader.read(start, self.start) + self.data
+            self.start = start
+
+    def slice(self, start: int, stop: int) -> bytes:
+        self.cover(start)
+        return self.data[start - self.start : stop - self.start]
+
+
+class RemoteZip:
+    """Members of one remote zip (a wheel, or an sdist in .zip form), cached under `key`."""
+
+    def __init__(
+        self,
+        reader: RangeReader,
+        cache: Cache,
+        key: str,
+        limits: Limits,
+        *,
+        wheel: bool,
+        hints: TailHints | None = None,
+        project: str = "",
+    ) -> None:
+        self.reader = reader
+        self.cache = cache
+        self.key = key
+        self.limits = limits
+        self.wheel = wheel
+        self.hints = hints or TailHints()
+        self.project = project
+        self._listing: Listing | None = None
+        self._lock = threading.Lock()
+
+    def names(self) -> set[str]:
+        """Every member name, decided from the (cached) central directory."""
+        return set(self.listing().entries)
+
+    def listing(self) -> Listing:
+        with self._lock:
+            if self._listing is None:
+                what = f"listing of {redact(self.reader.url)}"
+                raw = self.cache.get_or_fetch(
+                    f"{self.key}#listing", what, lambda: self._retrying(self._fetch_listing)
+                )
+                self._listing = Listing.from_bytes(raw)
+            return self._listing
+
+    def read_many(self, names: Iterable[str]) -> dict[str, bytes]:
+        """The verified bytes of each named member (all must be in the listing)."""
+        listing = self.listing()
+        found: dict[str, bytes] = {}
+        for name in names:
+            cached = self.cache.get(self._member_key(name))
+            if cached is not None:
+                found[name] = cached
+        wanted = [listing.entries[n] for n in names if n not in found]
+        if not wanted:
+            return found
+        self.cache.require_online(f"{wanted[0].name} of {redact(self.reader.url)}")
+        with self.cache.lock(self.key):
+            for entry in wanted:
+                cached = self.cache.get(self._member_key(entry.name))
+                if cached is not None:
+                    found[entry.name] = cached
+            for group in self._groups([e for e in wanted if e.name not in found]):
+                fetched = self._retrying(lambda g=group: self._fetch_group(g, listing))
+                for name, data in fetched.items():
+                    self.cache.put(self._member_key(name), data)
+                    found[name] = data
+        return found
+
+    def _member_key(self, name: str) -> str:
+        return f"{self.key}/{name}"
+
+    def _retrying(self, fetch: Callable[[], _T]) -> _T:
+        """Run `fetch` again once when the bytes were inconsistent; then give up clearly."""
+        try:
+            return fetch()
+        except ZipFormatError:
+            pass
+        try:
+            return fetch()
+        except ZipFormatError as exc:
+            raise SourceError(f"{redact(self.reader.url)}: {exc}") from None
+
+    def _groups(self, entries: list[Entry]) -> list[list[Entry]]:
+        """Members close together share one range request."""
+        groups: list[list[Entry]] = []
+        for entry in sorted(entries, key=lambda e: e.offset):
+            if groups and entry.offset - groups[-1][-1].end <= self.limits.merge_gap:
+                groups[-1].append(entry)
+            else:
+                groups.append([entry])
+        return groups
+
+    def _fetch_group(self, group: list[Entry], listing: Listing) -> dict[str, bytes]:
+        base = group[0].offset
+        data = self.reader.read(base, group[-1].end)
+        return {
+            e.name: self._verified(e, data[e.offset - base : e.end - base], listing) for e in group
+        }
+
+    def _verified(self, entry: Entry, record: bytes, listing: Listing) -> bytes:
+        data = member_data(entry, record, self.limits.max_member)
+        expected = (listing.record or {}).get(entry.name)
+        if expected and _sha256(data) != expected:
+            raise ZipFormatError(f"sha256 of {entry.name!r} differs from RECORD")
+        return data
+
+    def _fetch_listing(self) -> bytes:
+        size = self.reader.size
+        want = self.limits.tail_min
+        if size is not None:
+            learned = self.hints.get(self.project)
+            if learned is None:
+                want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
+            else:
+                want = max(want, int(size * learned * 1.03) + 4096)
+        start, tail = self.reader.tail(want)
+        buffer = _Buffer(self.reader, start, tail)
+        total = start + len(tail)
+        try:
+            directory = find_directory(buffer.data, buffer.start, total)
+        except ZipFormatError:
+            if buffer.start == 0:
+                raise
+            buffer.cover(total - EOCD_SEARCH - ZIP64_EOCD_SIZE)
+            directory = find_directory(buffer.data, buffer.start, total)
+        if directory.offset < buffer.start:
+            # RECORD usually precedes the directory and is about half its size: one request
+            buffer.cover(directory.offset - directory.size // 2 - self.limits.tail_extra)
+        entries = self._parse(buffer, directory)
+        record = self._record(entries, buffer) if self.wheel else None
+        needed_from = min(
+            [directory.offset] + [e.offset for e in entries.values() if _RECORD.fullmatch(e.name)]
+        )
+        self.hints.learn(self.project, (total - needed_from) / total)
+        return Listing(entries, record).to_bytes()
+
+    def _parse(self, buffer: _Buffer, directory: Directory) -> dict[str, Entry]:
+        if directory.offset + directory.size > buffer.start + len(buffer.data):
+            raise ZipFormatError("central directory lies beyond the end of the file")
+        raw = buffer.slice(directory.offset, directory.offset + directory.size)
+        entries: dict[str, Entry] = {}
+        for entry in parse_directory(raw, directory):
+            if entry.name in entries:
+                raise ZipFormatError(f"member {entry.name!r} appears twice")
+            entries[entry.name] = entry
+        return entries
+
+    def _record(self, entries: dict[str, Entry], buffer: _Buffer) -> dict[str, str]:
+        """RECORD's hashes, after checking it names exactly the archive's files."""
+        found = [name for name in entries if _RECORD.fullmatch(name)]
+        if len(found) != 1:
+            raise ZipFormatError(f"wheel has {len(found)} .dist-info/RECORD files, not one")
+        entry = entries[found[0]]
+        text = member_data(entry, buffer.slice(entry.offset, entry.end), self.limits.max_member)
+        hashes, listed = _parse_record(text)
+        files = {n for n in entries if not n.endswith("/")} - {entry.name}
+        files -= {entry.name + s for s in _SIGNATURES}
+        if files != listed - {entry.name}:
+            odd = sorted(files ^ (listed - {entry.name}))[:3]
+            raise ZipFormatError(f"central directory and RECORD disagree about {odd}")
+        return hashes
+
+
+def _parse_record(text: bytes) -> tuple[dict[str, str], set[str]]:
+    """(sha256 hex per path, every path) from a RECORD file."""
+    try:
+        rows = list(csv.reader(io.StringIO(text.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ZipFormatError(f"RECORD is unreadable: {exc}") from exc
+    hashes: dict[str, str] = {}
+    listed: set[str] = set()
+    for row in rows:
+        if not row:
+            continue
+        listed.add(row[0])
+        algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
+        if algorithm == "sha256" and digest:
+            try:
+                hashes[row[0]] = base64.urlsafe_b64decode(digest + "=" * (-len(digest) % 4)).hex()
+            except ValueError as exc:
+                raise ZipFormatError(f"RECORD hash of {row[0]!r} is malformed") from exc
+    return hashes, listed
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,108 @@
+"""A Tree over one release file on the package index: a wheel, or an sdist when there is none.
+
+Paths are relative to the folder holding the package, as the Tree protocol wants: a wheel's
+members already are; an sdist's lose their top folder and, for a `src/` layout, `src/`.
+Existence is decided from the archive's listing, so asking for an absent module costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from canary.sources.cache import Cache
+from canary.sources.http import Http, redact
+from canary.sources.index import IndexFile
+from canary.sources.limits import Limits
+from canary.sources.ranges import RangeReader
+from canary.sources.remotezip import RemoteZip, TailHints
+from canary.sources.tarball import RemoteTar, is_safe
+from canary.sources.tree import SourceError
+
+
+def release_key(file: IndexFile) -> str:
+    """Cache key of a release file: the index's sha256 (its URL and size when there is none)."""
+    if file.sha256:
+        return f"sha256:{file.sha256.lower()}"
+    return "url:" + hashlib.sha256(f"{file.url}#{file.size}".encode()).hexdigest()
+
+
+class ReleaseTree:
+    """Tree protocol over a wheel or sdist, read with range requests and the shared cache."""
+
+    kind = "index"
+
+    def __init__(
+        self,
+        file: IndexFile,
+        http: Http,
+        cache: Cache,
+        limits: Limits | None = None,
+        hints: TailHints | None = None,
+    ) -> None:
+        self.file = file
+        limits = limits or Limits()
+        reader = RangeReader(http, file.url, file.size, file.sha256, limits)
+        name = file.filename.lower()
+        self._sdist = not name.endswith(".whl")
+        if name.endswith((".whl", ".zip")):
+            self._archive: RemoteZip | RemoteTar = RemoteZip(
+                reader,
+                cache,
+                release_key(file),
+                limits,
+                wheel=not self._sdist,
+                hints=hints,
+                project=file.filename.split("-", 1)[0].lower(),
+            )
+        elif name.endswith((".tar.gz", ".tgz", ".tar")):
+            self._archive = RemoteTar(reader, cache, release_key(file), limits)
+        else:
+            raise SourceError(f"{file.filename}: not a wheel or sdist canary can read")
+
+    def read(self, path: str) -> bytes | None:
+        return self._read_one(self._candidates(path))
+
+    def read_meta(self, path: str) -> bytes | None:
+        """Root files of an sdist (pyproject.toml, setup.py, PKG-INFO); None for a wheel."""
+        if not self._sdist:
+            _check(path)
+            return None
+        return self._read_one([f"{self._top()}/{_check(path)}"])
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Fetch these paths together (fewer requests); absent ones are simply skipped."""
+        names = self._archive.names()
+        wanted = [m for p in paths for m in self._candidates(p) if m in names]
+        self._archive.read_many(list(dict.fromkeys(wanted)))
+
+    def _read_one(self, candidates: list[str]) -> bytes | None:
+        names = self._archive.names()
+        for member in candidates:
+            if member in names:
+                return self._archive.read_many([member])[member]
+        return None
+
+    def _candidates(self, path: str) -> list[str]:
+        """Member names that may hold `path`, in order of preference."""
+        _check(path)
+        if not self._sdist:
+            return [path]
+        top = self._top()
+        return [f"{top}/{path}", f"{top}/src/{path}"]
+
+    def _top(self) -> str:
+        """The sdist's single top folder (`name-version`)."""
+        tops = {name.split("/", 1)[0] for name in self._archive.names()}
+        if len(tops) != 1:
+            raise SourceError(
+                f"{redact(self.file.url)}: sdist has {len(tops)} top folders, not one"
+            )
+        return tops.pop()
+
+
+def _check(path: str) -> str:
+    """Refuse paths that could escape the archive's tree."""
+    if not is_safe(path):
+        raise SourceError(f"unsafe path {path!r}: must be relative, without '..'")
+    return path

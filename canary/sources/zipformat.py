@@ -1,0 +1,225 @@
+"""The zip format, parsed from byte ranges rather than a file: EOCD, Zip64, central directory,
+local headers, and verified decompression. Any inconsistency is a ZipFormatError, so a damaged
+archive can never yield wrong bytes.
+"""
+
+from __future__ import annotations
+
+import bz2
+import struct
+import zlib
+from dataclasses import asdict, dataclass
+
+EOCD_SIZE = 22
+ZIP64_LOCATOR_SIZE = 20
+ZIP64_EOCD_SIZE = 56
+LOCAL_HEADER_SIZE = 30
+_CENTRAL_SIZE = 46
+_MAX_COMMENT = 0xFFFF
+#: a tail this long always holds the EOCD, its comment and the Zip64 locator
+EOCD_SEARCH = EOCD_SIZE + _MAX_COMMENT + ZIP64_LOCATOR_SIZE
+
+
+class ZipFormatError(Exception):
+    """The bytes are not a consistent zip archive (corruption, truncation, tampering)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One member as the central directory states it; `end` bounds its local record."""
+
+    name: str
+    offset: int
+    end: int
+    csize: int
+    usize: int
+    method: int
+    crc: int
+    flags: int
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Entry:
+        return cls(**data)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Directory:
+    """Where the central directory lies: [offset, offset + size), with `count` entries."""
+
+    offset: int
+    size: int
+    count: int
+
+
+def find_directory(tail: bytes, tail_start: int, total: int) -> Directory:
+    """Locate the central directory from the archive's last bytes (Zip64 aware).
+
+    `tail` holds bytes [tail_start, total). The Zip64 end record must lie inside the tail;
+    a caller that passes at least EOCD_SEARCH + ZIP64_EOCD_SIZE bytes always satisfies that.
+    """
+    pos = _find_eocd(tail, tail_start, total)
+    _sig, disk, cd_disk, _n_here, count, size, offset, _clen = struct.unpack(
+        "<IHHHHIIH", tail[pos : pos + EOCD_SIZE]
+    )
+    if disk != 0 or cd_disk != 0:
+        raise ZipFormatError("multi-disk archives are not supported")
+    if 0xFFFF in (count,) or 0xFFFFFFFF in (size, offset):
+        return _zip64_directory(tail, tail_start, pos)
+    return _checked(Directory(offset, size, count), tail_start + pos)
+
+
+def _find_eocd(tail: bytes, tail_start: int, total: int) -> int:
+    """Index in `tail` of the EOCD record whose comment ends exactly at the end of the file."""
+    pos = len(tail) - EOCD_SIZE
+    lowest = max(0, len(tail) - EOCD_SIZE - _MAX_COMMENT)
+    while pos >= lowest:
+        pos = tail.rfind(b"PK\x05\x06", lowest, pos + 4)
+        if pos < 0:
+            break
+        (comment_len,) = struct.unpack("<H", tail[pos + 20 : pos + 22])
+        if tail_start + pos + EOCD_SIZE + comment_len == total:
+            return pos
+        pos -= 1
+    raise ZipFormatError("no end-of-central-directory record")
+
+
+def _zip64_directory(tail: bytes, tail_start: int, eocd_pos: int) -> Directory:
+    loc = eocd_pos - ZIP64_LOCATOR_SIZE
+    if loc < 0 or tail[loc : loc + 4] != b"PK\x06\x07":
+        raise ZipFormatError("Zip64 end-of-directory locator missing")
+    _sig, _disk, record_at, _disks = struct.unpack("<IIQI", tail[loc : loc + ZIP64_LOCATOR_SIZE])
+    rel = record_at - tail_start
+    if rel < 0 or rel + ZIP64_EOCD_SIZE > loc:
+        raise ZipFormatError("Zip64 end-of-directory record outside the archive tail")
+    fields = struct.unpack("<IQHHIIQQQQ", tail[rel : rel + ZIP64_EOCD_SIZE])
+    if fields[0] != 0x06064B50:
+        raise ZipFormatError("bad Zip64 end-of-directory signature")
+    count, size, offset = fields[7], fields[8], fields[9]
+    return _checked(Directory(offset, size, count), record_at)
+
+
+def _checked(directory: Directory, end_record_at: int) -> Directory:
+    """The directory must end exactly where the end records begin."""
+    if directory.offset + directory.size != end_record_at:
+        raise ZipFormatError("central directory bounds disagree with the end record")
+    return directory
+
+
+def parse_directory(data: bytes, directory: Directory) -> list[Entry]:
+    """The entries of the central directory `data`, sorted by offset, each with its `end`."""
+    raw: list[tuple[str, int, int, int, int, int, int]] = []
+    pos = 0
+    for _ in range(directory.count):
+        if data[pos : pos + 4] != b"PK\x01\x02":
+            raise ZipFormatError("bad central directory entry signature")
+        fields = struct.unpack("<IHHHHHHIIIHHHHHII", data[pos : pos + _CENTRAL_SIZE])
+        flags, method, crc, csize, usize = fields[3], fields[4], fields[7], fields[8], fields[9]
+        name_len, extra_len, comment_len, offset = fields[10], fields[11], fields[12], fields[16]
+        name_at = pos + _CENTRAL_SIZE
+        extra_at = name_at + name_len
+        pos = extra_at + extra_len + comment_len
+        if pos > len(data):
+            raise ZipFormatError("central directory entry overruns the directory")
+        name = _decode_name(data[name_at:extra_at], flags)
+        usize, csize, offset = _zip64_extra(
+            data[extra_at : extra_at + extra_len], usize, csize, offset
+        )
+        raw.append((name, offset, csize, usize, method, crc, flags))
+    if pos != len(data):
+        raise ZipFormatError("central directory size disagrees with its entries")
+    return _with_ends(raw, directory.offset)
+
+
+def _decode_name(raw: bytes, flags: int) -> str:
+    try:
+        return raw.decode("utf-8" if flags & 0x800 else "cp437")
+    except UnicodeDecodeError as exc:
+        raise ZipFormatError("member name is not valid UTF-8") from exc
+
+
+def _zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
+    """Replace the 0xFFFFFFFF fields by their Zip64 extra-field values, in the format's order."""
+    pos = 0
+    while pos + 4 <= len(extra):
+        tag, length = struct.unpack("<HH", extra[pos : pos + 4])
+        body = extra[pos + 4 : pos + 4 + length]
+        pos += 4 + length
+        if tag != 0x0001:
+            continue
+        values = iter(struct.unpack(f"<{len(body) // 8}Q", body[: len(body) // 8 * 8]))
+        try:
+            usize = next(values) if usize == 0xFFFFFFFF else usize
+            csize = next(values) if csize == 0xFFFFFFFF else csize
+            offset = next(values) if offset == 0xFFFFFFFF else offset
+        except StopIteration as exc:
+            raise ZipFormatError("Zip64 extra field too short") from exc
+    if 0xFFFFFFFF in (usize, csize, offset):
+        raise ZipFormatError("Zip64 sizes missing from the extra field")
+    return usize, csize, offset
+
+
+def _with_ends(raw: list[tuple[str, int, int, int, int, int, int]], cd_offset: int) -> list[Entry]:
+    """Sort by offset and bound each record by the next one (or the directory)."""
+    raw.sort(key=lambda r: r[1])
+    entries = []
+    for i, (name, offset, csize, usize, method, crc, flags) in enumerate(raw):
+        end = raw[i + 1][1] if i + 1 < len(raw) else cd_offset
+        if end - offset < LOCAL_HEADER_SIZE + csize:
+            raise ZipFormatError(f"member {name!r} overlaps the next record")
+        entries.append(Entry(name, offset, end, csize, usize, method, crc, flags))
+    return entries
+
+
+def member_data(entry: Entry, record: bytes, max_size: int) -> bytes:
+    """Decompress one member from its local record bytes [entry.offset, entry.end), verified.
+
+    Checks the local header agrees with the directory, refuses members declaring more than
+    `max_size` bytes, decompresses at most that much, and verifies size and CRC32.
+    """
+    if record[:4] != b"PK\x03\x04" or len(record) < LOCAL_HEADER_SIZE:
+        raise ZipFormatError(f"bad local header for {entry.name!r}")
+    name_len, extra_len = struct.unpack("<HH", record[26:30])
+    start = LOCAL_HEADER_SIZE + name_len + extra_len
+    if record[LOCAL_HEADER_SIZE : LOCAL_HEADER_SIZE + name_len] != entry.name.encode(
+        "utf-8" if entry.flags & 0x800 else "cp437"
+    ):
+        raise ZipFormatError(f"local header name differs from the directory for {entry.name!r}")
+    if entry.usize > max_size:
+        raise ZipFormatError(
+            f"member {entry.name!r} declares {entry.usize} bytes, over the {max_size} byte cap"
+        )
+    compressed = record[start : start + entry.csize]
+    if len(compressed) != entry.csize:
+        raise ZipFormatError(f"member {entry.name!r} is truncated")
+    data = _decompress(entry, compressed)
+    if len(data) != entry.usize:
+        raise ZipFormatError(f"member {entry.name!r} size differs from the directory")
+    if zlib.crc32(data) != entry.crc:
+        raise ZipFormatError(f"CRC32 mismatch in member {entry.name!r}")
+    return data
+
+
+def _decompress(entry: Entry, compressed: bytes) -> bytes:
+    """At most usize + 1 bytes of output, so a lying size cannot inflate without bound."""
+    limit = entry.usize + 1
+    if entry.method == 0:
+        return compressed[:limit]
+    try:
+        if entry.method == 8:
+            inflater = zlib.decompressobj(-15)
+            data = inflater.decompress(compressed, limit)
+            ended = inflater.eof
+        elif entry.method == 12:
+            decompressor = bz2.BZ2Decompressor()
+            data = decompressor.decompress(compressed, limit)
+            ended = decompressor.eof
+        else:
+            raise ZipFormatError(f"member {entry.name!r} uses compression method {entry.method}")
+    except (zlib.error, OSError, EOFError) as exc:
+        raise ZipFormatError(f"member {entry.name!r} does not decompress: {exc}") from exc
+    if not ended:
+        raise ZipFormatError(f"member {entry.name!r} does not decompress to its stated size")
+    return data

@@ -1,0 +1,244 @@
+"""Loopback HTTP servers with fault injection, and archive builders, for the sources tests.
+
+A FileServer serves byte strings at paths on 127.0.0.1, honoring single absolute or suffix
+ranges (unless told to ignore them), ETag/If-None-Match, and one queued fault per request:
+a connection reset, a status (503, 429 with Retry-After, 404, GitHub's rate-limit 403), a
+truncated body, or a flipped byte. Every request is logged for assertions.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import re
+import socket
+import struct
+import tarfile
+import threading
+import time
+import zipfile
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from canary.sources.http import RetryPolicy
+
+#: retries without real waiting, so fault tests take milliseconds
+FAST = RetryPolicy(attempts=4, backoff=0.001, backoff_cap=0.01, retry_after_cap=2.0,
+                   rate_limit_wait_cap=3.0, connect_timeout=2.0, read_timeout=5.0)
+
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+
+
+@dataclass
+class Route:
+    """What one path serves; `faults` are consumed one per request, oldest first."""
+
+    body: bytes
+    content_type: str = "application/octet-stream"
+    etag: str | None = None
+    ranges: bool = True
+    bad_content_range: bool = False
+    faults: deque[str] = field(default_factory=deque)
+
+
+@dataclass(frozen=True)
+class Logged:
+    path: str
+    headers: dict[str, str]
+
+
+class FileServer:
+    """A threaded HTTP/1.1 server on an ephemeral loopback port."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.log: list[Logged] = []
+        self.ignore_ranges = False
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def add(self, path: str, body: bytes, **options: object) -> Route:
+        route = Route(body, **options)  # type: ignore[arg-type]
+        self.routes[path] = route
+        return route
+
+    def fault(self, path: str, *faults: str) -> None:
+        self.routes[path].faults.extend(faults)
+
+    def requests_to(self, path: str) -> list[Logged]:
+        return [r for r in self.log if r.path == path]
+
+    def start(self) -> FileServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@contextmanager
+def serving() -> Iterator[FileServer]:
+    server = FileServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the tests read `server.log` instead."""
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            server.log.append(Logged(path, dict(self.headers.items())))
+            route = server.routes.get(path)
+            if route is None:
+                self._send(404, b"not found")
+                return
+            fault = route.faults.popleft() if route.faults else ""
+            if fault == "reset":
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.close_connection = True
+                return
+            if fault.isdigit():
+                self._send(int(fault), b"injected")
+                return
+            if fault.startswith("429:"):
+                self._send(429, b"slow down", {"Retry-After": fault.split(":", 1)[1]})
+                return
+            if fault.startswith("ratelimit:"):
+                reset = int(time.time() + float(fault.split(":", 1)[1]))
+                headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)}
+                self._send(403, b"rate limited", headers)
+                return
+            self._serve(route, fault)
+
+        def _serve(self, route: Route, fault: str) -> None:
+            headers = {"Content-Type": route.content_type}
+            if route.etag:
+                headers["ETag"] = route.etag
+                if self.headers.get("If-None-Match") == route.etag:
+                    self._send(304, b"", headers)
+                    return
+            status, body = 200, route.body
+            asked = _RANGE.fullmatch(self.headers.get("Range", ""))
+            if asked and route.ranges and not server.ignore_ranges:
+                first, last = _bounds(asked, len(route.body))
+                status, body = 206, route.body[first : last + 1]
+                shift = 1 if route.bad_content_range else 0
+                headers["Content-Range"] = f"bytes {first + shift}-{last}/{len(route.body)}"
+            if fault == "flip" and body:
+                middle = len(body) // 2
+                body = body[:middle] + bytes([body[middle] ^ 0x20]) + body[middle + 1 :]
+            if fault == "truncate":
+                self._send(status, body, headers, cut=len(body) // 2)
+                return
+            self._send(status, body, headers)
+
+        def _send(
+            self, status: int, body: bytes, headers: dict[str, str] | None = None, cut: int = -1
+        ) -> None:
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if status != 304:
+                self.wfile.write(body if cut < 0 else body[:cut])
+            if cut >= 0:
+                self.wfile.flush()
+                self.close_connection = True
+
+    return Handler
+
+
+def _bounds(asked: re.Match[str], size: int) -> tuple[int, int]:
+    first, last = asked.group(1), asked.group(2)
+    if not first:
+        return max(0, size - int(last)), size - 1
+    return int(first), min(int(last) if last else size - 1, size - 1)
+
+
+# -- archives -------------------------------------------------------------------------------
+
+
+def record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return "sha256=" + digest.decode()
+
+
+def make_wheel(
+    name: str,
+    version: str,
+    files: dict[str, bytes],
+    *,
+    compression: int = zipfile.ZIP_DEFLATED,
+    record_rows: list[str] | None = None,
+) -> bytes:
+    """A wheel built with zipfile, RECORD last (just before the central directory)."""
+    dist_info = f"{name}-{version}.dist-info"
+    members = {
+        **files,
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\n".encode(),
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    rows = [f"{path},{record_hash(data)},{len(data)}" for path, data in members.items()]
+    rows = rows if record_rows is None else record_rows
+    record = "\n".join([*rows, f"{dist_info}/RECORD,,"]) + "\n"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as archive:
+        for path, data in members.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{dist_info}/RECORD", record)
+    return out.getvalue()
+
+
+def make_zip64_wheel(name: str, version: str, files: dict[str, bytes]) -> bytes:
+    """A wheel whose end records, directory entries and offsets use the Zip64 forms.
+
+    zipfile switches to Zip64 above module-level limits; lowering them while writing gives
+    genuine Zip64 structures without writing gigabytes.
+    """
+    saved = zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT
+    zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = 64, 2
+    try:
+        return make_wheel(name, version, files)
+    finally:
+        zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = saved
+
+
+def make_sdist(top: str, files: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
+    """A .tar.gz with everything under `top/`, plus symbolic links name -> target."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as archive:
+        for path, data in files.items():
+            info = tarfile.TarInfo(f"{top}/{path}" if top else path)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        for path, target in (links or {}).items():
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            archive.addfile(info)
+    return out.getvalue()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

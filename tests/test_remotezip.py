@@ -1,0 +1,281 @@
+"""Wheels read by HTTP ranges from a loopback file host, with faults injected on the wire."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from servers import FAST, FileServer, make_wheel, make_zip64_wheel, serving, sha256
+
+from canary.sources.context import SourceContext
+from canary.sources.index import IndexFile, index_url_from_config
+from canary.sources.limits import Limits
+from canary.sources.tree import SourceError
+
+WHEEL_PATH = "/files/pkg-1.0-py3-none-any.whl"
+SOURCES = {
+    "pkg/__init__.py": b"from pkg.core import run\n__version__ = '1.0'\n",
+    "pkg/core.py": b"def run(model, *, fast=False):\n    return model\n" * 20,
+    "pkg/sub/__init__.py": b"",
+}
+#: incompressible padding so that the wheel is far larger than what a check needs
+PADDING = {"pkg/data/blob.bin": random.Random(7).randbytes(300_000)}
+
+
+@pytest.fixture
+def server():
+    with serving() as running:
+        yield running
+
+
+def publish(server: FileServer, wheel: bytes, path: str = WHEEL_PATH, **options) -> IndexFile:
+    server.add(path, wheel, **options)
+    return IndexFile(path.rsplit("/", 1)[1], server.url + path, len(wheel), sha256(wheel))
+
+
+def context(cache: Path, **limits: int) -> SourceContext:
+    return SourceContext(
+        index_url="http://127.0.0.1:9/unused/",
+        cache_dir=cache,
+        policy=FAST,
+        limits=Limits(**limits),
+    )
+
+
+def test_reads_members_by_ranges_without_the_whole_wheel(server, tmp_path):
+    wheel = make_wheel("pkg", "1.0", {**SOURCES, **PADDING})
+    file = publish(server, wheel)
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
+
+    stats = ctx.stats_json()
+    assert stats["requests"] == 3  # tail (directory + RECORD), then one per member
+    assert stats["bytes_downloaded"] < len(wheel) / 3
+    assert stats["whole_downloads"] == 0
+    for logged in server.requests_to(WHEEL_PATH):
+        assert re.fullmatch(r"bytes=\d+-\d+", logged.headers["Range"])
+
+
+def test_absent_members_are_decided_from_the_directory(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") is not None
+    before = ctx.stats_json()["requests"]
+    assert tree.read("pkg/missing.py") is None
+    assert tree.read("pkg/sub/missing/__init__.py") is None
+    assert tree.read_meta("pyproject.toml") is None
+    assert ctx.stats_json()["requests"] == before
+
+
+def test_prefetch_brings_neighbouring_members_in_one_request(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    tree.prefetch(["pkg/__init__.py", "pkg/core.py", "pkg/sub/__init__.py", "pkg/absent.py"])
+    assert ctx.stats_json()["requests"] == 2
+    assert {p: tree.read(p) for p in SOURCES} == SOURCES
+    assert ctx.stats_json()["requests"] == 2
+
+
+def test_a_warm_cache_makes_no_request(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+
+    warm = context(tmp_path)
+    tree = warm.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert tree.read("pkg/nothing.py") is None
+    assert warm.stats_json()["requests"] == 0
+    assert warm.stats_json()["cache_hits"] == 2
+
+
+def test_offline_reads_the_cache_and_misses_are_errors(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+    offline = SourceContext(offline=True, cache_dir=tmp_path, policy=FAST)
+    tree = offline.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert tree.read("pkg/absent.py") is None
+    with pytest.raises(SourceError, match="offline: .*pkg/__init__.py.* not in cache"):
+        tree.read("pkg/__init__.py")
+    assert offline.stats_json()["requests"] == 0
+
+
+def test_server_ignoring_range_costs_one_whole_download(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    server.ignore_ranges = True
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    assert {p: tree.read(p) for p in SOURCES} == SOURCES
+    assert ctx.stats_json()["whole_downloads"] == 1
+    assert ctx.stats_json()["requests"] == 1
+
+
+def test_mismatched_content_range_falls_back_to_a_whole_download(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}), bad_content_range=True)
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert ctx.stats_json()["whole_downloads"] == 1
+
+
+@pytest.mark.parametrize("fault", ["reset", "503", "429:0", "truncate", "flip", "500"])
+@pytest.mark.parametrize("when", ["directory", "member"])
+def test_transient_faults_end_in_the_right_bytes(server, tmp_path, fault, when):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    if when == "member":
+        assert tree.read("pkg/absent.py") is None  # loads the directory first
+    server.fault(WHEEL_PATH, fault)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert ctx.stats_json()["whole_downloads"] == 0
+
+
+def test_faults_that_never_clear_are_errors_naming_the_url(server, tmp_path):
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    server.fault(WHEEL_PATH, *["503"] * 10)
+    with pytest.raises(SourceError, match=r"127\.0\.0\.1.*pkg-1\.0.*HTTP 503.*4 attempts"):
+        context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+
+
+def test_a_corrupt_member_is_an_error_never_wrong_bytes(server, tmp_path):
+    wheel = bytearray(make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    info = zipfile.ZipFile(_bytes_io(wheel)).getinfo("pkg/core.py")
+    wheel[info.header_offset + 30 + len(info.filename) + 5] ^= 0x01
+    file = publish(server, bytes(wheel))
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
+    with pytest.raises(SourceError, match="pkg/core.py"):
+        tree.read("pkg/core.py")
+    with pytest.raises(SourceError):  # never cached as good
+        context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+
+
+def test_every_single_byte_flip_gives_the_right_bytes_or_an_error(server, tmp_path):
+    """Flip each byte of a small wheel in turn: directory, RECORD, headers and data."""
+    wheel = make_wheel("pkg", "1.0", SOURCES)
+    file = publish(server, wheel)
+    wanted = [*SOURCES, "pkg/absent.py", "pkg/core/__init__.py"]
+    outcomes = {"right": 0, "error": 0}
+    for offset in range(len(wheel)):
+        corrupt = bytearray(wheel)
+        corrupt[offset] ^= 0x04
+        server.routes[WHEEL_PATH].body = bytes(corrupt)
+        tree = context(tmp_path / str(offset)).release_tree("pkg", "1.0", file)
+        for path in wanted:
+            try:
+                got = tree.read(path)
+            except SourceError:
+                outcomes["error"] += 1
+                continue
+            assert got == SOURCES.get(path), f"flip at {offset} gave wrong bytes for {path}"
+            outcomes["right"] += 1
+    assert outcomes["error"] > 0 and outcomes["right"] > 0
+
+
+def test_zip64_archives_are_read(server, tmp_path):
+    wheel = make_zip64_wheel("pkg", "1.0", SOURCES)
+    assert b"PK\x06\x06" in wheel and b"PK\x06\x07" in wheel
+    file = publish(server, wheel)
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert {p: tree.read(p) for p in SOURCES} == SOURCES
+    assert tree.read("pkg/nothing.py") is None
+
+
+def test_zip64_with_a_short_first_read_fetches_the_rest(server, tmp_path):
+    files = {f"pkg/m{i}.py": f"value = {i}\n".encode() * 30 for i in range(40)}
+    file = publish(server, make_zip64_wheel("pkg", "1.0", files))
+    ctx = context(tmp_path, tail_min=64, tail_share=0, tail_extra=0)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/m7.py") == files["pkg/m7.py"]
+    assert ctx.stats_json()["requests"] >= 3
+
+
+def test_unknown_size_uses_a_suffix_range(server, tmp_path):
+    wheel = make_wheel("pkg", "1.0", {**SOURCES, **PADDING})
+    server.add(WHEEL_PATH, wheel)
+    file = IndexFile("pkg-1.0-py3-none-any.whl", server.url + WHEEL_PATH)
+    ctx = context(tmp_path)
+    assert ctx.release_tree("pkg", "1.0", file).read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert server.requests_to(WHEEL_PATH)[0].headers["Range"].startswith("bytes=-")
+    assert ctx.stats_json()["whole_downloads"] == 0
+
+
+@pytest.mark.parametrize("path", ["../pkg/core.py", "/etc/passwd", "pkg/../x.py", "pkg\\core.py"])
+def test_unsafe_paths_are_refused(server, tmp_path, path):
+    file = publish(server, make_wheel("pkg", "1.0", SOURCES))
+    with pytest.raises(SourceError, match="unsafe path"):
+        context(tmp_path).release_tree("pkg", "1.0", file).read(path)
+
+
+def test_members_named_with_dot_dot_are_never_reachable(server, tmp_path):
+    evil = {**SOURCES, "../evil.py": b"boom = 1\n"}
+    file = publish(server, make_wheel("pkg", "1.0", evil))
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert tree.read("evil.py") is None
+    with pytest.raises(SourceError, match="unsafe path"):
+        tree.read("../evil.py")
+    assert not (tmp_path.parent / "evil.py").exists()
+
+
+def test_a_zip_bomb_member_is_refused_with_the_reason(server, tmp_path):
+    bomb = {**SOURCES, "pkg/huge.py": b"\0" * 5_000_000}
+    file = publish(server, make_wheel("pkg", "1.0", bomb))
+    tree = context(tmp_path, max_member=1_000_000).release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    with pytest.raises(SourceError, match="5000000 bytes, over the 1000000 byte cap"):
+        tree.read("pkg/huge.py")
+
+
+def test_record_must_name_exactly_the_archive_files(server, tmp_path):
+    rows = ["pkg/core.py,,"]  # RECORD forgets most files
+    file = publish(server, make_wheel("pkg", "1.0", SOURCES, record_rows=rows))
+    with pytest.raises(SourceError, match="central directory and RECORD disagree"):
+        context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+
+
+def test_a_member_differing_from_record_is_an_error(server, tmp_path):
+    members = {**SOURCES, "pkg-1.0.dist-info/METADATA": b"", "pkg-1.0.dist-info/WHEEL": b""}
+    rows = [f"{p},sha256=AAAA,1" if p == "pkg/core.py" else f"{p},," for p in members]
+    file = publish(server, make_wheel("pkg", "1.0", SOURCES, record_rows=rows))
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
+    with pytest.raises(SourceError, match="sha256 of 'pkg/core.py' differs from RECORD"):
+        tree.read("pkg/core.py")
+
+
+def test_stored_and_bzip2_members_are_read(server, tmp_path):
+    for method in (zipfile.ZIP_STORED, zipfile.ZIP_BZIP2):
+        path = f"/files/m{method}/pkg-1.0-py3-none-any.whl"
+        file = publish(server, make_wheel("pkg", "1.0", SOURCES, compression=method), path)
+        tree = context(tmp_path / str(method)).release_tree("pkg", "1.0", file)
+        assert {p: tree.read(p) for p in SOURCES} == SOURCES
+
+
+def _bytes_io(data: bytes | bytearray):
+    import io
+
+    return io.BytesIO(bytes(data))
+
+
+@pytest.mark.network
+def test_live_wheel_is_read_by_ranges(tmp_path):
+    """One small real wheel from the real index: a known module, far fewer bytes than the file."""
+    ctx = SourceContext(index_url=index_url_from_config(), cache_dir=tmp_path)
+    file = ctx.index.project("trl").pick_file("0.12.0")
+    assert file is not None and file.filename == "trl-0.12.0-py3-none-any.whl"
+    before = ctx.stats_json()["bytes_downloaded"]
+    source = ctx.release_tree("trl", "0.12.0", file).read("trl/models/utils.py")
+    assert source is not None and b"def setup_chat_format(" in source
+    assert ctx.stats_json()["bytes_downloaded"] - before < file.size
+    assert ctx.stats_json()["whole_downloads"] == 0
+    assert os.environ.get("CANARY_OFFLINE", "") in ("", "0")
