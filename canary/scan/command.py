@@ -12,6 +12,7 @@ from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.findings import Finding
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
+from canary.scan.reexports import Reexports
 from canary.scan.requirements import declared_releases
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -101,8 +102,13 @@ def scan_main(
     output: str | None,
     merge: str | None,
     out: TextIO,
+    source: str | None = None,
 ) -> int:
-    """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem)."""
+    """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem).
+
+    `source` is a folder holding the upstream packages (a site-packages or a checkout), read
+    statically to name the module that defines a re-exported class or function.
+    """
     root = Path(path)
     if not root.exists():
         return _usage_error(out, f"{path}: no such file or folder")
@@ -114,8 +120,11 @@ def scan_main(
     folder = Path(output or merge or ".")
     if (output or merge) and not folder.is_dir():
         return _usage_error(out, f"{folder}: not a folder")
+    if source and not Path(source).is_dir():
+        return _usage_error(out, f"--source {source}: not a folder")
     result = scan_path(root, frozenset(names))
-    proposed = propose(result.findings, result.modules)
+    defining = Reexports(Path(source)).defining if source else None
+    proposed = propose(result.findings, result.modules, defining)
     for problem in result.problems:
         out.write(f"# {problem}\n")
     out.write(f"# scanned {result.files} files under {path}\n")

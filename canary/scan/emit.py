@@ -6,6 +6,7 @@ every byte of their file, comments included, and new files read like hand-writte
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -152,7 +153,7 @@ def missing(proposals: list[Proposal], existing: list[dict]) -> list[Proposal]:
             result.append(proposal)
         elif proposal.assertion and (left := [v for v in proposal.values if v not in covered]):
             uses = [u for u in proposal.uses if not u.items or set(u.items) & set(left)]
-            result.append(Proposal(subject, proposal.assertion, left, proposal.severity, uses))
+            result.append(dataclasses.replace(proposal, values=left, uses=uses))
     return result
 
 

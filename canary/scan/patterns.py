@@ -8,6 +8,7 @@ followed by `src.replace("old", ...)` yields "X's source contains 'old'".
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from canary.scan.findings import Finding, Role
@@ -39,6 +40,8 @@ _PATTERN_METHODS |= {"split": 0, "sub": 1, "subn": 1}
 # re flags a check can carry inline; MULTILINE is how checks search anyway
 _INLINE_FLAGS = {"IGNORECASE": "i", "I": "i", "DOTALL": "s", "S": "s", "VERBOSE": "x", "X": "x"}
 _INLINE_FLAGS |= {"ASCII": "a", "A": "a", "MULTILINE": "", "M": ""}
+# shortest shared edge between a literal and inserted text that counts as overlapping
+_EDGE = 4
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,30 @@ class Source:
         return Source(self.ref, (*self.inserted, text)) if text else self
 
     def expects(self, literal: str) -> bool:
-        """Whether finding `literal` depends on upstream (not on text added downstream)."""
-        if not literal.strip():
+        """Whether finding `literal` says something about upstream, not about text added here.
+
+        Whitespace says nothing; a literal that overlaps inserted text may match only thanks to it.
+        """
+        return bool(literal.strip()) and not any(_overlap(literal, t) for t in self.inserted)
+
+    def expects_match(self, regex: str) -> bool:
+        """A valid regex that does not already match the inserted text."""
+        try:
+            compiled = re.compile(regex, re.MULTILINE)
+        except (re.error, RecursionError, OverflowError):
             return False
-        return not any(literal in text for text in self.inserted)
+        return not any(compiled.search(text) for text in self.inserted)
+
+
+def _overlap(literal: str, inserted: str) -> bool:
+    """One contains the other, or they share an edge of a few characters."""
+    if literal in inserted or inserted in literal:
+        return True
+    edge = min(_EDGE, len(inserted), len(literal))
+    return any(
+        literal.startswith(inserted[-n:]) or literal.endswith(inserted[:n])
+        for n in range(edge, min(len(inserted), len(literal)) + 1)
+    )
 
 
 @dataclass(frozen=True)
@@ -225,7 +248,7 @@ class FileScanner(ast.NodeVisitor):
             self._add(Role.CONTAINS, source.ref, node, (literal,))
 
     def _expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
-        if source and regex:
+        if source and regex and source.expects_match(regex):
             self._add(Role.MATCHES, source.ref, node, (regex,))
 
     # --- bindings --------------------------------------------------------------------------

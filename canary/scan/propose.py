@@ -9,7 +9,7 @@ a module when something in it is) is folded into that check's `why`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from canary.scan.findings import Finding, Role
@@ -25,11 +25,15 @@ _PHRASES = {
     Role.PATCH: "monkey-patched at",
     Role.GUARD: "guarded by hasattr at",
     Role.KWARGS: "called with keyword arguments at",
-    Role.WRAPPER: "replaced by a wrapper taking these parameters at",
+    Role.WRAPPER: "monkey-patched with a wrapper taking these parameters at",
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
 }
 _SHOWN_PER_PHRASE = 5
+_REEXPORT_NOTE = (
+    "NOTE: the package root may only re-export it; name the defining module"
+    " (`canary scan --source DIR` finds it)"
+)
 _ORDER = {None: 0, "methods": 1, "params": 2, "contains": 3, "matches": 4}
 
 
@@ -55,10 +59,12 @@ class Proposal:
     values: list[str]
     severity: str
     uses: list[Finding]
+    note: str = ""
 
     @property
     def why(self) -> str:
-        return describe(self.uses, guarded=self.severity == "info")
+        text = describe(self.uses, guarded=self.severity == "info")
+        return f"{text}; {self.note}" if self.note else text
 
 
 @dataclass
@@ -104,15 +110,30 @@ def _place(
     return Subject(module, "symbol", name), None, ()
 
 
-def _collect(findings: Iterable[Finding], modules: Collection[str]) -> dict[Subject, _Facts]:
+Defining = Callable[[str, str], tuple[str, str]]
+
+
+def _defined_at(subject: Subject, defining: Defining | None) -> Subject:
+    """A class/function subject moved to the module that defines it (not one re-exporting it)."""
+    if defining is None or subject.key not in ("class", "function") or not subject.name:
+        return subject
+    head, dot, rest = subject.name.partition(".")
+    module, head = defining(subject.module, head)
+    return Subject(module, subject.key, head + dot + rest)
+
+
+def _collect(
+    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None
+) -> dict[Subject, _Facts]:
+    located = [(finding, locate(finding.ref, modules)) for finding in findings]
+    known = set(modules) | {target.module for _, target in located}
     facts: dict[Subject, _Facts] = {}
-    for finding in findings:
-        target = locate(finding.ref, modules)
-        placed = _place(finding.role, target, finding.items, modules)
+    for finding, target in located:
+        placed = _place(finding.role, target, finding.items, known)
         if placed is None:
             continue
         subject, assertion, values = placed
-        data = facts.setdefault(subject, _Facts())
+        data = facts.setdefault(_defined_at(subject, defining), _Facts())
         for value in values if assertion else (None,):
             data.add(assertion, value, finding)
     return facts
@@ -129,7 +150,9 @@ def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | No
             if Subject(subject.module, key, name) in subjects:
                 return Subject(subject.module, key, name)
     if subject.key in ("symbol", "class"):
-        return next((s for s in same_module if (s.name or "").startswith(f"{name}.")), None)
+        members = [s for s in same_module if (s.name or "").startswith(f"{name}.")]
+        members.sort(key=lambda s: s.name != f"{name}.__init__")  # a call is a use of __init__
+        return members[0] if members else None
     return None
 
 
@@ -163,23 +186,32 @@ def _guarded(facts: dict[Subject, _Facts]) -> set[tuple[str, str | None]]:
     }
 
 
-def propose(findings: Iterable[Finding], modules: Collection[str]) -> dict[str, list[Proposal]]:
-    """Proposed checks per upstream, in a stable order (module, subject, assertion)."""
-    facts = _collect(findings, modules)
+def propose(
+    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None = None
+) -> dict[str, list[Proposal]]:
+    """Proposed checks per upstream, in a stable order (module, subject, assertion).
+
+    `modules` are dotted names known to be modules; `defining` maps (module, name) to where
+    name is defined (see reexports.py), else class/function checks keep the imported module.
+    """
+    facts = _collect(findings, modules, defining)
     _fold(facts)
     guarded = _guarded(facts)
     result: dict[str, list[Proposal]] = {}
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
         data = facts[subject]
         severity = "info" if (subject.module, subject.name) in guarded else "error"
+        unsure = defining is None and subject.key in ("class", "function")
+        note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
+        ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
-            Proposal(subject, assertion, list(values), severity, _sorted_uses(values.values()))
-            for assertion, values in sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
+            Proposal(subject, assertion, list(vals), severity, _sorted_uses(vals.values()), note)
+            for assertion, vals in ordered
         ]
         if proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
         else:
-            proposals = [Proposal(subject, None, [], severity, _sorted_uses([data.exists]))]
+            proposals = [Proposal(subject, None, [], severity, _sorted_uses([data.exists]), note)]
         result.setdefault(subject.upstream, []).extend(proposals)
     return result
 
@@ -192,7 +224,10 @@ def _sorted_uses(groups: Iterable[list[Finding]]) -> list[Finding]:
 def describe(uses: list[Finding], guarded: bool) -> str:
     """The `why` of a check: each kind of use with its downstream locations."""
     by_phrase: dict[Role, dict[str, list[str]]] = {}
+    wrapped = {use.where for use in uses if use.role is Role.WRAPPER}
     for use in uses:
+        if use.role is Role.PATCH and use.where in wrapped:
+            continue
         items = by_phrase.setdefault(use.role, {}).setdefault(use.where, [])
         if use.role in (Role.KWARGS, Role.WRAPPER):
             items.extend(i for i in use.items if i not in items)
