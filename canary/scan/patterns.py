@@ -320,7 +320,7 @@ class FileScanner(ast.NodeVisitor):
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
-                self._expects_text(self._source_of(right), _literal(left), node)
+                self._expects_text(self._source_of(right), _literal(left), left)
             left = right
         self.generic_visit(node)
 
@@ -329,7 +329,7 @@ class FileScanner(ast.NodeVisitor):
             return
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and node.args:
-            self._expects_text(self._source_of(func.value), _literal(node.args[0]), node)
+            self._expects_text(self._source_of(func.value), _literal(node.args[0]), node.args[0])
         if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
             pattern = self._pattern_of(func.value)
             string = _argument(node, _PATTERN_METHODS[func.attr], "string")
@@ -337,10 +337,12 @@ class FileScanner(ast.NodeVisitor):
         parts = self._parts(func)
         if len(parts) == 2 and parts[0] == "re" and parts[1] in _RE_FUNCTIONS:
             string_at, flags_at = _RE_FUNCTIONS[parts[1]]
-            regex = _literal(_argument(node, 0, "pattern"))
+            pattern_node = _argument(node, 0, "pattern")
+            regex = _literal(pattern_node)
             flags = _inline_flags(_argument(node, flags_at, "flags"))
             string = _argument(node, string_at, "string")
-            self._expects_match(self._source_of(string), regex and _with_flags(regex, flags), node)
+            regex = regex and _with_flags(regex, flags)
+            self._expects_match(self._source_of(string), regex, pattern_node or node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
         if callee and keywords:
