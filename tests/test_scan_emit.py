@@ -140,7 +140,8 @@ def test_merge_appends_only_missing_checks_and_keeps_the_users_text():
     assert params == [
         {
             "id": "trainer-training-step-params",
-            "why": "monkey-patched with a wrapper taking these parameters at pkg/mod.py:9 (model, inputs)",
+            "why": "monkey-patched with a wrapper taking these parameters at pkg/mod.py:9"
+            " (model, inputs)",
             "module": "transformers.trainer",
             "function": "Trainer.training_step",
             "params": ["inputs"],
