@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from canary.matrix import load_matrix
 from canary.scan import scan_main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "downstream"
@@ -207,6 +208,10 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["peft.yaml", "trl.yaml"]
     assert "# no uses of accelerate found" in text
     written = yaml.safe_load((tmp_path / "trl.yaml").read_text())
+    assert [c.id for c in load_matrix(tmp_path / "trl.yaml").checks] == [
+        c["id"] for c in written["checks"]
+    ]
+    assert load_matrix(tmp_path / "peft.yaml").github == "huggingface/peft"
     assert [summary(c) for c in written["checks"]] == EXPECTED["trl"]
     before = (tmp_path / "trl.yaml").read_text()
     status, text = run(str(FIXTURE), ["trl"], str(tmp_path), None)
@@ -228,6 +233,7 @@ def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
     merged = (tmp_path / "trl.yaml").read_text()
     assert merged.startswith(own)
     assert [summary(c) for c in yaml.safe_load(merged)["checks"]] == EXPECTED["trl"]
+    assert len(load_matrix(tmp_path / "trl.yaml").checks) == 5
     assert (tmp_path / "peft.yaml").exists() and (tmp_path / "transformers.yaml").exists()
     status, text = run(str(FIXTURE), None, None, str(tmp_path))
     assert "0 new checks of 5 proposed" in text and (tmp_path / "trl.yaml").read_text() == merged

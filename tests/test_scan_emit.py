@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
 
+from canary.matrix import load_matrix
 from canary.scan.emit import (
     MergeError,
     Releases,
@@ -49,9 +51,13 @@ def proposals(code: str = CODE) -> dict[str, list[Proposal]]:
     return propose(scanner.findings, scanner.modules)
 
 
-def assert_valid_matrix(text: str) -> dict:
-    """What the SPEC requires of a matrix file, checked on the parsed YAML."""
+def assert_valid_matrix(text: str, folder: Path) -> dict:
+    """The engine loads it (SPEC keys, types, regexes), and each check cites a file:line."""
+    path = folder / "matrix.yaml"
+    path.write_text(text)
+    matrix = load_matrix(path)
     data = yaml.safe_load(text)
+    assert [check.id for check in matrix.checks] == [check["id"] for check in data["checks"]]
     assert {"upstream", "versions", "checks"} <= set(data)
     ids = [check["id"] for check in data["checks"]]
     assert len(ids) == len(set(ids))
@@ -68,9 +74,9 @@ def assert_valid_matrix(text: str) -> dict:
     return data
 
 
-def test_rendered_matrix_is_spec_yaml_with_exact_literals():
+def test_rendered_matrix_is_spec_yaml_with_exact_literals(tmp_path):
     text = render_matrix("transformers", proposals()["transformers"], Releases())
-    data = assert_valid_matrix(text)
+    data = assert_valid_matrix(text, tmp_path)
     assert (data["upstream"], data["package"], data["pypi"]) == ("transformers",) * 3
     assert (data["github"], data["src"]) == ("huggingface/transformers", "src")
     assert data["versions"] == {"releases": ">=0", "include": ["main"]}
@@ -127,12 +133,12 @@ versions:
 """
 
 
-def test_merge_appends_only_missing_checks_and_keeps_the_users_text():
+def test_merge_appends_only_missing_checks_and_keeps_the_users_text(tmp_path):
     merged, added = merge_text(USER_MATRIX, "m.yaml", proposals()["transformers"])
     cut = USER_MATRIX.index("# a trailing comment")
     assert merged.startswith(USER_MATRIX[:cut])
     assert merged.endswith(USER_MATRIX[cut:])
-    data = assert_valid_matrix(merged)
+    data = assert_valid_matrix(merged, tmp_path)
     assert data["versions"] == {"releases": ">=4.50"}
     new = data["checks"][1:]
     assert len(new) == added == 4
