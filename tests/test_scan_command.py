@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from canary import cli
 from canary.matrix import load_matrix
 from canary.scan import scan_main
 
@@ -279,3 +281,53 @@ def test_a_single_file_can_be_scanned():
 def test_usage_errors_exit_2_with_a_message(args, kwargs, message):
     status, text = run(*args, **kwargs)
     assert status == 2 and message in text
+
+
+FAKE_TRL = {
+    "trl/__init__.py": "from .trainer.grpo_config import GRPOConfig\n",
+    "trl/models/__init__.py": "",
+    "trl/models/utils.py": (
+        "def unwrap_model_for_generation(model, accelerator, gather_deepspeed3_params=True):\n"
+        "    pass\n"
+    ),
+    "trl/trainer/__init__.py": "",
+    "trl/trainer/grpo_config.py": "class GRPOConfig:\n    beta: float = 0.0\n",
+    "trl/trainer/grpo_trainer.py": (
+        "class GRPOTrainer:\n"
+        "    def _prepare_inputs(self, generation_batch):\n"
+        "        generate_every = self.args.steps_per_generation * self.num_iterations\n"
+        "        self._buffered_inputs = [b for b in generation_batch]\n"
+        "        self._step += 1\n"
+        "        return inputs\n"
+    ),
+}
+
+
+def check_json(matrix: Path, upstream_tree: Path, tmp_path: Path) -> dict[str, str]:
+    """`canary check` of the proposed matrix against a local upstream tree: check id -> status."""
+    report = tmp_path / "report.json"
+    args = ["check", str(matrix), "--source", str(upstream_tree), "--versions", "0.24.0"]
+    cli.main([*args, "--format", "json", "--output", str(report)])
+    return {r["check"]: r["status"] for r in json.loads(report.read_text())["results"]}
+
+
+def test_proposed_checks_run_under_canary_check(tmp_path):
+    """Scan then check: a conforming upstream passes, a changed rewrite target fails."""
+    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path), None)
+    assert status == 0
+    upstream = tmp_path / "site"
+    for name, text in FAKE_TRL.items():
+        (upstream / name).parent.mkdir(parents=True, exist_ok=True)
+        (upstream / name).write_text(text)
+    assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
+        "grpo-config": "pass",
+        "disable-gradient-checkpointing-params": "warn",
+        "unwrap-model-for-generation-params": "pass",
+        "grpo-trainer-prepare-inputs-source": "pass",
+        "grpo-trainer-prepare-inputs-source-regex": "pass",
+    }
+    trainer = upstream / "trl/trainer/grpo_trainer.py"
+    trainer.write_text(trainer.read_text().replace("        self._step += 1\n", ""))
+    statuses = check_json(tmp_path / "trl.yaml", upstream, tmp_path)
+    assert statuses["grpo-trainer-prepare-inputs-source"] == "fail"
+    assert statuses["grpo-trainer-prepare-inputs-source-regex"] == "pass"
