@@ -191,7 +191,8 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    pass\nelse:\n    from .mapping_func import get_peft_model\n"
     )
-    (package / "mapping_func.py").write_text("from .core import build as get_peft_model\n")
+    (package / "mapping_func.py").write_text("from .star import *\n")
+    (package / "star.py").write_text("from .core import build as get_peft_model\n")
     (package / "core.py").write_text(
         "def build(model, peft_config, adapter_name='default'):\n    pass\n"
     )

@@ -403,3 +403,23 @@ def test_inserted_text_is_not_expected_but_the_original_is():
     src.replace("INSERTED", "b")
     """
     assert proposed(code) == [("trl", "function", "foo", "contains", ["a"], "error")]
+
+
+def test_constants_and_enum_members_are_not_modules_or_methods():
+    code = """
+    from transformers.training_args import OptimizerNames
+    import transformers.models.auto.modeling_auto as auto
+    OptimizerNames.LOMO
+    auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.keys()
+    """
+    assert proposed(code) == [
+        (
+            "transformers.models.auto.modeling_auto",
+            "symbol",
+            "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+            None,
+            [],
+            "error",
+        ),
+        ("transformers.training_args", "symbol", "OptimizerNames", None, [], "error"),
+    ]

@@ -58,11 +58,10 @@ def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
     for path in python_files(root):
         name = path.relative_to(base).as_posix()
         try:
-            tree = ast.parse(path.read_bytes(), filename=name)
+            scanner = scan_tree(ast.parse(path.read_bytes(), filename=name), name, upstreams)
         except (SyntaxError, ValueError, RecursionError, OSError) as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
             continue
-        scanner = scan_tree(tree, name, upstreams)
         result.findings += scanner.findings
         result.modules |= scanner.modules
         result.files += 1

@@ -58,37 +58,51 @@ class Reexports:
 
     def defining(self, module: str, name: str) -> tuple[str, str]:
         """(module, name) where `name` of `module` is defined; the input when unknown."""
-        for _ in range(_MAX_HOPS):
-            parsed = self._parse(module)
-            if parsed is None:
-                break
-            tree, is_package = parsed
-            statements = list(_module_level(tree.body))
-            defs = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-            if any(isinstance(n, defs) and n.name == name for n in statements):
-                break
-            origin = self._origin(statements, module, is_package, name)
-            if origin is None:
-                break
-            module, name = origin
-        return module, name
+        return self._find(module, name, _MAX_HOPS) or (module, name)
+
+    def _find(self, module: str, name: str, hops: int) -> tuple[str, str] | None:
+        parsed = self._parse(module) if hops else None
+        if parsed is None:
+            return None
+        tree, is_package = parsed
+        statements = list(_module_level(tree.body))
+        defs = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if any(isinstance(n, defs) and n.name == name for n in statements):
+            return module, name
+        origin = self._origin(statements, module, is_package, name)
+        if origin is not None:
+            return self._find(*origin, hops - 1)
+        for star in self._stars(statements, module, is_package):
+            found = self._find(star, name, hops - 1)
+            if found:
+                return found
+        return None
 
     @staticmethod
+    def _source(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+        """The absolute module an import statement in `module` reads from ("" when unknown)."""
+        if not node.level:
+            return node.module or ""
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        return ".".join([*parts, *([node.module] if node.module else [])])
+
     def _origin(
-        statements: list[ast.stmt], module: str, is_package: bool, name: str
+        self, statements: list[ast.stmt], module: str, is_package: bool, name: str
     ) -> tuple[str, str] | None:
-        """The (module, name) an import at module scope binds `name` from."""
+        """The (module, name) an explicit import at module scope binds `name` from."""
         for node in statements:
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            for alias in node.names:
-                if (alias.asname or alias.name) != name:
-                    continue
-                parts = module.split(".") if is_package else module.split(".")[:-1]
-                if node.level:
-                    parts = parts[: len(parts) - (node.level - 1)]
-                    source = ".".join([*parts, *([node.module] if node.module else [])])
-                else:
-                    source = node.module or ""
-                return (source, alias.name) if source else None
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        source = self._source(node, module, is_package)
+                        return (source, alias.name) if source else None
         return None
+
+    def _stars(self, statements: list[ast.stmt], module: str, is_package: bool) -> list[str]:
+        """Modules whose names `from M import *` copies into `module`."""
+        return [
+            self._source(node, module, is_package)
+            for node in statements
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        ]

@@ -1,8 +1,9 @@
 """Split a dotted upstream path into a module and the subject inside it, by naming convention.
 
 Nothing is imported, so whether `a.b.c` is a module, a function or a class is a guess:
-a CapWords part is a class and the part after it a method; lowercase parts before the last
-are modules; a prefix seen in any `import`/`from ... import` statement is a module for sure.
+a CapWords part is a class and a lowercase part after it a method; an UPPER_CASE part is a
+constant; lowercase parts before the last are modules; a prefix seen in any `import` or
+`from ... import` statement is a module for sure.
 """
 
 from __future__ import annotations
@@ -70,7 +71,12 @@ def locate(ref: Ref, modules: Collection[str]) -> Target:
     known = min(known, len(parts))
     for i in range(max(known, 1), len(parts)):
         if is_class_name(parts[i]):
-            return Target(".".join(parts[:i]), parts[i : i + 2])
+            member = parts[i + 1 : i + 2]
+            if member and member[0].lower() != member[0]:  # a constant or enum member, no method
+                member = ()
+            return Target(".".join(parts[:i]), (parts[i], *member))
+        if parts[i].lower() != parts[i]:  # a CONSTANT: modules are lowercase by convention
+            return Target(".".join(parts[:i]), (parts[i],))
     if known == len(parts):
         return Target(".".join(parts), ())
     return Target(".".join(parts[:-1]), parts[-1:])
