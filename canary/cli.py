@@ -76,6 +76,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main(args.results, args.format, args.output, args.baseline)
 
 
+def cmd_scan(args: argparse.Namespace) -> int:
+    from canary.scan import scan_main
+
+    upstreams = (
+        [p.strip() for p in args.upstream.split(",") if p.strip()] if args.upstream else None
+    )
+    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="canary", description=__doc__)
     parser.add_argument("--version", action="version", version=f"canary {__version__}")
@@ -103,6 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", default="text", choices=FORMATS)
     report.add_argument("--output", metavar="FILE")
     report.set_defaults(func=cmd_report)
+
+    scan = commands.add_parser("scan", help="propose matrix checks from a downstream codebase")
+    scan.add_argument("path", metavar="PATH", help="the downstream codebase (read, never run)")
+    scan.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    scan.add_argument("--output", metavar="DIR", help="write DIR/NAME.yaml (never overwrites)")
+    scan.add_argument("--merge", metavar="MATRIX_DIR", help="append only the missing checks")
+    scan.add_argument(
+        "--source",
+        metavar="DIR",
+        help="a site-packages or checkout of the upstreams, to find where re-exports are defined",
+    )
+    scan.set_defaults(func=cmd_scan)
     return parser
 
 
