@@ -89,7 +89,7 @@ class Runner:
     def stats(self) -> dict[str, float]:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
-        return self.context.stats.as_dict()
+        return dict(self.context.stats_json())
 
 
 def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
