@@ -79,6 +79,17 @@ def zip_regions(body: bytes) -> dict[str, list[tuple[int, int]]]:
     return {"flip-cd": [(offset, offset + size)], "flip-member": members}
 
 
+def directory_entry(archive: bytes, name: str) -> int:
+    """Offset of `name`'s entry in the central directory."""
+    ((at, end),) = zip_regions(archive)["flip-cd"]
+    while at < end:
+        name_len, extra_len, comment_len = struct.unpack("<HHH", archive[at + 28 : at + 34])
+        if archive[at + 46 : at + 46 + name_len] == name.encode():
+            return at
+        at += 46 + name_len + extra_len + comment_len
+    raise LookupError(name)
+
+
 class FaultServer(FileServer):
     """A FileServer whose every request consults `plan` (None: no faults); counts injections."""
 

@@ -132,9 +132,18 @@ class FakeUpstream:
     def matrix(self) -> Matrix:
         return load_matrix(self.matrix_path)
 
+    @property
+    def files(self) -> dict[str, bytes]:
+        """Every wheel by file name, as the index lists them."""
+        return {wheel_name(v): wheel for v, wheel in self.wheels.items()}
+
     @staticmethod
     def wheel_path(version: str) -> str:
-        return f"/files/{PROJECT}-{version}-py3-none-any.whl"
+        return f"/files/{wheel_name(version)}"
+
+
+def wheel_name(version: str) -> str:
+    return f"{PROJECT}-{version}-py3-none-any.whl"
 
 
 def build_upstream(folder: Path, releases: int, modules: int) -> FakeUpstream:
@@ -147,26 +156,26 @@ def build_upstream(folder: Path, releases: int, modules: int) -> FakeUpstream:
     return FakeUpstream(versions, wheels, path)
 
 
-def index_page(server_url: str, wheels: dict[str, bytes]) -> bytes:
-    """The PEP 691 JSON project page listing every wheel with its size and sha256."""
-    files = [
+def index_page(server_url: str, files: dict[str, bytes]) -> bytes:
+    """The PEP 691 JSON project page listing each file (by name) with its size and sha256."""
+    listed = [
         {
-            "filename": FakeUpstream.wheel_path(v).rsplit("/", 1)[1],
-            "url": server_url + FakeUpstream.wheel_path(v),
-            "hashes": {"sha256": sha256(wheel)},
-            "size": len(wheel),
+            "filename": name,
+            "url": f"{server_url}/files/{name}",
+            "hashes": {"sha256": sha256(data)},
+            "size": len(data),
         }
-        for v, wheel in wheels.items()
+        for name, data in files.items()
     ]
-    page = {"meta": {"api-version": "1.1"}, "name": PROJECT, "files": files}
+    page = {"meta": {"api-version": "1.1"}, "name": PROJECT, "files": listed}
     return json.dumps(page).encode()
 
 
-def publish(server: FileServer, upstream: FakeUpstream) -> str:
-    """Serve the index page and the wheels; the index URL to give canary."""
-    for version, wheel in upstream.wheels.items():
-        server.add(FakeUpstream.wheel_path(version), wheel)
-    server.add(INDEX_PATH, index_page(server.url, upstream.wheels), content_type=JSON_TYPE)
+def publish(server: FileServer, files: dict[str, bytes]) -> str:
+    """Serve the index page and the files (by file name); the index URL to give canary."""
+    for name, data in files.items():
+        server.add(f"/files/{name}", data)
+    server.add(INDEX_PATH, index_page(server.url, files), content_type=JSON_TYPE)
     return server.url + "/simple/"
 
 

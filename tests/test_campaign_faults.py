@@ -7,13 +7,12 @@ CANARY_CAMPAIGN_SIZE=large runs more releases, modules and seeds (the nightly).
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from campaign_faults import ALL, FaultPlan, FaultServer, zip_regions
+from campaign_faults import ALL, FaultPlan, FaultServer, directory_entry
 from campaign_upstream import build_upstream, publish, run_checks, scaled, verdicts
 from servers import serving
 
@@ -56,7 +55,7 @@ def server():
 
 def campaign(upstream, server: FaultServer, folder: Path, plans: list[FaultPlan]) -> Tally:
     """Run every plan on an empty cache and compare each verdict with the fault-free run."""
-    index_url = publish(server, upstream)
+    index_url = publish(server, upstream.files)
     server.arm(None)
     expected = verdicts(run_checks(upstream, index_url, folder / "baseline"))
     tally = Tally()
@@ -131,20 +130,9 @@ def test_a_directory_corrupted_once_is_not_believed_by_later_runs(upstream, tmp_
     corrupt = bytearray(wheel)
     corrupt[directory_entry(wheel, "fakepkg/core.py") + 16] ^= 0x01  # its CRC32 in the directory
     with serving() as server:
-        index_url = publish(server, upstream)
+        index_url = publish(server, upstream.files)
         expected = verdicts(run_checks(upstream, index_url, tmp_path / "baseline"))
         server.routes[path].body = bytes(corrupt)
         run_checks(upstream, index_url, tmp_path / "cache")
         server.routes[path].body = wheel
         assert verdicts(run_checks(upstream, index_url, tmp_path / "cache")) == expected
-
-
-def directory_entry(wheel: bytes, name: str) -> int:
-    """Offset of `name`'s central directory entry."""
-    ((at, end),) = zip_regions(wheel)["flip-cd"]
-    while at < end:
-        name_len, extra_len, comment_len = struct.unpack("<HHH", wheel[at + 28 : at + 34])
-        if wheel[at + 46 : at + 46 + name_len] == name.encode():
-            return at
-        at += 46 + name_len + extra_len + comment_len
-    raise LookupError(name)
