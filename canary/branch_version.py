@@ -19,7 +19,7 @@ class VersionUnknown(Exception):
 def _literal_version(source: bytes) -> str | None:
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: deep nesting
         return None
     for node in tree.body:
         value = None
