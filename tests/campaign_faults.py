@@ -20,17 +20,22 @@ import threading
 import time
 import zipfile
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler
+from typing import Protocol
 
 from servers import _RANGE, FileServer, Logged, Route, _bounds
 
 #: the FileServer queue handles these (see tests/servers.py)
 QUEUED = ("reset", "503", "429:1", "truncate")
-#: handled here
-OWN = ("slow", "norange", "badrange", "flip-cd", "flip-member")
+#: handled here ("hang" is for killing a client mid-download, never drawn at random)
+OWN = ("slow", "norange", "badrange", "flip-cd", "flip-member", "hang")
 FLIPS = ("flip-cd", "flip-member")
-ALL = QUEUED + OWN
+ALL = QUEUED + OWN[:-1]
+
+
+class Plan(Protocol):
+    def choose(self, path: str, range_header: str | None, attempt: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,23 @@ class FaultPlan:
         return schedule[attempt] if attempt < len(schedule) else ""
 
 
+@dataclass
+class HangPlan:
+    """Hang the `nth` (0-based) request to `path`: half its body is sent, then nothing."""
+
+    path: str
+    nth: int
+    _seen: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def choose(self, path: str, range_header: str | None, attempt: int) -> str:
+        if path != self.path:
+            return ""
+        with self._lock:
+            self._seen += 1
+            return "hang" if self._seen - 1 == self.nth else ""
+
+
 def zip_regions(body: bytes) -> dict[str, list[tuple[int, int]]]:
     """Byte ranges [start, stop) of the central directory and of each member's data."""
     try:
@@ -93,18 +115,23 @@ def directory_entry(archive: bytes, name: str) -> int:
 class FaultServer(FileServer):
     """A FileServer whose every request consults `plan` (None: no faults); counts injections."""
 
-    def __init__(self, plan: FaultPlan | None = None, stall: float = 0.6) -> None:
+    def __init__(self, plan: Plan | None = None, stall: float = 0.6) -> None:
         super().__init__()
         self.plan = plan
         self.stall = stall
         self.injected: Counter[str] = Counter()
+        #: set while a "hang" response is stuck; `release` lets it end
+        self.hanging = threading.Event()
+        self.release = threading.Event()
         self._tries: Counter[tuple[str, str | None]] = Counter()
         self._regions: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._httpd.RequestHandlerClass = _faulty_handler(self, self._httpd.RequestHandlerClass)
+        # clients abandoning stalled responses and killed clients are the point, not news
+        self._httpd.handle_error = lambda request, client_address: None
 
-    def arm(self, plan: FaultPlan | None) -> None:
+    def arm(self, plan: Plan | None) -> None:
         """Start a new campaign run: this plan, every request counted from its first try."""
         with self._guard:
             self.plan = plan
@@ -182,11 +209,25 @@ def _faulty_handler(
                     time.sleep(server.stall)
                     self.close_connection = True
                     return
+                if fault == "hang":
+                    self._hang(variant)
+                    return
                 self._serve(variant, "")
                 return
             with server.lock_for(path):
                 if fault:
                     route.faults.append(fault)
                 super().do_GET()
+
+        def _hang(self, route: Route) -> None:
+            """Headers and half the body, then stall until the server is told to release."""
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(route.body)))
+            self.end_headers()
+            self.wfile.write(route.body[: len(route.body) // 2])
+            self.wfile.flush()
+            server.hanging.set()
+            server.release.wait(timeout=60)
+            self.close_connection = True
 
     return Handler
