@@ -104,7 +104,7 @@ def test_offline_reads_the_cache_and_misses_are_errors(server, tmp_path):
     tree = offline.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert tree.read("pkg/absent.py") is None
-    with pytest.raises(SourceError, match="offline: .*pkg/__init__.py.* not in cache"):
+    with pytest.raises(SourceError, match=r"offline: .*pkg/__init__\.py.* not in cache"):
         tree.read("pkg/__init__.py")
     assert offline.stats_json()["requests"] == 0
 
@@ -154,7 +154,7 @@ def test_a_corrupt_member_is_an_error_never_wrong_bytes(server, tmp_path):
     file = publish(server, bytes(wheel))
     tree = context(tmp_path).release_tree("pkg", "1.0", file)
     assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
-    with pytest.raises(SourceError, match="pkg/core.py"):
+    with pytest.raises(SourceError, match=r"pkg/core\.py"):
         tree.read("pkg/core.py")
     with pytest.raises(SourceError):  # never cached as good
         context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
@@ -249,7 +249,7 @@ def test_a_member_differing_from_record_is_an_error(server, tmp_path):
     file = publish(server, make_wheel("pkg", "1.0", SOURCES, record_rows=rows))
     tree = context(tmp_path).release_tree("pkg", "1.0", file)
     assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
-    with pytest.raises(SourceError, match="sha256 of 'pkg/core.py' differs from RECORD"):
+    with pytest.raises(SourceError, match=r"sha256 of .pkg/core\.py. differs from RECORD"):
         tree.read("pkg/core.py")
 
 

@@ -69,7 +69,7 @@ def find_directory(tail: bytes, tail_start: int, total: int) -> Directory:
     has_locator = pos >= ZIP64_LOCATOR_SIZE and tail[pos - ZIP64_LOCATOR_SIZE : pos - 16] == (
         b"PK\x06\x07"
     )
-    if has_locator or 0xFFFF == count or 0xFFFFFFFF in (size, offset):
+    if has_locator or count == 0xFFFF or 0xFFFFFFFF in (size, offset):
         return _zip64_directory(tail, tail_start, pos)
     return _checked(Directory(offset, size, count), tail_start + pos)
 
