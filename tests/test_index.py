@@ -170,21 +170,13 @@ def test_index_url_precedence(monkeypatch, tmp_path):
     assert index_url_from_config() == "http://from-pip-config.invalid/simple"
 
 
-def test_index_url_defaults_to_pips_own(monkeypatch, tmp_path):
+def test_index_url_defaults_to_pips_own(monkeypatch):
     for variable in ("CANARY_INDEX_URL", "PIP_INDEX_URL"):
         monkeypatch.delenv(variable, raising=False)
-    empty = tmp_path / "pip.conf"
-    empty.write_text("")
-    monkeypatch.setenv("PIP_CONFIG_FILE", str(empty))
-    monkeypatch.setenv("PIP_ISOLATED_MODE", "1")  # ignore the machine's own pip files
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # pip then reads no configuration file
+    code = "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"
     expected = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from pip._internal.models.index import PyPI; print(PyPI.simple_url)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
+    assert expected.startswith("https://")
     assert index_url_from_config() == expected
