@@ -139,7 +139,7 @@ def test_a_corrupt_release_member_is_refetched_never_believed(tmp_path):
                 path.write_bytes(raw[:-2] + b"X\n")
         again = SourceContext(cache_dir=tmp_path, policy=FAST)
         assert again.release_tree("pkg", "1.0", file).read("pkg/core.py") == files["pkg/core.py"]
-        assert again.stats_json()["requests"] == 1
+        assert again.stats.as_dict()["requests"] == 1
 
 
 def test_info_and_clear_report_what_is_there(tmp_path):

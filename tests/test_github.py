@@ -59,12 +59,12 @@ def test_fresh_entries_make_no_request_and_stale_ones_revalidate(github, tmp_pat
     tree = warm.github_tree("owner/repo", "main", "src")
     assert tree.read("pkg/core.py") == REPO_FILES["src/pkg/core.py"]
     assert tree.read("pkg/absent.py") is None  # absence is remembered too
-    assert warm.stats_json()["requests"] == 0
+    assert warm.stats.as_dict()["requests"] == 0
 
     stale = context(github, tmp_path, max_age=0)
     assert stale.github_tree("owner/repo", "main", "src").read("pkg/core.py") is not None
     assert github.log[-1].headers["If-None-Match"] == '"33"'
-    assert stale.stats_json()["bytes_downloaded"] < 200  # a 304 carries no body
+    assert stale.stats.as_dict()["bytes_downloaded"] < 200  # a 304 carries no body
 
 
 def test_changed_files_replace_the_cached_ones(github, tmp_path):
@@ -93,25 +93,25 @@ def test_many_files_come_as_one_tarball(github, tmp_path):
     tree = ctx.github_tree("owner/repo", "main", "src")
     wanted = [p.removeprefix("src/") for p in MANY] + ["pkg/absent.py"]
     tree.prefetch(wanted, meta=["pyproject.toml"])
-    assert ctx.stats_json()["requests"] == 1
+    assert ctx.stats.as_dict()["requests"] == 1
     assert tree.read("pkg/m7.py") == b"X = 7\n"
     assert tree.read("pkg/absent.py") is None
     assert tree.read_meta("pyproject.toml") == REPO_FILES["pyproject.toml"]
     with pytest.raises(SourceError, match="is a link"):
         tree.read("pkg/ln.py")
-    assert ctx.stats_json()["requests"] == 1
+    assert ctx.stats.as_dict()["requests"] == 1
 
     warm = context(github, tmp_path)
     assert warm.github_tree("owner/repo", "main", "src").read("pkg/m9.py") == b"X = 9\n"
     assert warm.github_tree("owner/repo", "main", "src").read("pkg/absent.py") is None
-    assert warm.stats_json()["requests"] == 0
+    assert warm.stats.as_dict()["requests"] == 0
 
 
 def test_few_files_are_fetched_one_by_one(github, tmp_path):
     ctx = context(github, tmp_path)
     tree = ctx.github_tree("owner/repo", "main", "src")
     tree.prefetch(["pkg/core.py"])
-    assert ctx.stats_json()["requests"] == 0
+    assert ctx.stats.as_dict()["requests"] == 0
     tree.read("pkg/core.py")
     assert github.log[-1].path == "/raw/owner/repo/main/src/pkg/core.py"
 
@@ -123,7 +123,7 @@ def test_offline_uses_stale_entries_and_misses_are_errors(github, tmp_path):
     assert tree.read("pkg/core.py") == REPO_FILES["src/pkg/core.py"]
     with pytest.raises(SourceError, match=r"offline: .*__init__\.py not in cache"):
         tree.read("pkg/__init__.py")
-    assert offline.stats_json()["requests"] == 0
+    assert offline.stats.as_dict()["requests"] == 0
 
 
 def test_token_is_sent_to_the_github_hosts(github, tmp_path, monkeypatch):

@@ -137,7 +137,7 @@ def test_project_pages_are_cached_and_revalidated(index, tmp_path):
     ctx.index.project("pkg")
     again = SourceContext(index_url=index.url + "/simple/", cache_dir=tmp_path, policy=FAST)
     assert again.index.project("pkg").versions[0] == "1.0"
-    assert again.stats_json()["requests"] == 0
+    assert again.stats.as_dict()["requests"] == 0
     again.index.project("pkg", refresh=True)
     assert index.log[-1].headers["If-None-Match"] == '"p1"'
     offline = SourceContext(offline=True, index_url=index.url + "/simple/", cache_dir=tmp_path)

@@ -45,8 +45,8 @@ def test_src_layout_and_top_folder_are_stripped(server, tmp_path):
     assert tree.read("pkg/core.py") == FILES["src/pkg/core.py"]
     assert tree.read("pkg/absent.py") is None
     assert tree.read_meta("pyproject.toml") == FILES["pyproject.toml"]
-    assert ctx.stats_json()["whole_downloads"] == 1
-    assert ctx.stats_json()["requests"] == 1
+    assert ctx.stats.as_dict()["whole_downloads"] == 1
+    assert ctx.stats.as_dict()["requests"] == 1
 
 
 def test_flat_layout(server, tmp_path):
@@ -63,7 +63,7 @@ def test_a_warm_cache_needs_no_download(server, tmp_path):
     tree = warm.release_tree("pkg", "0.5", file)
     assert tree.read("pkg/core.py") == FILES["src/pkg/core.py"]
     assert tree.read("pkg/missing.py") is None
-    assert warm.stats_json()["requests"] == 0
+    assert warm.stats.as_dict()["requests"] == 0
 
 
 def test_links_are_refused_and_traversal_members_dropped(server, tmp_path):
@@ -130,4 +130,4 @@ def test_zip_sdists_are_read_by_ranges(server, tmp_path):
     tree = ctx.release_tree("pkg", "0.5", file)
     assert tree.read("pkg/core.py") == FILES["src/pkg/core.py"]
     assert tree.read_meta("PKG-INFO") == FILES["PKG-INFO"]
-    assert ctx.stats_json()["whole_downloads"] == 0
+    assert ctx.stats.as_dict()["whole_downloads"] == 0

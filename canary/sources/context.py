@@ -93,10 +93,6 @@ class SourceContext:
             limits=self.limits,
         )
 
-    def stats_json(self) -> dict[str, int]:
-        """requests, bytes_downloaded, cache_hits, whole_downloads (the runner adds seconds)."""
-        return self.stats.snapshot()
-
     def close(self) -> None:
         self.http.close()
 
