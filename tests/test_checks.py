@@ -66,11 +66,25 @@ CASES = [
         Status.FAIL,
         "fakeup.models.utils has no symbol INNER_NAME",
     ),
+    ("sym-star", "{module: fakeup.models.utils, symbol: RepeatSampler}", Status.PASS, ""),
     (
-        "sym-star",
-        "{module: fakeup.models.utils, symbol: RepeatSampler}",
+        "sym-star-missing",
+        "{module: fakeup.models.utils, symbol: NoSuchName}",
         Status.FAIL,
         "star-imports fakeup.trainer.utils",
+    ),
+    (
+        "sym-star-contains",
+        "{module: fakeup.models.utils, symbol: selective_log_softmax, "
+        "contains: ['def selective_log_softmax(logits, index)']}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "sym-star-private",
+        "{module: fakeup.models.utils, symbol: _private_helper}",
+        Status.FAIL,
+        "has no symbol _private_helper",
     ),
     (
         "sym-similar",
