@@ -24,6 +24,8 @@ def github():
         server.add("/raw/owner/repo/release/v2/src/pkg/core.py", b"branch with a slash\n")
         tarball = make_sdist("owner-repo-0123abc", {**REPO_FILES, **MANY}, {"src/pkg/ln.py": "x"})
         server.add("/api/repos/owner/repo/tarball/main", tarball)
+        for ref in ("main", "release%2Fv2"):
+            server.add(f"/api/repos/owner/repo/commits/{ref}", b"0123abc" * 5, etag='"sha"')
         yield server
 
 
@@ -65,6 +67,21 @@ def test_fresh_entries_make_no_request_and_stale_ones_revalidate(github, tmp_pat
     assert stale.github_tree("owner/repo", "main", "src").read("pkg/core.py") is not None
     assert github.log[-1].headers["If-None-Match"] == '"33"'
     assert stale.stats.as_dict()["bytes_downloaded"] < 200  # a 304 carries no body
+
+
+def test_absence_at_a_missing_ref_is_an_error_not_a_fail(github, tmp_path):
+    ctx = context(github, tmp_path)
+    tree = ctx.github_tree("owner/repo", "v9.9.9", "src")
+    with pytest.raises(SourceError, match=r"ref 'v9\.9\.9' not found in owner/repo"):
+        tree.read("pkg/core.py")
+
+
+def test_the_ref_is_confirmed_once_per_tree(github, tmp_path):
+    ctx = context(github, tmp_path)
+    tree = ctx.github_tree("owner/repo", "main", "src")
+    assert tree.read("pkg/absent.py") is None
+    assert tree.read("pkg/absent2.py") is None
+    assert len(github.requests_to("/api/repos/owner/repo/commits/main")) == 1
 
 
 def test_changed_files_replace_the_cached_ones(github, tmp_path):
