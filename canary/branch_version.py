@@ -34,9 +34,9 @@ def _literal_version(source: bytes) -> str | None:
             names = [getattr(node.target, "id", "")]
         else:
             continue
-        value = node.value
-        if "__version__" in names and isinstance(value, ast.Constant):
-            return value.value if isinstance(value.value, str) else None
+        value = getattr(node.value, "value", None) if isinstance(node.value, ast.Constant) else None
+        if "__version__" in names and isinstance(value, str):
+            return value
     return None
 
 
