@@ -45,7 +45,7 @@ class Project(Protocol):
 
 
 class Index(Protocol):
-    def project(self, name: str) -> Project: ...
+    def project(self, name: str, *, refresh: bool = False) -> Project: ...
 
 
 class SelectionError(MatrixError):
@@ -104,18 +104,19 @@ def unresolved(matrix: Matrix) -> Resolution:
     return Resolution(releases=[(label, None) for _, label in exact], branches=branches_of(matrix))
 
 
-def resolve(matrix: Matrix, index: Index) -> Resolution:
+def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolution:
     """Every final release in `releases` (pre- and dev releases only with `prereleases`),
     plus the exact `include` versions, less `exclude`, in PEP 440 order.
 
     A release whose files are all yanked is left out and listed in `yanked`, unless `include`
     pins it. A release the index lists without files is kept with no file (GitHub has it).
+    `refresh` asks the index again rather than trusting a cached page (`canary lock`).
     """
     versions = matrix.versions
     excluded = {Version(v) for v in versions.exclude}
     exact = exact_includes(matrix)
     wanted = release_range(matrix)
-    project = index.project(matrix.pypi)
+    project = index.project(matrix.pypi, refresh=refresh)
     on_index: dict[Version, str] = {}
     yanked: dict[Version, str] = {}
     for label in project.versions:
@@ -251,7 +252,9 @@ def versions_main(matrix_path: str, out: TextIO) -> int:
     is new since the lock."""
     matrix = load_matrix(matrix_path)
     lock = _current_lock(matrix)
-    resolution = resolve(matrix, index_client()) if needs_index(matrix) else unresolved(matrix)
+    resolution = (
+        resolve(matrix, index_client(), refresh=True) if needs_index(matrix) else unresolved(matrix)
+    )
     locked = set(lock.resolution.labels()) if lock is not None else None
     rows = [(label, _marks(matrix, label, locked)) for label, _ in resolution.releases]
     rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
@@ -308,7 +311,7 @@ def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
     for matrix_path in matrix_paths:
         matrix = load_matrix(matrix_path)
         path = lock_path(matrix)
-        resolution = resolve(matrix, index_client())
+        resolution = resolve(matrix, index_client(), refresh=True)
         check_keys(matrix, resolution)
         text = render_lock(matrix, resolution)
         try:
