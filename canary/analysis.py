@@ -7,6 +7,7 @@ parsed once per content (the index is cached by hash), and every check reads the
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import threading
@@ -62,9 +63,12 @@ class ModuleInfo:
     functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
     def segment(self, span: Span) -> str:
-        lines = self.text.splitlines(keepends=True)
-        return "".join(lines[span.start - 1 : span.end])
+        return "".join(self.lines[span.start - 1 : span.end])
 
 
 def _span(node: ast.stmt) -> Span:
@@ -100,10 +104,29 @@ def _nested_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _flatten(body: list[ast.stmt]):
+    """Statements of a scope with the block that holds each (if/else branches differ)."""
     for node in body:
-        yield node
+        yield node, id(body)
         for block in _nested_bodies(node):
             yield from _flatten(block)
+
+
+class _Definitions:
+    """Definitions by name: a later `def` in the same block replaces the earlier one, as at
+    run time; definitions in different if/else branches are alternatives, all kept."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, list] = {}
+        self._blocks: dict[str, list[int]] = {}
+
+    def add(self, name: str, item: object, block: int) -> None:
+        blocks = self._blocks.setdefault(name, [])
+        items = self.table.setdefault(name, [])
+        if block in blocks:
+            items[blocks.index(block)] = item
+        else:
+            blocks.append(block)
+            items.append(item)
 
 
 def _target_names(target: ast.expr):
@@ -132,21 +155,25 @@ class _Indexer:
     def __init__(self, info: ModuleInfo, is_package: bool):
         self.info = info
         self.is_package = is_package
+        self.functions = _Definitions()
+        self.classes = _Definitions()
 
     def bind(self, name: str, binding: Binding) -> None:
         self.info.bindings.setdefault(name, []).append(binding)
 
     def run(self, tree: ast.Module) -> None:
-        for node in _flatten(tree.body):
-            self.statement(node)
+        for node, block in _flatten(tree.body):
+            self.statement(node, block)
+        self.info.functions = self.functions.table
+        self.info.classes = self.classes.table
 
-    def statement(self, node: ast.stmt) -> None:
+    def statement(self, node: ast.stmt, block: int) -> None:
         span = _span(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.info.functions.setdefault(node.name, []).append(_function(node))
+            self.functions.add(node.name, _function(node), block)
             self.bind(node.name, Binding("def", span))
         elif isinstance(node, ast.ClassDef):
-            self.info.classes.setdefault(node.name, []).append(self.class_info(node))
+            self.classes.add(node.name, self.class_info(node), block)
             self.bind(node.name, Binding("class", span))
         elif isinstance(node, ast.Assign):
             for target in node.targets:
@@ -171,12 +198,12 @@ class _Indexer:
 
     @staticmethod
     def class_info(node: ast.ClassDef) -> ClassInfo:
-        methods: dict[str, list[FunctionInfo]] = {}
-        for child in _flatten(node.body):
+        methods = _Definitions()
+        for child, block in _flatten(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                methods.setdefault(child.name, []).append(_function(child))
+                methods.add(child.name, _function(child), block)
         bases = tuple(ast.unparse(base) for base in node.bases)
-        return ClassInfo(node.name, bases, methods, _span(node))
+        return ClassInfo(node.name, bases, methods.table, _span(node))
 
 
 def decode(data: bytes, path: str) -> str:
@@ -208,23 +235,31 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
 
 
 class ModuleCache:
-    """Indexes keyed by (content hash, module name): identical files across releases parse once."""
+    """Indexes keyed by (content hash, module name): identical files across releases parse once,
+    and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 512):
+    def __init__(self, capacity: int = 512, store=None):
         self.capacity = capacity
-        self._items: OrderedDict[tuple[str, str, bool], ModuleInfo] = OrderedDict()
+        self.store = store
+        self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         self._lock = threading.Lock()
         self.parses = 0
 
     def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        key = (hashlib.sha256(data).hexdigest(), name, is_package)
+        digest = hashlib.sha256(data).hexdigest()
+        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        info = index_module(data, name, path, is_package=is_package)
+        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+        if info is None:
+            info = index_module(data, name, path, is_package=is_package)
+            with self._lock:
+                self.parses += 1
+            if self.store:
+                self.store.put(key, info)
         with self._lock:
-            self.parses += 1
             self._items[key] = info
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)

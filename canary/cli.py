@@ -10,7 +10,7 @@ from canary import __version__
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.reports import FORMATS, render
-from canary.run import Runner, default_jobs, local_selector
+from canary.run import Runner, default_jobs, local_selector, release_selector
 from canary.sources.tree import SourceError
 
 EXIT_OK, EXIT_RED, EXIT_USAGE = 0, 1, 2
@@ -48,9 +48,7 @@ def selector_for(args: argparse.Namespace):
         if not folder.is_dir():
             raise UsageError(f"--source {args.source}: not a folder (or auto|index|github)")
         return local_selector(folder), folder
-    from canary.versions import select_targets
-
-    return select_targets, None
+    return release_selector, None
 
 
 def write_output(text: str, output: str | None) -> None:

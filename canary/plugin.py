@@ -14,7 +14,7 @@ import pytest
 from canary.engine import VersionRun
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
 from canary.outcomes import Status
-from canary.run import Runner, local_selector
+from canary.run import Runner, local_selector, release_selector
 from canary.targets import Target
 
 _RUNNER = pytest.StashKey[Runner]()
@@ -49,9 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
     if source in ("auto", "index", "github"):
-        from canary.versions import select_targets
-
-        runner = Runner(select=select_targets, offline=config.getoption("canary_offline"))
+        runner = Runner(select=release_selector, offline=config.getoption("canary_offline"))
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
@@ -117,17 +115,29 @@ class CheckItem(pytest.Item):
     def runtest(self) -> None:
         status, detail = self.result.status, self.result.detail
         if status is Status.SKIP:
-            pytest.skip(detail)
+            # Point the skip at the check in the matrix, not at this line of the plugin.
+            raise pytest.skip.Exception(detail, _use_item_location=True)
         elif status in (Status.FAIL, Status.XFAIL):
             raise CheckFailed(detail)
         elif status is Status.WARN:
-            warnings.warn(CanaryWarning(f"{self.nodeid}: {detail}"), stacklevel=1)
+            warnings.warn_explicit(
+                CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
+                category=CanaryWarning,
+                filename=str(self.path),
+                lineno=self.check.line,
+            )
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed | SourceUnavailable):
-            why = f"\nwhy: {self.check.why}" if self.check.why else ""
-            return f"{self.matrix.upstream}::{self.name}: {excinfo.value}{why}"
+            return f"{self.matrix.upstream}::{self.name}: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):
+        # pytest renders setup errors through this hook rather than repr_failure; an
+        # unavailable source is a message for the maintainer, not a canary traceback.
+        if isinstance(excinfo.value, SourceUnavailable):
+            return self.repr_failure(excinfo, style)
+        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
         return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"

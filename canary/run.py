@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from canary.analysis import ModuleCache
 from canary.engine import VersionRun
 from canary.matrix import Matrix
 from canary.outcomes import Result, RunReport, UpstreamInfo
@@ -33,6 +34,7 @@ class Runner:
     source_path: Path | None = None
     offline: bool = False
     jobs: int = field(default_factory=default_jobs)
+    modules: ModuleCache = field(default_factory=ModuleCache)
     _context: object | None = None
 
     @property
@@ -64,7 +66,7 @@ class Runner:
             tree: Tree | SourceError = self.open_tree(matrix, target)
         except SourceError as exc:
             tree = exc
-        return VersionRun(matrix, target, tree)
+        return VersionRun(matrix, target, tree, self.modules)
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
@@ -125,3 +127,10 @@ def local_selector(folder: Path) -> Selector:
             return [Target("local", branch=True)]
 
     return select
+
+
+def release_selector(matrix: Matrix, selection: str) -> list[Target]:
+    """Targets from the lock (or the index); imported late so local runs never need it."""
+    from canary.versions import select_targets
+
+    return select_targets(matrix, selection)
