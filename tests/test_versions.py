@@ -6,8 +6,10 @@ through its own index client, configured the way users configure it (CANARY_INDE
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from pytest_httpserver import HTTPServer
 
 from canary.lock import lock_path, read_lock
 from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.run import Runner
 from canary.sources.tree import SourceError
 from canary.targets import Target
 from canary.versions import (
@@ -56,12 +59,16 @@ class FakeIndex:
     def __init__(self, server: HTTPServer):
         self.server = server
 
-    def serve(self, versions: list[str], files: list[dict] | None = None) -> None:
-        """`versions` exactly as listed (unsorted); by default one pure wheel per version."""
+    def serve(
+        self, versions: list[str], files: list[dict] | None = None, keep_files: bool = False
+    ) -> None:
+        """`versions` exactly as listed (unsorted); by default one pure wheel per version.
+        The page replaces the previous one; file handlers stay when `keep_files`."""
         if files is None:
             files = [dist(v) for v in versions]
         page = {"meta": {"api-version": "1.1"}, "name": "demo", "versions": versions}
-        self.server.clear_all_handlers()
+        if not keep_files:
+            self.server.clear_all_handlers()
         self.server.expect_request("/simple/demo/").respond_with_json(
             {**page, "files": files}, content_type=JSON_TYPE
         )
@@ -439,3 +446,53 @@ def test_versions_command_without_a_lock(index, tmp_path):
         "demo: 1 releases, 0 branches; no lock file (`canary lock` writes one)",
         "1.0.0",
     ]
+
+
+def wheel_bytes(version: str) -> bytes:
+    """A minimal valid wheel: one module, METADATA and a RECORD with its hashes."""
+    members = {
+        "demo/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"demo-{version}.dist-info/METADATA": f"Name: demo\nVersion: {version}\n".encode(),
+    }
+    record = "".join(
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')},"
+        f"{len(data)}\n"
+        for name, data in members.items()
+    )
+    members[f"demo-{version}.dist-info/RECORD"] = (
+        f"{record}demo-{version}.dist-info/RECORD,,\n".encode()
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_locked_run_reads_wheels_and_never_the_index_page(index, tmp_path):
+    """End to end: `canary lock`, then a run that fetches the locked wheels by URL only."""
+    wheels = {v: wheel_bytes(v) for v in ("1.0.0", "1.1.0")}
+    files = []
+    for version, data in wheels.items():
+        entry = dist(version)
+        entry.update(hashes={"sha256": hashlib.sha256(data).hexdigest()}, size=len(data))
+        files.append(entry)
+        index.server.expect_request(f"/files/{entry['filename']}").respond_with_data(data)
+    index.serve(list(wheels), files, keep_files=True)
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    index_client.cache_clear()
+    index.server.clear_log()
+
+    runner = Runner(select=select_targets, jobs=2)
+    (check,) = matrix.checks
+    results = [
+        runner.version_run(matrix, target).result(check)
+        for target in select_targets(matrix, "releases")
+    ]
+    assert [(r.version, r.status.value, r.detail) for r in results] == [
+        ("1.0.0", "pass", ""),
+        ("1.1.0", "pass", ""),
+    ]
+    paths = [request.path for request, _ in index.server.log]
+    assert paths and all(path.startswith("/files/") for path in paths)
