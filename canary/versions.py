@@ -260,10 +260,7 @@ def versions_main(matrix_path: str, out: TextIO) -> int:
     rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
     rows += [(label, ["yanked, left out"]) for label in resolution.yanked]
     where = f"lock {lock.path}" if lock is not None else "no lock file (`canary lock` writes one)"
-    out.write(
-        f"{matrix.upstream}: {len(resolution.releases)} releases, "
-        f"{len(resolution.branches)} branches; {where}\n"
-    )
+    out.write(f"{matrix.upstream}: {_count(resolution)}; {where}\n")
     width = max((len(label) for label, _ in rows), default=0)
     for label, marks in rows:
         out.write(f"{label:<{width}}  {', '.join(marks)}".rstrip() + "\n")
@@ -317,7 +314,7 @@ def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
         try:
             old = read_lock(path)
         except MatrixError as exc:
-            out.write(f"{path}: replacing a corrupt lock ({exc})\n")
+            out.write(f"{path}: the lock is corrupt ({exc})\n")
             old = None
         current = path.read_text(encoding="utf-8") if old is not None else None
         if text == current:
@@ -340,4 +337,5 @@ def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
 
 
 def _count(resolution: Resolution) -> str:
-    return f"{len(resolution.releases)} releases, {len(resolution.branches)} branches"
+    releases, branches = len(resolution.releases), len(resolution.branches)
+    return f"{releases} release{'s' * (releases != 1)}, {branches} branch{'es' * (branches != 1)}"

@@ -350,7 +350,7 @@ def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
     assert str(caught.value).startswith(f"{path}:4: ")
     out = io.StringIO()
     assert lock_main([str(locked.path)], check=True, out=out) == 1
-    assert "replacing a corrupt lock" in out.getvalue()
+    assert f"{path}: the lock is corrupt ({path}:4: " in out.getvalue()
     assert lock_main([str(locked.path)], check=False, out=io.StringIO()) == 0
     assert read_lock(path) is not None
 
@@ -363,7 +363,7 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     before = path.read_text()
     out = io.StringIO()
     assert lock_main([str(locked.path)], check=True, out=out) == 0
-    assert out.getvalue() == f"{path}: up to date (4 releases, 1 branches)\n"
+    assert out.getvalue() == f"{path}: up to date (4 releases, 1 branch)\n"
 
     # 1.2.0 is released, 0.10.0 yanked, 0.9.0 deleted from the index
     index.serve(
@@ -419,7 +419,7 @@ def test_versions_command_marks_everything(locked, index):
     out = io.StringIO()
     assert versions_main(str(locked.path), out) == 0
     lines = [line.rstrip() for line in out.getvalue().splitlines()]
-    assert lines[0] == f"demo: 5 releases, 1 branches; lock {lock_path(locked)}"
+    assert lines[0] == f"demo: 5 releases, 1 branch; lock {lock_path(locked)}"
     rows = {line.split()[0]: line.split(None, 1)[1:] for line in lines[1:]}
     assert rows["0.9.0"] == []
     assert rows["0.9.2"] == ["broken: ships a bad import"]
@@ -443,7 +443,7 @@ def test_versions_command_without_a_lock(index, tmp_path):
     out = io.StringIO()
     assert versions_main(str(matrix.path), out) == 0
     assert out.getvalue().splitlines() == [
-        "demo: 1 releases, 0 branches; no lock file (`canary lock` writes one)",
+        "demo: 1 release, 0 branches; no lock file (`canary lock` writes one)",
         "1.0.0",
     ]
 
