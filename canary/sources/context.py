@@ -78,7 +78,30 @@ class SourceContext:
             file = self.index.project(pypi_name).pick_file(version)
             if file is None:
                 return None
-        return ReleaseTree(file, self.http, self.cache, self.limits, self._hints)
+        return ReleaseTree(
+            file,
+            self.http,
+            self.cache,
+            self.limits,
+            self._hints,
+            locate=lambda: self.locate(pypi_name, version, file),
+        )
+
+    def locate(self, pypi_name: str, version: str, file: IndexFile) -> str:
+        """The URL of a locked file, from the project's index page (asked once per project)."""
+        for listed in self.index.project(pypi_name).files(version):
+            if listed.filename != file.filename:
+                continue
+            if file.sha256 and listed.sha256 and listed.sha256.lower() != file.sha256.lower():
+                raise SourceError(
+                    f"{file.filename}: the index now gives sha256 {listed.sha256}, the lock "
+                    f"{file.sha256}; re-run `canary lock`"
+                )
+            return listed.url
+        raise SourceError(
+            f"{file.filename}: locked, but the index no longer lists it for {pypi_name} "
+            f"{version}; re-run `canary lock`"
+        )
 
     def github_tree(self, repo: str, ref: str, src: str = "") -> GitHubTree:
         """One ref (branch or final tag) of a GitHub repository."""
