@@ -10,7 +10,6 @@ at run time); with neither, every release on the index is.
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Protocol, TextIO
 
@@ -52,12 +51,11 @@ class SelectionError(MatrixError):
     """A `--versions` value that is neither a keyword, a specifier nor a list: a usage error."""
 
 
-@functools.cache
 def index_client() -> Index:
-    """One index client per process, built on first use so lock-only runs never create it."""
-    from canary.sources.context import SourceContext
+    """The process's index client, built on first use so lock-only runs never create it."""
+    from canary.sources.context import shared_context
 
-    return SourceContext().index
+    return shared_context().index
 
 
 # -- resolution --------------------------------------------------------------------------

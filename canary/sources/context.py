@@ -130,3 +130,24 @@ class SourceContext:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_ENVIRONMENT = (
+    "CANARY_CACHE_DIR",
+    "CANARY_INDEX_URL",
+    "PIP_INDEX_URL",
+    "CANARY_GITHUB_RAW_URL",
+    "CANARY_GITHUB_API_URL",
+)
+_shared: dict[tuple[object, ...], SourceContext] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_context(offline: bool = False) -> SourceContext:
+    """One context per process and configuration, so version selection and fetching share
+    the session, the cache and the counters (a run's stats then include the index pages)."""
+    key = (offline or offline_from_env(), *(os.environ.get(name) for name in _ENVIRONMENT))
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = SourceContext(offline=bool(key[0]))
+        return _shared[key]
