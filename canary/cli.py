@@ -1,0 +1,118 @@
+"""The `canary` command: check, versions, lock, report, cache, scan."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from canary import __version__
+from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.outcomes import RunReport
+from canary.reports import FORMATS, render
+from canary.run import Runner, default_jobs, local_selector, release_selector
+from canary.sources.tree import SourceError
+
+EXIT_OK, EXIT_RED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit 2 with the message, no traceback."""
+
+
+def find_matrices(paths: list[str]) -> list[Path]:
+    """Explicit paths, else every matrices/*.yaml of the current project."""
+    if paths:
+        return [Path(p) for p in paths]
+    found = sorted(Path("matrices").glob("*.yaml"))
+    if not found:
+        raise UsageError("no matrices given and no matrices/*.yaml in the current folder")
+    return found
+
+
+def load_all(paths: list[str]) -> list[Matrix]:
+    matrices = [load_matrix(p) for p in find_matrices(paths)]
+    seen: dict[str, Path] = {}
+    for matrix in matrices:
+        if matrix.upstream in seen:
+            raise UsageError(
+                f"{matrix.path}: upstream {matrix.upstream!r} is also in {seen[matrix.upstream]}"
+            )
+        seen[matrix.upstream] = matrix.path
+    return matrices
+
+
+def selector_for(args: argparse.Namespace):
+    if args.source not in ("auto", "index", "github"):
+        folder = Path(args.source)
+        if not folder.is_dir():
+            raise UsageError(f"--source {args.source}: not a folder (or auto|index|github)")
+        return local_selector(folder), folder
+    return release_selector, None
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def exit_status(report: RunReport) -> int:
+    return EXIT_RED if any(r.status.is_red for r in report.results) else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    matrices = load_all(args.matrices)
+    select, folder = selector_for(args)
+    runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)
+    report = runner.run(matrices, args.versions)
+    tty = args.output is None and sys.stdout.isatty()
+    width = None
+    if tty:
+        import shutil
+
+        width = shutil.get_terminal_size().columns
+    write_output(render(args.format, report, width=width, color=tty), args.output)
+    return exit_status(report)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="canary", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"canary {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="check matrices against upstream versions")
+    check.add_argument("matrices", nargs="*", metavar="MATRIX")
+    check.add_argument(
+        "--versions",
+        default="releases",
+        help="releases (default) | all | anchors | a PEP 440 specifier | a comma-separated list",
+    )
+    check.add_argument(
+        "--source", default="auto", help="auto (default) | index | github | a local folder"
+    )
+    check.add_argument("--format", default="text", choices=FORMATS)
+    check.add_argument("--output", help="write the report to this file")
+    check.add_argument("--offline", action="store_true", help="use the cache alone")
+    check.add_argument("--jobs", type=int, default=default_jobs(), help="versions fetched at once")
+    check.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (MatrixError, UsageError) as exc:
+        print(f"canary: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SourceError as exc:
+        print(f"canary: {exc}", file=sys.stderr)
+        return EXIT_RED
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

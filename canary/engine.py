@@ -1,0 +1,113 @@
+"""Judge every check of a matrix on one version: gates, contracts, broken, severity."""
+
+from __future__ import annotations
+
+import threading
+
+from packaging.version import Version
+
+from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.branch_version import VersionUnknown, declared_version
+from canary.checks import evaluate, evaluate_any
+from canary.matrix import Check, Matrix
+from canary.outcomes import Result, Status
+from canary.sources.tree import SourceError, Tree
+from canary.targets import Target
+
+_SHARED_CACHE = ModuleCache()
+
+
+class VersionRun:
+    """One matrix on one version; modules are looked up (and parsed) once each."""
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        target: Target,
+        tree: Tree | SourceError,
+        cache: ModuleCache = _SHARED_CACHE,
+    ):
+        self.matrix = matrix
+        self.target = target
+        self.tree = tree
+        self.cache = cache
+        self._modules: dict[str, ModuleInfo | Exception | None] = {}
+        self._lock = threading.Lock()
+        self._version: Version | VersionUnknown | None = target.version
+
+    @property
+    def source(self) -> str:
+        return "" if isinstance(self.tree, SourceError) else self.tree.kind
+
+    def gate_version(self) -> Version:
+        """The release's own version, or what a branch's source declares."""
+        if self._version is None:
+            if isinstance(self.tree, SourceError):
+                self._version = VersionUnknown(str(self.tree))
+            else:
+                try:
+                    self._version = declared_version(self.tree, self.matrix.package)
+                except VersionUnknown as exc:
+                    self._version = exc
+        if isinstance(self._version, VersionUnknown):
+            raise self._version
+        return self._version
+
+    def module(self, name: str) -> ModuleInfo | None:
+        with self._lock:
+            if name not in self._modules:
+                self._modules[name] = self._load(name)
+            found = self._modules[name]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _load(self, name: str) -> ModuleInfo | Exception | None:
+        if isinstance(self.tree, SourceError):
+            return self.tree
+        base = name.replace(".", "/")
+        try:
+            for path, is_package in ((f"{base}.py", False), (f"{base}/__init__.py", True)):
+                data = self.tree.read(path)
+                if data is not None:
+                    return self.cache.get(data, name, path, is_package=is_package)
+        except (SourceError, ParseError) as exc:
+            return exc
+        return None
+
+    def result(self, check: Check) -> Result:
+        status, detail = self.judge(check)
+        return Result(
+            upstream=self.matrix.upstream,
+            check=check.id,
+            version=self.target.label,
+            status=status,
+            detail=detail,
+            source=self.source,
+        )
+
+    def judge(self, check: Check) -> tuple[Status, str]:
+        if check.gate is not None:
+            try:
+                version = self.gate_version()
+            except VersionUnknown as exc:
+                return Status.ERROR, f"gated check on {self.target.label}: {exc}"
+            if check.gated_out(version):
+                return Status.SKIP, f"{version} is outside {check.gate}"
+        try:
+            if check.contract is not None:
+                detail = evaluate(check.contract, self.module)
+            else:
+                detail = evaluate_any(check.any_of, self.module)
+        except (SourceError, ParseError) as exc:
+            return Status.ERROR, str(exc)
+        broken = self.matrix.versions.broken.get(self.target.label)
+        if broken is not None:
+            if detail is None:
+                return Status.XPASS, f"known broken ({broken}) but the contract holds"
+            return Status.XFAIL, f"{detail} [known broken: {broken}]"
+        if detail is None:
+            return Status.PASS, ""
+        if check.severity == "info":
+            return Status.WARN, detail
+        return Status.FAIL, f"{detail} -- {check.why}" if check.why else detail

@@ -1,0 +1,409 @@
+"""Matrix files: the YAML a maintainer writes, validated into typed checks.
+
+Every problem is reported as a MatrixError naming file, line, check id and key, because the
+person reading it has to fix the YAML, not debug canary.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from canary import yamlmarks
+from canary.yamlmarks import MarkedDict
+
+TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks")
+VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
+SUBJECT_KEYS = ("symbol", "class", "function")
+LIST_KEYS = ("methods", "bases", "params", "contains", "matches", "not_contains")
+CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS)
+GATE_KEYS = ("since", "until", "versions")
+CHECK_KEYS = ("id", "why", "severity", "any_of", *GATE_KEYS, *CONTRACT_KEYS)
+SEVERITIES = ("error", "info")
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_GITHUB = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+class MatrixError(Exception):
+    """A matrix that cannot be loaded; str() is the whole message a user sees."""
+
+    def __init__(self, path: Path | str, line: int | None, message: str, *, check: str = ""):
+        self.path = str(path)
+        self.line = line
+        self.check = check
+        where = f"{self.path}:{line}" if line else self.path
+        prefix = f"check {check!r}: " if check else ""
+        super().__init__(f"{where}: {prefix}{message}")
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The testable part of a check: one module and, optionally, one subject in it."""
+
+    module: str
+    symbol: str | None = None
+    class_: str | None = None
+    function: str | None = None
+    methods: tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    contains: tuple[str, ...] = ()
+    matches: tuple[re.Pattern[str], ...] = ()
+    not_contains: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    why: str
+    line: int
+    severity: str = "error"
+    gate: SpecifierSet | None = None
+    contract: Contract | None = None
+    any_of: tuple[Contract, ...] = ()
+
+    def gated_out(self, version: Version) -> bool:
+        """True when `version` lies outside the check's since/until/versions gate."""
+        return self.gate is not None and not self.gate.contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    releases: SpecifierSet | None = None
+    prereleases: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    anchors: tuple[str, ...] = ()
+    broken: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: Path
+    upstream: str
+    package: str
+    pypi: str
+    github: str | None
+    src: str
+    tag: str
+    versions: VersionSpec
+    checks: tuple[Check, ...]
+    lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+    def line_of(self, key: str) -> int:
+        """Line of a dotted key such as "versions.anchors" (1 when unknown)."""
+        return self.lines.get(key, 1)
+
+    def error(self, key: str, message: str) -> MatrixError:
+        """A load error pointing at `key`, for checks made after loading (anchors resolve)."""
+        return MatrixError(self.path, self.line_of(key), f"{key}: {message}")
+
+
+def load_matrix(path: Path | str) -> Matrix:
+    """Read and validate one matrix file; raises MatrixError, never anything else."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MatrixError(path, None, f"cannot read: {exc}") from None
+    try:
+        data = yamlmarks.load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise MatrixError(path, line, f"invalid YAML: {problem}") from None
+    except RecursionError:
+        raise MatrixError(path, None, "invalid YAML: nested too deeply") from None
+    return _Loader(path).matrix(data)
+
+
+class _Loader:
+    """Walks the marked YAML tree; holds the path so every error can name it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lines: dict[str, int] = {}
+
+    def fail(self, line: int | None, message: str, check: str = "") -> MatrixError:
+        return MatrixError(self.path, line, message, check=check)
+
+    def matrix(self, data: Any) -> Matrix:
+        if data is None:
+            raise self.fail(None, "the file is empty; a matrix needs `upstream` and `checks`")
+        if not isinstance(data, MarkedDict):
+            raise self.fail(1, f"the top level must be a mapping, not {_kind(data)}")
+        self.unknown_keys(data, TOP_KEYS, "matrix")
+        for key in data:
+            self.lines[key] = data.lines[key]
+        upstream = self.string(data, "upstream", required=True, pattern=_ID)
+        github = self.string(data, "github", pattern=_GITHUB)
+        tag = self.string(data, "tag") or "v{version}"
+        if "{version}" not in tag:
+            raise self.fail(data.lines["tag"], "tag: must contain {version}, e.g. 'v{version}'")
+        versions = self.version_spec(data.get("versions"), data.lines.get("versions", data.line))
+        checks_data = data.get("checks")
+        if not isinstance(checks_data, list):
+            raise self.fail(
+                data.lines.get("checks", data.line),
+                f"checks: must be a list of checks, not {_kind(checks_data)}",
+            )
+        checks = tuple(self.check(item, checks_data, i) for i, item in enumerate(checks_data))
+        seen: dict[str, int] = {}
+        for check in checks:
+            if check.id in seen:
+                raise self.fail(
+                    check.line, f"id: duplicate id (first used on line {seen[check.id]})", check.id
+                )
+            seen[check.id] = check.line
+        return Matrix(
+            path=self.path,
+            upstream=upstream,
+            package=self.string(data, "package", pattern=_DOTTED) or upstream,
+            pypi=self.string(data, "pypi") or upstream,
+            github=github,
+            src=(self.string(data, "src") or "").strip("/"),
+            tag=tag,
+            versions=versions,
+            checks=checks,
+            lines=self.lines,
+        )
+
+    # -- generic typed getters ------------------------------------------------------------
+
+    def unknown_keys(self, data: MarkedDict, allowed: tuple[str, ...], what: str, check=""):
+        for key in data:
+            if key in allowed:
+                continue
+            hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise self.fail(data.lines.get(key), f"{key}: unknown key in {what}{suggestion}", check)
+
+    def string(
+        self, data: MarkedDict, key: str, *, required=False, pattern=None, check=""
+    ) -> str | None:
+        if key not in data:
+            if required:
+                raise self.fail(data.line, f"{key}: required key is missing", check)
+            return None
+        value = data[key]
+        line = data.lines[key]
+        if not isinstance(value, str):
+            hint = ' (quote versions, e.g. "0.20")' if isinstance(value, float | int) else ""
+            raise self.fail(line, f"{key}: must be a string, not {_kind(value)}{hint}", check)
+        if pattern is not None and not pattern.match(value):
+            raise self.fail(line, f"{key}: {value!r} is not a valid {key}", check)
+        return value
+
+    def strings(self, data: MarkedDict, key: str, check="") -> tuple[str, ...]:
+        value = data.get(key, [])
+        line = data.lines.get(key, data.line)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(line, f"{key}: must be a list of strings, not {_kind(value)}", check)
+        return tuple(value)
+
+    def version(self, value: Any, line: int, key: str, check="") -> Version:
+        if not isinstance(value, str):
+            raise self.fail(
+                line, f"{key}: version must be a quoted string, not {_kind(value)}", check
+            )
+        try:
+            return Version(value)
+        except InvalidVersion:
+            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 version", check) from None
+
+    def specifier(self, value: Any, line: int, key: str, check="") -> SpecifierSet:
+        if not isinstance(value, str):
+            raise self.fail(line, f"{key}: must be a PEP 440 specifier string", check)
+        try:
+            return SpecifierSet(value)
+        except InvalidSpecifier:
+            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 specifier", check) from None
+
+    # -- versions -------------------------------------------------------------------------
+
+    def version_spec(self, data: Any, line: int) -> VersionSpec:
+        if data is None:
+            return VersionSpec()
+        if not isinstance(data, MarkedDict):
+            raise self.fail(line, f"versions: must be a mapping, not {_kind(data)}")
+        self.unknown_keys(data, VERSION_KEYS, "versions")
+        for key in data:
+            self.lines[f"versions.{key}"] = data.lines[key]
+        releases = None
+        if "releases" in data:
+            releases = self.specifier(data["releases"], data.lines["releases"], "releases")
+        prereleases = data.get("prereleases", False)
+        if not isinstance(prereleases, bool):
+            raise self.fail(data.lines["prereleases"], "prereleases: must be true or false")
+        exact = {}
+        for key in ("exclude", "anchors"):
+            values = self.strings(data, key)
+            for value in values:
+                self.version(value, data.lines[key], f"versions.{key}")
+            exact[key] = values
+        broken = data.get("broken")
+        if broken is None:
+            broken = MarkedDict()
+        elif not isinstance(broken, MarkedDict):
+            raise self.fail(data.lines["broken"], "versions.broken: must map version -> reason")
+        for version, reason in broken.items():
+            line = broken.lines[version]
+            self.version(version, line, "versions.broken")
+            if not isinstance(reason, str):
+                raise self.fail(line, f"versions.broken: reason for {version} must be text")
+        return VersionSpec(
+            releases=releases,
+            prereleases=prereleases,
+            include=self.strings(data, "include"),
+            exclude=exact["exclude"],
+            anchors=exact["anchors"],
+            broken=dict(broken),
+        )
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def check(self, data: Any, parent: Any, index: int) -> Check:
+        line = yamlmarks.line_of(parent, index, getattr(parent, "line", None))
+        if not isinstance(data, MarkedDict):
+            raise self.fail(line, f"checks[{index}]: must be a mapping, not {_kind(data)}")
+        raw_id = data.get("id")
+        label = raw_id if isinstance(raw_id, str) else f"#{index + 1}"
+        self.unknown_keys(data, CHECK_KEYS, "a check", label)
+        check_id = self.string(data, "id", required=True, pattern=_ID, check=label)
+        why = self.string(data, "why", check=check_id) or ""
+        severity = self.string(data, "severity", check=check_id) or "error"
+        if severity not in SEVERITIES:
+            raise self.fail(
+                data.lines["severity"],
+                f"severity: must be one of {', '.join(SEVERITIES)}",
+                check_id,
+            )
+        gate = self.gate(data, check_id)
+        if "any_of" in data:
+            return Check(
+                id=check_id,
+                why=why,
+                line=line,
+                severity=severity,
+                gate=gate,
+                any_of=self.alternatives(data, check_id),
+            )
+        contract = self.contract(data, check_id, inherited_module=None)
+        return Check(
+            id=check_id, why=why, line=line, severity=severity, gate=gate, contract=contract
+        )
+
+    def gate(self, data: MarkedDict, check_id: str) -> SpecifierSet | None:
+        parts = []
+        for key, op in (("since", ">="), ("until", "<")):
+            if key in data:
+                version = self.version(data[key], data.lines[key], key, check_id)
+                parts.append(f"{op}{version}")
+        if "versions" in data:
+            spec = self.specifier(data["versions"], data.lines["versions"], "versions", check_id)
+            parts.append(str(spec))
+        return SpecifierSet(",".join(p for p in parts if p)) if parts else None
+
+    def alternatives(self, data: MarkedDict, check_id: str) -> tuple[Contract, ...]:
+        items = data["any_of"]
+        line = data.lines["any_of"]
+        if not isinstance(items, list) or len(items) < 2:
+            raise self.fail(line, "any_of: must be a list of at least two alternatives", check_id)
+        extra = [key for key in CONTRACT_KEYS if key in data and key != "module"]
+        if extra:
+            raise self.fail(
+                data.lines[extra[0]],
+                f"{extra[0]}: put it inside the any_of alternatives (only `module` is shared)",
+                check_id,
+            )
+        module = self.string(data, "module", pattern=_DOTTED, check=check_id)
+        contracts = []
+        for i, item in enumerate(items):
+            item_line = yamlmarks.line_of(items, i, line)
+            if not isinstance(item, MarkedDict):
+                raise self.fail(item_line, f"any_of[{i}]: must be a mapping", check_id)
+            self.unknown_keys(item, CONTRACT_KEYS, "an any_of alternative", check_id)
+            contracts.append(self.contract(item, check_id, inherited_module=module))
+        return tuple(contracts)
+
+    def contract(self, data: MarkedDict, check_id: str, inherited_module: str | None) -> Contract:
+        module = self.string(data, "module", pattern=_DOTTED, check=check_id) or inherited_module
+        if module is None:
+            raise self.fail(data.line, "module: required key is missing", check_id)
+        subjects = [key for key in SUBJECT_KEYS if key in data]
+        if len(subjects) > 1:
+            raise self.fail(
+                data.lines[subjects[1]],
+                f"{subjects[1]}: a check has one subject; {' and '.join(subjects)} both given",
+                check_id,
+            )
+        symbol = self.string(data, "symbol", pattern=_NAME, check=check_id)
+        class_ = self.string(data, "class", pattern=_NAME, check=check_id)
+        function = self.function_name(data, check_id)
+        lists = {key: self.strings(data, key, check_id) for key in LIST_KEYS}
+        for key, needs, present in (
+            ("methods", "class", class_),
+            ("bases", "class", class_),
+            ("params", "function", function),
+        ):
+            if lists[key] and present is None:
+                raise self.fail(
+                    data.lines[key], f"{key}: needs `{needs}` in the same check", check_id
+                )
+        for key in ("methods", "params"):
+            for name in lists[key]:
+                if not _NAME.match(name):
+                    raise self.fail(data.lines[key], f"{key}: {name!r} is not a name", check_id)
+        patterns = []
+        for regex in lists["matches"]:
+            try:
+                patterns.append(re.compile(regex, re.MULTILINE))
+            except re.error as exc:
+                raise self.fail(
+                    data.lines["matches"], f"matches: bad regex {regex!r}: {exc}", check_id
+                ) from None
+        return Contract(
+            module=module,
+            symbol=symbol,
+            class_=class_,
+            function=function,
+            methods=lists["methods"],
+            bases=lists["bases"],
+            params=lists["params"],
+            contains=lists["contains"],
+            matches=tuple(patterns),
+            not_contains=lists["not_contains"],
+        )
+
+    def function_name(self, data: MarkedDict, check_id: str) -> str | None:
+        name = self.string(data, "function", check=check_id)
+        if name is not None:
+            parts = name.split(".")
+            if len(parts) > 2 or not all(_NAME.match(p) for p in parts):
+                raise self.fail(
+                    data.lines["function"],
+                    f"function: {name!r} must be NAME or Class.method",
+                    check_id,
+                )
+        return name
+
+
+def _kind(value: Any) -> str:
+    kinds = ((bool, "a boolean"), (dict, "a mapping"), (list, "a list"), (str, "a string"))
+    for typ, name in (*kinds, (int, "a number"), (float, "a number")):
+        if isinstance(value, typ):
+            return name
+    return "nothing" if value is None else type(value).__name__

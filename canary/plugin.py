@@ -1,0 +1,143 @@
+"""pytest plugin: every check x version of matrices/*.yaml is one test item.
+
+Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
+`pytest -n auto` work like for any other test.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from canary.engine import VersionRun
+from canary.matrix import Check, Matrix, MatrixError, load_matrix
+from canary.outcomes import Status
+from canary.run import Runner, local_selector, release_selector
+from canary.targets import Target
+
+_RUNNER = pytest.StashKey[Runner]()
+_RUNS = pytest.StashKey[dict[tuple[str, str], VersionRun]]()
+
+
+class CanaryWarning(UserWarning):
+    """A `severity: info` check that failed: reported, never red."""
+
+
+class CheckFailed(Exception):
+    """The contract does not hold on this version."""
+
+
+class SourceUnavailable(Exception):
+    """The version's source could not be obtained or parsed: a pytest error, never a pass."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("canary", "canary upstream contract checks")
+    group.addoption(
+        "--canary-versions",
+        default="releases",
+        help="releases (default) | all | anchors | a PEP 440 specifier | a comma-separated list",
+    )
+    group.addoption("--canary-offline", action="store_true", help="use the canary cache alone")
+    group.addoption(
+        "--canary-source", default="auto", help="auto (default) | index | github | a local folder"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    source = config.getoption("canary_source")
+    if source in ("auto", "index", "github"):
+        runner = Runner(select=release_selector, offline=config.getoption("canary_offline"))
+    else:
+        folder = Path(source)
+        runner = Runner(select=local_selector(folder), source_path=folder)
+    config.stash[_RUNNER] = runner
+    config.stash[_RUNS] = {}
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "matrices":
+        return MatrixFile.from_parent(parent, path=file_path)
+    return None
+
+
+class MatrixFile(pytest.File):
+    def collect(self):
+        try:
+            matrix = load_matrix(self.path)
+        except MatrixError as exc:
+            raise self.CollectError(str(exc)) from None
+        selection = self.config.getoption("canary_versions")
+        targets = self.config.stash[_RUNNER].select(matrix, selection)
+        yield UpstreamNode.from_parent(self, name=matrix.upstream, matrix=matrix, targets=targets)
+
+
+class UpstreamNode(pytest.Collector):
+    def __init__(self, *, matrix: Matrix, targets: list[Target], **kwargs):
+        super().__init__(**kwargs)
+        self.matrix = matrix
+        self.targets = targets
+
+    def collect(self):
+        for target in self.targets:
+            for check in self.matrix.checks:
+                yield CheckItem.from_parent(
+                    self, name=f"{check.id}[{target.label}]", check=check, target=target
+                )
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check: Check, target: Target, **kwargs):
+        super().__init__(**kwargs)
+        self.check = check
+        self.target = target
+        matrix = self.matrix
+        self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
+        reason = matrix.versions.broken.get(target.label)
+        if reason is not None:
+            self.add_marker(pytest.mark.xfail(reason=reason, raises=CheckFailed, strict=False))
+
+    @property
+    def matrix(self) -> Matrix:
+        return self.parent.matrix
+
+    def setup(self) -> None:
+        runs = self.config.stash[_RUNS]
+        key = (str(self.matrix.path), self.target.label)
+        if key not in runs:
+            runs[key] = self.config.stash[_RUNNER].version_run(self.matrix, self.target)
+        self.result = runs[key].result(self.check)
+        if self.result.status is Status.ERROR:
+            raise SourceUnavailable(self.result.detail)
+
+    def runtest(self) -> None:
+        status, detail = self.result.status, self.result.detail
+        if status is Status.SKIP:
+            # Point the skip at the check in the matrix, not at this line of the plugin.
+            raise pytest.skip.Exception(detail, _use_item_location=True)
+        elif status in (Status.FAIL, Status.XFAIL):
+            raise CheckFailed(detail)
+        elif status is Status.WARN:
+            warnings.warn_explicit(
+                CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
+                category=CanaryWarning,
+                filename=str(self.path),
+                lineno=self.check.line,
+            )
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CheckFailed | SourceUnavailable):
+            return f"{self.matrix.upstream}::{self.name}: {excinfo.value}"
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):
+        # pytest renders setup errors through this hook rather than repr_failure; an
+        # unavailable source is a message for the maintainer, not a canary traceback.
+        if isinstance(excinfo.value, SourceUnavailable):
+            return self.repr_failure(excinfo, style)
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"

@@ -1,0 +1,134 @@
+"""Run matrices over their versions: open each version's tree once, judge every check."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canary.engine import VersionRun
+from canary.matrix import Matrix
+from canary.outcomes import Result, RunReport, UpstreamInfo
+from canary.sources.local import LocalTree
+from canary.sources.tree import SourceError, Tree
+from canary.targets import Target
+
+#: Chooses the targets of a matrix for a `--versions` selection (canary.versions provides it).
+Selector = Callable[[Matrix, str], list[Target]]
+
+
+def default_jobs() -> int:
+    """Fetching is latency-bound, so more threads than cores pays off."""
+    return min(32, (os.cpu_count() or 1) * 4)
+
+
+@dataclass
+class Runner:
+    """Holds what one run shares: the source context (HTTP session, cache) and options."""
+
+    select: Selector
+    source_path: Path | None = None
+    offline: bool = False
+    jobs: int = field(default_factory=default_jobs)
+    _context: object | None = None
+
+    @property
+    def context(self):
+        """Built lazily so a `--source PATH` run never touches the network or the cache."""
+        if self._context is None:
+            from canary.sources.context import SourceContext
+
+            self._context = SourceContext(offline=self.offline)
+        return self._context
+
+    def open_tree(self, matrix: Matrix, target: Target) -> Tree:
+        if self.source_path is not None:
+            return LocalTree(self.source_path, matrix.package, matrix.src)
+        if not target.branch:
+            tree = self.context.release_tree(matrix.pypi, target.label, target.file)
+            if tree is not None:
+                return tree
+        if not matrix.github:
+            raise SourceError(
+                f"{matrix.upstream} {target.label}: no files on the package index and no "
+                "`github` in the matrix to fall back to"
+            )
+        ref = target.label if target.branch else matrix.tag.format(version=target.label)
+        return self.context.github_tree(matrix.github, ref, matrix.src)
+
+    def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
+        try:
+            tree: Tree | SourceError = self.open_tree(matrix, target)
+        except SourceError as exc:
+            tree = exc
+        return VersionRun(matrix, target, tree)
+
+    def run(self, matrices: list[Matrix], selection: str) -> RunReport:
+        started = time.perf_counter()
+        plan = [(m, t) for m in matrices for t in self.select(m, selection)]
+
+        def judge(item: tuple[Matrix, Target]) -> list[Result]:
+            version_run = self.version_run(*item)
+            return [version_run.result(check) for check in item[0].checks]
+
+        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+            batches = list(pool.map(judge, plan))
+        results = [result for batch in batches for result in batch]
+        stats = self.stats()
+        stats["seconds"] = round(time.perf_counter() - started, 3)
+        upstreams = {
+            m.upstream: upstream_info(m, [t for mm, t in plan if mm is m]) for m in matrices
+        }
+        return RunReport(results=results, stats=stats, upstreams=upstreams)
+
+    def stats(self) -> dict[str, float]:
+        if self._context is None:
+            return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
+        return self.context.stats.as_dict()
+
+
+def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
+    labels = tuple(t.label for t in targets)
+    return UpstreamInfo(
+        versions=labels,
+        anchors=tuple(v for v in matrix.versions.anchors if v in labels),
+        broken=tuple(v for v in matrix.versions.broken if v in labels),
+        branches=tuple(t.label for t in targets if t.branch),
+    )
+
+
+def is_explicit(selection: str) -> bool:
+    """A comma-separated list of exact versions or branch names (not a keyword or specifier)."""
+    keywords = {"releases", "all", "anchors"}
+    return selection not in keywords and not any(c in selection for c in "<>=!~*")
+
+
+def explicit_targets(selection: str) -> list[Target]:
+    return [Target.parse(label.strip()) for label in selection.split(",") if label.strip()]
+
+
+def local_selector(folder: Path) -> Selector:
+    """A folder is one version: the one named on the command line, else the one it declares."""
+
+    def select(matrix: Matrix, selection: str) -> list[Target]:
+        if is_explicit(selection):
+            return explicit_targets(selection)
+        from canary.branch_version import VersionUnknown, declared_version
+
+        try:
+            tree = LocalTree(folder, matrix.package, matrix.src)
+            return [Target(str(declared_version(tree, matrix.package)))]
+        except (SourceError, VersionUnknown):
+            return [Target("local", branch=True)]
+
+    return select
+
+
+def release_selector(matrix: Matrix, selection: str) -> list[Target]:
+    """Targets from the lock (or the index); imported late so local runs never need it."""
+    from canary.versions import select_targets
+
+    return select_targets(matrix, selection)

@@ -1,0 +1,50 @@
+"""A folder on disk standing in for a version: a checkout, an unpacked wheel, a site-packages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canary.sources.tree import SourceError
+
+
+class LocalTree:
+    """Finds the package at the top of the folder, or under the matrix's `src` (or `src/`)."""
+
+    kind = "local"
+
+    def __init__(self, folder: Path | str, package: str, src: str = ""):
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise SourceError(f"{self.folder}: not a folder")
+        self.package = package
+        top = package.split(".")[0]
+        candidates = [self.folder, self.folder / src, self.folder / "src"]
+        self.root = next(
+            (c for c in candidates if (c / top).is_dir() or (c / f"{top}.py").is_file()),
+            self.folder,
+        )
+
+    def _read(self, base: Path, path: str) -> bytes | None:
+        target = base / path
+        try:
+            return target.read_bytes() if target.is_file() else None
+        except OSError as exc:
+            raise SourceError(f"{target}: cannot read: {exc}") from None
+
+    def read(self, path: str) -> bytes | None:
+        return self._read(self.root, path)
+
+    def read_meta(self, path: str) -> bytes | None:
+        found = self._read(self.folder, path)
+        if found is None and path == "PKG-INFO":
+            return self._dist_info_metadata()
+        return found
+
+    def _dist_info_metadata(self) -> bytes | None:
+        """An unpacked wheel or a site-packages holds its core metadata in a dist-info."""
+        top = self.package.split(".")[0].replace("_", "-").lower()
+        for meta in sorted(self.root.glob("*.dist-info/METADATA")):
+            name = meta.parent.name.split("-", 1)[0].replace("_", "-").lower()
+            if name == top:
+                return self._read(meta.parent, "METADATA")
+        return None

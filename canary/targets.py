@@ -1,0 +1,29 @@
+"""A version to check: a release (maybe with the index file a lock recorded) or a branch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from canary.sources.index import IndexFile
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str  # "1.0.0" or "main"
+    branch: bool = False
+    file: IndexFile | None = None  # known from the lock; else asked of the index
+
+    @classmethod
+    def parse(cls, label: str) -> Target:
+        """An exact version is a release; anything else names a branch."""
+        try:
+            Version(label)
+        except InvalidVersion:
+            return cls(label, branch=True)
+        return cls(label)
+
+    @property
+    def version(self) -> Version | None:
+        return None if self.branch else Version(self.label)

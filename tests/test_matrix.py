@@ -1,0 +1,237 @@
+"""Malformed matrices: each names file, line, check id and key, and `canary check` exits 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from canary.matrix import MatrixError, load_matrix
+
+HEAD = "upstream: trl\nchecks:\n"
+
+# (case id, matrix text, expected line, fragments the message must contain)
+BAD = [
+    ("empty", "", None, ["the file is empty"]),
+    ("not-mapping", "- a\n- b\n", 1, ["top level must be a mapping"]),
+    ("yaml-syntax", "upstream: trl\nchecks: [\n", 3, ["invalid YAML"]),
+    ("duplicate-key", "upstream: trl\nupstream: peft\nchecks: []\n", 2, ["duplicate key"]),
+    ("unknown-top", "upstream: trl\nchekcs: []\n", 2, ["chekcs: unknown key", "'checks'"]),
+    ("no-upstream", "checks: []\n", 1, ["upstream: required"]),
+    ("checks-not-list", "upstream: trl\nchecks: {a: 1}\n", 2, ["checks: must be a list"]),
+    ("checks-missing", "upstream: trl\n", 1, ["checks: must be a list"]),
+    ("check-not-mapping", HEAD + "  - just-a-string\n", 3, ["checks[0]: must be a mapping"]),
+    ("no-id", HEAD + "  - module: trl\n", 3, ["check '#1'", "id: required"]),
+    ("bad-id", HEAD + "  - {id: Bad_Id, module: trl}\n", 3, ["id: 'Bad_Id' is not a valid id"]),
+    (
+        "near-miss-key",
+        HEAD + "  - id: c\n    module: trl\n    class: A\n    method: [x]\n",
+        6,
+        ["check 'c'", "method: unknown key", "did you mean 'methods'?"],
+    ),
+    ("no-module", HEAD + "  - id: c\n    symbol: x\n", 3, ["check 'c'", "module: required"]),
+    (
+        "two-subjects",
+        HEAD + "  - id: c\n    module: trl\n    symbol: a\n    class: B\n",
+        6,
+        ["check 'c'", "class: a check has one subject"],
+    ),
+    (
+        "methods-without-class",
+        HEAD + "  - id: c\n    module: trl\n    methods: [a]\n",
+        5,
+        ["methods: needs `class`"],
+    ),
+    (
+        "params-without-function",
+        HEAD + "  - id: c\n    module: trl\n    params: [a]\n",
+        5,
+        ["params: needs `function`"],
+    ),
+    (
+        "bad-regex",
+        HEAD + "  - id: c\n    module: trl\n    matches: ['(unclosed']\n",
+        5,
+        ["check 'c'", "matches: bad regex"],
+    ),
+    (
+        "wrong-type-list",
+        HEAD + "  - id: c\n    module: trl\n    contains: {a: 1}\n",
+        5,
+        ["contains: must be a list of strings"],
+    ),
+    ("wrong-type-module", HEAD + "  - id: c\n    module: 3\n", 4, ["module: must be a string"]),
+    ("bad-module", HEAD + "  - id: c\n    module: trl..x\n", 4, ["module: 'trl..x' is not"]),
+    (
+        "bad-function",
+        HEAD + "  - id: c\n    module: trl\n    function: A.b.c\n",
+        5,
+        ["function: 'A.b.c' must be NAME or Class.method"],
+    ),
+    (
+        "float-version",
+        HEAD + "  - id: c\n    module: trl\n    since: 0.20\n",
+        5,
+        ["since: version must be a quoted string"],
+    ),
+    (
+        "bad-version",
+        HEAD + "  - id: c\n    module: trl\n    until: 'one'\n",
+        5,
+        ["until: 'one' is not a PEP 440 version"],
+    ),
+    (
+        "bad-specifier",
+        HEAD + "  - id: c\n    module: trl\n    versions: '>>1'\n",
+        5,
+        ["versions: '>>1' is not a PEP 440 specifier"],
+    ),
+    (
+        "bad-severity",
+        HEAD + "  - id: c\n    module: trl\n    severity: fatal\n",
+        5,
+        ["severity: must be one of error, info"],
+    ),
+    (
+        "duplicate-id",
+        HEAD + "  - {id: c, module: trl}\n  - {id: c, module: trl.x}\n",
+        4,
+        ["check 'c'", "duplicate id (first used on line 3)"],
+    ),
+    ("any-of-one", HEAD + "  - id: c\n    any_of: [{module: a}]\n", 4, ["any_of: must be a list"]),
+    (
+        "any-of-unknown",
+        HEAD + "  - id: c\n    any_of:\n      - {module: a}\n      - {modul: b}\n",
+        6,
+        ["modul: unknown key in an any_of alternative", "did you mean 'module'"],
+    ),
+    (
+        "any-of-gate-inside",
+        HEAD + "  - id: c\n    any_of:\n      - {module: a, since: '1.0'}\n      - {module: b}\n",
+        5,
+        ["since: unknown key in an any_of alternative"],
+    ),
+    (
+        "any-of-no-module",
+        HEAD + "  - id: c\n    any_of:\n      - {symbol: a}\n      - {module: b}\n",
+        5,
+        ["module: required"],
+    ),
+    (
+        "versions-not-mapping",
+        "upstream: trl\nversions: '>=1'\nchecks: []\n",
+        2,
+        ["versions: must be a mapping"],
+    ),
+    (
+        "versions-unknown",
+        "upstream: trl\nversions:\n  release: '>=1'\nchecks: []\n",
+        3,
+        ["release: unknown key in versions", "did you mean 'releases'"],
+    ),
+    (
+        "releases-bad",
+        "upstream: trl\nversions:\n  releases: '=>1'\nchecks: []\n",
+        3,
+        ["releases: '=>1' is not a PEP 440 specifier"],
+    ),
+    (
+        "anchor-bad",
+        "upstream: trl\nversions:\n  anchors: [x.y]\nchecks: []\n",
+        3,
+        ["versions.anchors: 'x.y' is not a PEP 440 version"],
+    ),
+    (
+        "broken-not-mapping",
+        "upstream: trl\nversions:\n  broken: [1.0]\nchecks: []\n",
+        3,
+        ["versions.broken: must map version -> reason"],
+    ),
+    (
+        "prereleases-type",
+        "upstream: trl\nversions:\n  prereleases: 'yes'\nchecks: []\n",
+        3,
+        ["prereleases: must be true or false"],
+    ),
+    ("tag-without-version", "upstream: trl\ntag: 'v1'\nchecks: []\n", 2, ["tag: must contain"]),
+    ("github-bad", "upstream: trl\ngithub: 'not a repo'\nchecks: []\n", 2, ["github:"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragments"), [b[1:] for b in BAD], ids=[b[0] for b in BAD]
+)
+def test_bad_matrix_names_file_line_check_key(tmp_path, text, line, fragments):
+    path = tmp_path / "trl.yaml"
+    path.write_text(text)
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(path)
+    message = str(caught.value)
+    where = f"{path}:{line}:" if line else f"{path}:"
+    assert message.startswith(where), message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_good_matrix_loads_every_key(tmp_path):
+    path = tmp_path / "trl.yaml"
+    path.write_text(
+        textwrap.dedent("""\
+        upstream: trl
+        package: trl
+        pypi: trl
+        github: huggingface/trl
+        src: ""
+        tag: "v{version}"
+        versions:
+          releases: ">=0.18.2"
+          prereleases: false
+          include: [main, "0.17.0"]
+          exclude: ["0.20.1"]
+          anchors: ["0.22.2", "1.0.0"]
+          broken:
+            "0.19.0": "bad upload"
+        checks:
+          - id: dgc
+            why: "PatchFastRL swaps it"
+            module: trl.models.utils
+            symbol: disable_gradient_checkpointing
+            since: "0.27.0"
+          - id: grpo
+            module: trl.trainer.grpo_trainer
+            class: GRPOTrainer
+            methods: [compute_loss]
+            bases: [Trainer]
+            contains: ["x"]
+            matches: ["^y"]
+            not_contains: ["z"]
+            severity: info
+            versions: "<2"
+        """)
+    )
+    matrix = load_matrix(path)
+    assert matrix.versions.broken == {"0.19.0": "bad upload"}
+    assert matrix.versions.include == ("main", "0.17.0")
+    assert matrix.line_of("versions.anchors") == 12
+    assert [c.id for c in matrix.checks] == ["dgc", "grpo"]
+    assert matrix.checks[0].line == 16
+    assert str(matrix.checks[0].gate) == ">=0.27.0"
+    assert matrix.checks[1].contract.matches[0].pattern == "^y"
+    assert matrix.package == "trl" and matrix.src == ""
+
+
+def test_cli_exits_2_without_traceback(tmp_path):
+    path = tmp_path / "trl.yaml"
+    path.write_text(HEAD + "  - id: c\n    module: trl\n    class: A\n    method: [x]\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "canary.cli", "check", str(path), "--source", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{path}:6: check 'c': method: unknown key in a check; did you mean 'methods'?" in (
+        proc.stderr
+    )

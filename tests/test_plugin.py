@@ -1,0 +1,100 @@
+"""The pytest plugin: ids, -k selection, outcome mapping, xdist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+
+MATRIX = """\
+upstream: fakeup
+src: src
+versions:
+  broken:
+    "1.0.0": "bad upload"
+checks:
+  - {id: pkg, module: fakeup.pkg}
+  - {id: gone, module: fakeup.gone, why: "the patch imports it"}
+  - {id: new-api, module: fakeup.pkg, since: "2.0.0"}
+  - {id: optional, module: fakeup.gone, severity: info}
+  - {id: broken-file, module: fakeup.broken}
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "matrices").mkdir()
+    (pytester.path / "matrices" / "fakeup.yaml").write_text(MATRIX)
+    return pytester
+
+
+def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return project.runpytest(
+        "--canary-source", str(CHECKOUT), "--canary-versions", "1.0.0,2.0.0", "-rA", *args
+    )
+
+
+def test_ids_and_outcomes(project):
+    result = run(project)
+    result.assert_outcomes(
+        passed=3, failed=1, skipped=1, xfailed=2, xpassed=1, errors=2, warnings=1
+    )
+    out = result.stdout.str()
+    summary = {line.split(" ", 1)[0]: [] for line in result.stdout.lines}
+    for line in result.stdout.lines:
+        word, _, rest = line.partition(" ")
+        summary[word].append(rest.split("matrices/fakeup.yaml::", 1)[-1].split(" ")[0])
+    assert summary["PASSED"] == [
+        "fakeup::pkg[2.0.0]",
+        "fakeup::new-api[2.0.0]",
+        "fakeup::optional[2.0.0]",
+    ]
+    assert summary["XFAIL"] == ["fakeup::gone[1.0.0]", "fakeup::optional[1.0.0]"]
+    assert summary["XPASS"] == ["fakeup::pkg[1.0.0]"]
+    assert summary["ERROR"] == ["fakeup::broken-file[1.0.0]", "fakeup::broken-file[2.0.0]"]
+    assert summary["FAILED"] == ["fakeup::gone[2.0.0]"]
+    assert "1.0.0 is outside >=2.0.0" in out
+    assert "fakeup::gone[2.0.0]: module fakeup.gone not found -- the patch imports it" in out
+    assert "fakeup::broken-file[2.0.0]: fakeup/broken.py:5: does not parse" in out
+    assert "Traceback" not in out and "plugin.py:1" not in out
+    assert "CanaryWarning" in out
+
+
+def test_keyword_selection(project):
+    result = run(project, "-k", "fakeup and 2.0.0 and not broken", "--collect-only", "-q")
+    collected = [line for line in result.stdout.lines if "::" in line]
+    assert collected == [
+        f"matrices/fakeup.yaml::fakeup::{check}[2.0.0]"
+        for check in ("pkg", "gone", "new-api", "optional")
+    ]
+
+
+def test_bad_matrix_is_a_collection_error(project):
+    (project.path / "matrices" / "fakeup.yaml").write_text("upstream: fakeup\nchecks: 3\n")
+    result = run(project)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*fakeup.yaml:2: checks: must be a list of checks*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_xdist_runs_the_same_items(project):
+    result = project.runpytest_subprocess(
+        "--canary-source",
+        str(CHECKOUT),
+        "--canary-versions",
+        "1.0.0,2.0.0",
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "-p",
+        "xdist",
+    )
+    result.assert_outcomes(
+        passed=3, failed=1, skipped=1, xfailed=2, xpassed=1, errors=2, warnings=1
+    )
