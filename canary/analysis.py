@@ -7,6 +7,7 @@ parsed once per content (the index is cached by hash), and every check reads the
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import threading
@@ -62,9 +63,12 @@ class ModuleInfo:
     functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
     def segment(self, span: Span) -> str:
-        lines = self.text.splitlines(keepends=True)
-        return "".join(lines[span.start - 1 : span.end])
+        return "".join(self.lines[span.start - 1 : span.end])
 
 
 def _span(node: ast.stmt) -> Span:
@@ -231,23 +235,31 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
 
 
 class ModuleCache:
-    """Indexes keyed by (content hash, module name): identical files across releases parse once."""
+    """Indexes keyed by (content hash, module name): identical files across releases parse once,
+    and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 512):
+    def __init__(self, capacity: int = 512, store=None):
         self.capacity = capacity
-        self._items: OrderedDict[tuple[str, str, bool], ModuleInfo] = OrderedDict()
+        self.store = store
+        self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         self._lock = threading.Lock()
         self.parses = 0
 
     def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        key = (hashlib.sha256(data).hexdigest(), name, is_package)
+        digest = hashlib.sha256(data).hexdigest()
+        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        info = index_module(data, name, path, is_package=is_package)
+        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+        if info is None:
+            info = index_module(data, name, path, is_package=is_package)
+            with self._lock:
+                self.parses += 1
+            if self.store:
+                self.store.put(key, info)
         with self._lock:
-            self.parses += 1
             self._items[key] = info
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)

@@ -102,18 +102,41 @@ def _class_variants(module: ModuleInfo, name: str) -> list[ClassInfo] | str:
     return variants
 
 
+def _binding_module(
+    module: ModuleInfo, name: str, lookup: ModuleLookup, seen: set[str]
+) -> ModuleInfo | None:
+    """The module whose scope binds `name`: this one, or one it star-imports (transitively).
+
+    A star import binds every public name of its module, so a symbol reached that way is
+    bound here too; modules outside this upstream's tree are unknown and bind nothing.
+    """
+    if name in module.bindings:
+        return module
+    seen.add(module.name)
+    if name.startswith("_"):
+        return None
+    for origin in module.star_imports:
+        if origin in seen:
+            continue
+        star = lookup(origin)
+        found = star and _binding_module(star, name, lookup, seen)
+        if found is not None:
+            return found
+    return None
+
+
 def evaluate(contract: Contract, lookup: ModuleLookup) -> str | None:
     """None when the contract holds, else the failure detail."""
     module = lookup(contract.module)
     if module is None:
         return f"module {contract.module} not found"
     if contract.symbol is not None:
-        bindings = module.bindings.get(contract.symbol)
-        if not bindings:
+        owner = _binding_module(module, contract.symbol, lookup, set())
+        if owner is None:
             return _missing_name(module, contract.symbol, "symbol", module.bindings)
         return _first_holding(
-            bindings,
-            lambda b: _source_detail(module.segment(b.span), contract.symbol, contract),
+            owner.bindings[contract.symbol],
+            lambda b: _source_detail(owner.segment(b.span), contract.symbol, contract),
         )
     if contract.class_ is not None:
         variants = _class_variants(module, contract.class_)

@@ -9,7 +9,7 @@ from pathlib import Path
 from canary import __version__
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
-from canary.reports import FORMATS, render
+from canary.reports import FORMATS, render, report_main, terminal_style
 from canary.run import Runner, default_jobs, local_selector, release_selector
 from canary.sources.tree import SourceError
 
@@ -67,14 +67,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     select, folder = selector_for(args)
     runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)
     report = runner.run(matrices, args.versions)
-    tty = args.output is None and sys.stdout.isatty()
-    width = None
-    if tty:
-        import shutil
-
-        width = shutil.get_terminal_size().columns
-    write_output(render(args.format, report, width=width, color=tty), args.output)
+    width, color = (None, False) if args.output else terminal_style(sys.stdout)
+    write_output(render(args.format, report, width=width, color=color), args.output)
     return exit_status(report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    return report_main(args.results, args.format, args.output, args.baseline)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from canary.scan import scan_main
+
+    upstreams = (
+        [p.strip() for p in args.upstream.split(",") if p.strip()] if args.upstream else None
+    )
+    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,6 +105,27 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--offline", action="store_true", help="use the cache alone")
     check.add_argument("--jobs", type=int, default=default_jobs(), help="versions fetched at once")
     check.set_defaults(func=cmd_check)
+
+    report = commands.add_parser("report", help="render saved JSON results; drift since a baseline")
+    report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")
+    report.add_argument("--baseline", metavar="OLD.json", help="list what changed since it")
+    report.add_argument("--format", default="text", choices=FORMATS)
+    report.add_argument("--output", metavar="FILE")
+    report.set_defaults(func=cmd_report)
+
+    scan = commands.add_parser("scan", help="propose matrix checks from a downstream codebase")
+    scan.add_argument("path", metavar="PATH", help="the downstream codebase (read, never run)")
+    scan.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    scan.add_argument("--output", metavar="DIR", help="write DIR/NAME.yaml (never overwrites)")
+    scan.add_argument("--merge", metavar="MATRIX_DIR", help="append only the missing checks")
+    scan.add_argument(
+        "--source",
+        metavar="DIR",
+        help="a site-packages or checkout of the upstreams, to find where re-exports are defined",
+    )
+    scan.set_defaults(func=cmd_scan)
     return parser
 
 

@@ -14,8 +14,6 @@ from canary.outcomes import Result, Status
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
 
-_SHARED_CACHE = ModuleCache()
-
 
 class VersionRun:
     """One matrix on one version; modules are looked up (and parsed) once each."""
@@ -25,7 +23,7 @@ class VersionRun:
         matrix: Matrix,
         target: Target,
         tree: Tree | SourceError,
-        cache: ModuleCache = _SHARED_CACHE,
+        cache: ModuleCache,
     ):
         self.matrix = matrix
         self.target = target

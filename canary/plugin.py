@@ -65,12 +65,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class MatrixFile(pytest.File):
     def collect(self):
+        selection = self.config.getoption("canary_versions")
         try:
             matrix = load_matrix(self.path)
+            targets = self.config.stash[_RUNNER].select(matrix, selection)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
-        selection = self.config.getoption("canary_versions")
-        targets = self.config.stash[_RUNNER].select(matrix, selection)
         yield UpstreamNode.from_parent(self, name=matrix.upstream, matrix=matrix, targets=targets)
 
 

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from canary.analysis import ModuleCache
 from canary.engine import VersionRun
 from canary.matrix import Matrix
 from canary.outcomes import Result, RunReport, UpstreamInfo
@@ -33,6 +34,7 @@ class Runner:
     source_path: Path | None = None
     offline: bool = False
     jobs: int = field(default_factory=default_jobs)
+    modules: ModuleCache = field(default_factory=ModuleCache)
     _context: object | None = None
 
     @property
@@ -64,7 +66,7 @@ class Runner:
             tree: Tree | SourceError = self.open_tree(matrix, target)
         except SourceError as exc:
             tree = exc
-        return VersionRun(matrix, target, tree)
+        return VersionRun(matrix, target, tree, self.modules)
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()

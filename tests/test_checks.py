@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from canary.analysis import ModuleCache
 from canary.engine import VersionRun
 from canary.matrix import load_matrix
 from canary.outcomes import Status
@@ -27,7 +28,8 @@ def judge(tmp_path: Path, check_yaml: str, version: str = "2.0.0", header: str =
     path = tmp_path / "fakeup.yaml"
     path.write_text(text + "\n")
     matrix = load_matrix(path)
-    run = VersionRun(matrix, Target.parse(version), LocalTree(CHECKOUT, "fakeup", "src"))
+    tree = LocalTree(CHECKOUT, "fakeup", "src")
+    run = VersionRun(matrix, Target.parse(version), tree, ModuleCache())
     return run.result(matrix.checks[0])
 
 
@@ -64,11 +66,25 @@ CASES = [
         Status.FAIL,
         "fakeup.models.utils has no symbol INNER_NAME",
     ),
+    ("sym-star", "{module: fakeup.models.utils, symbol: RepeatSampler}", Status.PASS, ""),
     (
-        "sym-star",
-        "{module: fakeup.models.utils, symbol: RepeatSampler}",
+        "sym-star-missing",
+        "{module: fakeup.models.utils, symbol: NoSuchName}",
         Status.FAIL,
         "star-imports fakeup.trainer.utils",
+    ),
+    (
+        "sym-star-contains",
+        "{module: fakeup.models.utils, symbol: selective_log_softmax, "
+        "contains: ['def selective_log_softmax(logits, index)']}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "sym-star-private",
+        "{module: fakeup.models.utils, symbol: _private_helper}",
+        Status.FAIL,
+        "has no symbol _private_helper",
     ),
     (
         "sym-similar",
@@ -383,7 +399,8 @@ def test_unreadable_tree_is_error_for_every_check(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text("upstream: fakeup\nchecks:\n  - {id: a, module: fakeup.pkg}\n")
     matrix = load_matrix(path)
-    run = VersionRun(matrix, Target.parse("1.0.0"), SourceError("http://x/y.whl: reset"))
+    error = SourceError("http://x/y.whl: reset")
+    run = VersionRun(matrix, Target.parse("1.0.0"), error, ModuleCache())
     result = run.result(matrix.checks[0])
     assert result.status is Status.ERROR
     assert "http://x/y.whl: reset" in result.detail

@@ -1,0 +1,105 @@
+"""What changed since a baseline run: the nightly's "new since yesterday".
+
+Cells are matched on (upstream, check, version). A red cell (fail or error) is new when the
+baseline has that cell not red or has no such cell (a new release, a new check). A fix is a
+cell red in the baseline and present but not red now. Versions only one side has are listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from canary.outcomes import Result, RunReport
+from canary.reports.grid import build_grids, order_versions, spans_text
+from canary.reports.markdown import md_escape
+
+Key = tuple[str, str, str]
+
+
+@dataclass
+class Drift:
+    #: (now, before or None when the baseline has no such cell)
+    new_failures: list[tuple[Result, Result | None]] = field(default_factory=list)
+    #: (now, before)
+    fixed: list[tuple[Result, Result]] = field(default_factory=list)
+    new_versions: dict[str, list[str]] = field(default_factory=dict)
+    gone_versions: dict[str, list[str]] = field(default_factory=dict)
+    #: each upstream's version order in the new run, to compress versions into spans
+    order: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _cells(report: RunReport) -> dict[Key, Result]:
+    return {(r.upstream, r.check, r.version): r for r in report.results}
+
+
+def _versions(report: RunReport) -> dict[str, list[str]]:
+    return {grid.name: grid.versions for grid in build_grids(report)}
+
+
+def drift(new: RunReport, baseline: RunReport) -> Drift:
+    now, before = _cells(new), _cells(baseline)
+    now_versions, old_versions = _versions(new), _versions(baseline)
+    out = Drift(order=now_versions)
+    for key, result in now.items():
+        old = before.get(key)
+        if result.status.is_red and (old is None or not old.status.is_red):
+            out.new_failures.append((result, old))
+        elif old is not None and old.status.is_red and not result.status.is_red:
+            out.fixed.append((result, old))
+    for name in dict.fromkeys([*now_versions, *old_versions]):
+        fresh, stale = now_versions.get(name, []), old_versions.get(name, [])
+        if added := [v for v in fresh if v not in stale]:
+            out.new_versions[name] = added
+        if gone := [v for v in stale if v not in fresh]:
+            out.gone_versions[name] = gone
+    return out
+
+
+def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[str]]) -> list[str]:
+    """One line per (upstream, check, before, now, detail), versions compressed into spans.
+
+    The detail is the red side's: what fails now, or what failed before a fix.
+    """
+    groups: dict[tuple[str, str, str, str, str], list[str]] = {}
+    for now, old in pairs:
+        detail = now.detail if now.status.is_red or old is None else old.detail
+        was = old.status.value if old else "absent"
+        key = (now.upstream, now.check, was, now.status.value, detail)
+        groups.setdefault(key, []).append(now.version)
+    lines = []
+    for (upstream, check, was, status, detail), versions in groups.items():
+        where = spans_text(versions, order.get(upstream) or order_versions(versions))
+        lines.append(f"{upstream}::{check}[{where}] {was} → {status}: {detail or '(no detail)'}")
+    return lines
+
+
+def _sections(found: Drift) -> list[tuple[str, int, list[str]]]:
+    def listed(versions: dict[str, list[str]]) -> list[str]:
+        return [f"{name}: {', '.join(vs)}" for name, vs in versions.items()]
+
+    return [
+        ("Newly failing", len(found.new_failures), _grouped(found.new_failures, found.order)),
+        ("Fixed", len(found.fixed), _grouped(list(found.fixed), found.order)),
+        ("New versions", sum(map(len, found.new_versions.values())), listed(found.new_versions)),
+        ("Gone versions", sum(map(len, found.gone_versions.values())), listed(found.gone_versions)),
+    ]
+
+
+def render_drift(found: Drift, fmt: str = "markdown") -> str:
+    """The lists as markdown (job summary) or text (logs); empty lists are said, not hidden."""
+    if fmt == "text":
+        lines = ["canary: changes since the baseline"]
+        for title, count, items in _sections(found):
+            lines.append(f"{title}: {count or 'none'}")
+            lines += [f"  {item}" for item in items]
+        return "\n".join(lines) + "\n"
+    return "\n".join(drift_parts(found)) + "\n"
+
+
+def drift_parts(found: Drift) -> list[str]:
+    """The markdown rendering as parts, so `canary report` can cap it with the grid below it."""
+    parts = ["## New since the baseline"]
+    for title, count, items in _sections(found):
+        parts.append(f"\n**{title}**: {count or 'none'}\n")
+        parts += [f"- {md_escape(item)}" for item in items]
+    return parts

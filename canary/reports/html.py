@@ -1,0 +1,174 @@
+"""One self-contained HTML page: the colored check x version grid, filters, details on demand.
+
+Nothing is loaded from the network (inline CSS and JS, no fonts or images), so the file works as
+a CI artifact opened from disk. Every box has a fixed size, so where a cell is drawn is known
+(`cell_origin`): the browser test samples pixel colors there.
+"""
+
+from __future__ import annotations
+
+import html
+from string import Template
+
+from canary.outcomes import RunReport, Status, summarize
+from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
+from canary.reports.text import stats_line, summary_line
+
+COLORS = {
+    Status.PASS: "#2da44e",
+    Status.FAIL: "#cf222e",
+    Status.SKIP: "#d0d7de",
+    Status.XFAIL: "#bf8700",
+    Status.XPASS: "#8250df",
+    Status.WARN: "#fb8500",
+    Status.ERROR: "#1f2328",
+}
+CELL = 16  # px, square cells
+LABEL_W = 280  # px, the check-id column
+TOP = 72  # px, summary bar (40) + filter bar (32)
+HEAD = 28  # px, an upstream's title
+AXIS = 100  # px, the rotated version labels
+GAP = 20  # px, below each upstream's grid
+
+CSS = Template("""
+body{margin:0;font:12px/16px sans-serif;color:#1f2328;background:#fff}
+#summary{height:40px;overflow:hidden;display:flex;gap:12px;align-items:center;padding:0 8px;
+ box-sizing:border-box;background:#f6f8fa;white-space:nowrap}
+#filters{height:32px;overflow:hidden;display:flex;gap:10px;align-items:center;padding:0 8px;
+ box-sizing:border-box;white-space:nowrap}
+.badge{display:inline-block;width:10px;height:10px;margin-right:4px}
+section{padding-bottom:${gap}px}
+section h2{height:${head}px;line-height:${head}px;margin:0;padding:0 8px;font-size:15px;
+ overflow:hidden;white-space:nowrap;box-sizing:border-box}
+.grid{display:grid;grid-template-rows:${axis}px;grid-auto-rows:${cell}px}
+.row{display:contents}
+.row[hidden],section[hidden]{display:none}
+.v{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;overflow:hidden;
+ font-size:11px;line-height:${cell}px;text-align:left}
+.v.anchor{font-weight:bold}
+.v.broken{font-style:italic;color:#8c959f}
+.k{grid-column:1;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 6px 0 8px;
+ box-sizing:border-box;position:sticky;left:0;background:#fff}
+.c{box-sizing:border-box;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer}
+.c.dim{opacity:.12}
+#detail{position:fixed;left:0;right:0;bottom:0;background:#fff8c5;padding:6px 8px;
+ border-top:1px solid #d4a72c;white-space:pre-wrap;font-family:monospace}
+$colors
+""")
+
+JS = """
+const sel = document.getElementById('f-upstream');
+const boxes = [...document.querySelectorAll('#filters input')];
+function apply() {
+  const on = new Set(boxes.filter(b => b.checked).map(b => b.value));
+  for (const s of document.querySelectorAll('section'))
+    s.hidden = sel.value !== '' && s.dataset.upstream !== sel.value;
+  for (const r of document.querySelectorAll('.row'))
+    r.hidden = !r.dataset.statuses.split(' ').some(x => on.has(x));
+  for (const c of document.querySelectorAll('.c')) c.classList.toggle('dim', !on.has(c.dataset.s));
+  const st = boxes.every(b => b.checked) ? '' : 'status=' + [...on].join(',');
+  const up = sel.value ? 'upstream=' + encodeURIComponent(sel.value) : '';
+  history.replaceState(null, '', '#' + [up, st].filter(Boolean).join('&'));
+}
+const want = new URLSearchParams(location.hash.slice(1));
+if (want.has('upstream')) sel.value = want.get('upstream');
+if (want.has('status')) {
+  const st = new Set(want.get('status').split(','));
+  for (const b of boxes) b.checked = st.has(b.value);
+}
+sel.addEventListener('change', apply);
+for (const b of boxes) b.addEventListener('change', apply);
+document.addEventListener('click', e => {
+  if (!e.target.classList.contains('c')) return;
+  const d = document.getElementById('detail');
+  d.textContent = e.target.title;
+  d.hidden = false;
+});
+apply();
+"""
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _css() -> str:
+    colors = "\n".join(f".s-{s.value}{{background:{c}}}" for s, c in COLORS.items())
+    return CSS.substitute(gap=GAP, head=HEAD, label=LABEL_W, cell=CELL, axis=AXIS, colors=colors)
+
+
+def _section(grid: UpstreamGrid) -> str:
+    anchors, broken = set(grid.info.anchors), set(grid.info.broken)
+    axis = ['<div class="k"></div>']
+    for version in grid.versions:
+        kind = " anchor" if version in anchors else " broken" if version in broken else ""
+        note = " (anchor)" if kind == " anchor" else " (known broken)" if kind else ""
+        axis.append(f'<div class="v{kind}" title="{_e(version + note)}">{_e(version)}</div>')
+    rows = []
+    for check in grid.checks:
+        cells = grid.row(check)
+        statuses = " ".join(sorted({c.status.value for c in cells}))
+        fail, ok = first_failing(cells), last_passing(cells)
+        hint = f"first failing {fail or '-'}, last passing {ok or '-'}"
+        out = [f'<div class="row" data-statuses="{statuses}">']
+        out.append(f'<div class="k" title="{_e(check + ": " + hint)}">{_e(check)}</div>')
+        for version in grid.versions:
+            cell = grid.cells.get((check, version))
+            if cell is None:
+                out.append("<div></div>")
+                continue
+            title = f"{grid.name}::{check}[{version}] {cell.status.value}"
+            title += f": {cell.detail}" if cell.detail else ""
+            out.append(
+                f'<div class="c s-{cell.status.value}" data-s="{cell.status.value}" '
+                f'title="{_e(title)}"></div>'
+            )
+        rows.append("".join(out) + "</div>")
+    return (
+        f'<section data-upstream="{_e(grid.name)}"><h2>{_e(grid.name)}</h2>'
+        f'<div class="grid" style="grid-template-columns:{LABEL_W}px '
+        f'repeat({len(grid.versions)},{CELL}px)">{"".join(axis)}\n'
+        + "\n".join(rows)
+        + "</div></section>"
+    )
+
+
+def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
+    counts = summarize(report.results)
+    badges = "".join(
+        f'<span><span class="badge s-{s}"></span>{n} {s}</span>' for s, n in counts.items()
+    )
+    options = "".join(f'<option value="{_e(g.name)}">{_e(g.name)}</option>' for g in grids)
+    boxes = "".join(
+        f'<label><input type="checkbox" value="{s.value}" checked> {s.value}</label>'
+        for s in Status
+    )
+    return (
+        f'<div id="summary" title="{_e(stats_line(report))}">{badges}</div>'
+        f'<div id="filters"><select id="f-upstream"><option value="">all upstreams</option>'
+        f"{options}</select>{boxes}</div>"
+    )
+
+
+def render_html(report: RunReport) -> str:
+    grids = [grid for grid in build_grids(report) if grid.checks]
+    sections = "\n".join(_section(grid) for grid in grids)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>canary: {_e(summary_line(report))}</title><style>{_css()}</style></head>"
+        f'<body>{_bars(report, grids)}\n{sections}\n<div id="detail" hidden></div>'
+        f"<script>{JS}</script></body></html>\n"
+    )
+
+
+def cell_origin(report: RunReport, upstream: str, check: str, version: str) -> tuple[int, int]:
+    """Top-left pixel (x, y) of a cell in the unfiltered page at scroll 0."""
+    y = TOP
+    for grid in build_grids(report):
+        if not grid.checks:
+            continue
+        if grid.name == upstream:
+            row, col = grid.checks.index(check), grid.versions.index(version)
+            return LABEL_W + col * CELL, y + HEAD + AXIS + row * CELL
+        y += HEAD + AXIS + len(grid.checks) * CELL + GAP
+    raise KeyError(upstream)

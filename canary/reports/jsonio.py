@@ -1,0 +1,100 @@
+"""SPEC's JSON object, written and read back, so `canary report` renders without re-running.
+
+The object is exactly SPEC's (`results`, `summary` with every status, `stats` with four keys)
+plus an additive `upstreams` key carrying each UpstreamInfo (anchors, broken, branches, order).
+Reading tolerates a file without `upstreams` (other producers, older runs): versions are then
+ordered by PEP 440 with branch labels last.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from canary.outcomes import Result, RunReport, UpstreamInfo, summarize
+from canary.reports.grid import is_release, order_versions
+
+STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
+INFO_KEYS = ("versions", "anchors", "broken", "branches")
+
+
+class ReportError(ValueError):
+    """A saved result cannot be read; the message says what is wrong where."""
+
+
+def stats_of(report: RunReport) -> dict[str, float]:
+    """SPEC's four counters, integers except `seconds`, absent ones as zero."""
+    stats: dict[str, float] = {key: int(report.stats.get(key, 0)) for key in STATS_KEYS[:3]}
+    stats["seconds"] = round(float(report.stats.get("seconds", 0.0)), 3)
+    return stats
+
+
+def to_json(report: RunReport) -> str:
+    data = {
+        "results": [result.to_json() for result in report.results],
+        "summary": summarize(report.results),
+        "stats": stats_of(report),
+        "upstreams": {
+            name: {key: list(getattr(info, key)) for key in INFO_KEYS}
+            for name, info in report.upstreams.items()
+        },
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def _results(data: dict[str, Any]) -> list[Result]:
+    raw = data.get("results")
+    if not isinstance(raw, list):
+        raise ReportError('no "results" list')
+    results = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict) or not all(isinstance(v, str) for v in item.values()):
+            raise ReportError(f"results[{index}] is not an object of strings")
+        try:
+            results.append(Result.from_json(item))
+        except (KeyError, ValueError) as exc:
+            raise ReportError(f"results[{index}]: missing or bad {exc}") from None
+    return results
+
+
+def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInfo]:
+    raw = data.get("upstreams")
+    if raw is None:
+        names = dict.fromkeys(r.upstream for r in results)
+        infos = {}
+        for name in names:
+            versions = order_versions(r.version for r in results if r.upstream == name)
+            branches = tuple(v for v in versions if not is_release(v))
+            infos[name] = UpstreamInfo(versions=tuple(versions), branches=branches)
+        return infos
+    if not isinstance(raw, dict):
+        raise ReportError('"upstreams" is not an object')
+    infos = {}
+    for name, info in raw.items():
+        if not isinstance(info, dict) or not all(
+            isinstance(info.get(key, []), list) for key in INFO_KEYS
+        ):
+            raise ReportError(f'upstreams["{name}"] is not an object of lists')
+        infos[name] = UpstreamInfo(**{key: tuple(map(str, info.get(key, []))) for key in INFO_KEYS})
+    return infos
+
+
+def load_json(text: str) -> RunReport:
+    """Parse SPEC's object; ReportError with a clear message on anything malformed."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ReportError("not a JSON object")
+    results = _results(data)
+    stats = data.get("stats", {})
+    if not isinstance(stats, dict) or not all(
+        isinstance(stats.get(key, 0), (int, float)) for key in STATS_KEYS
+    ):
+        raise ReportError('"stats" is not an object of numbers')
+    return RunReport(
+        results=results,
+        stats={key: stats.get(key, 0) for key in STATS_KEYS},
+        upstreams=_infos(data, results),
+    )

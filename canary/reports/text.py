@@ -1,0 +1,187 @@
+"""Terminal output: grep-friendly lines in logs, the grid squeezed to the width on a TTY."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+from typing import TextIO
+
+from canary.outcomes import Result, RunReport, Status, summarize
+from canary.reports.grid import (
+    UpstreamGrid,
+    build_grids,
+    first_failing,
+    grouped,
+    last_passing,
+    plural,
+    spans_text,
+)
+from canary.reports.jsonio import stats_of
+
+GLYPH = {
+    Status.PASS: ".",
+    Status.FAIL: "F",
+    Status.SKIP: "s",
+    Status.XFAIL: "x",
+    Status.XPASS: "X",
+    Status.WARN: "W",
+    Status.ERROR: "E",
+}
+ANSI = {
+    Status.PASS: "32",
+    Status.FAIL: "31;1",
+    Status.SKIP: "2",
+    Status.XFAIL: "33",
+    Status.XPASS: "33;1",
+    Status.WARN: "33",
+    Status.ERROR: "35;1",
+}
+#: what a squeezed column shows when it covers several versions: the most alarming status
+WORST_FIRST = (
+    Status.ERROR,
+    Status.FAIL,
+    Status.WARN,
+    Status.XPASS,
+    Status.XFAIL,
+    Status.PASS,
+    Status.SKIP,
+)
+#: listed with their detail; pass and skip are only counted
+QUIET = frozenset({Status.PASS, Status.SKIP})
+LABEL_MAX = 32
+
+
+def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
+    """(width, color) for `render`: the grid on a terminal, plain lines elsewhere; NO_COLOR wins."""
+    if not stream.isatty():
+        return None, False
+    return shutil.get_terminal_size().columns, "NO_COLOR" not in os.environ
+
+
+def summary_line(report: RunReport) -> str:
+    """Counts of the statuses that occurred: "3 pass, 1 fail"."""
+    counts = summarize(report.results)
+    return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+
+
+def stats_line(report: RunReport) -> str:
+    stats = stats_of(report)
+    return (
+        f"{stats['seconds']:.1f}s, {stats['requests']} requests, "
+        f"{stats['bytes_downloaded']} bytes downloaded, {stats['cache_hits']} cache hits"
+    )
+
+
+def label(status: Status) -> str:
+    """FAIL, ERROR...: padded so the upstream::check ids line up."""
+    return f"{status.value.upper():5}"
+
+
+def result_line(result: Result) -> str:
+    line = f"{label(result.status)} {result.upstream}::{result.check}[{result.version}]"
+    return f"{line} {result.detail}" if result.detail else line
+
+
+def render_lines(report: RunReport) -> str:
+    """One line per result that is neither pass nor skip, then the summary line."""
+    lines = [result_line(r) for r in report.results if r.status not in QUIET]
+    return "\n".join([*lines, summary_line(report)]) + "\n"
+
+
+def _paint(text: str, status: Status | None, color: bool, underline: bool = False) -> str:
+    if not color or status is None:
+        return text
+    code = ANSI[status] + (";4" if underline else "")
+    return f"\x1b[{code}m{text}\x1b[0m"
+
+
+def _columns(count: int, width: int) -> list[range]:
+    """Split `count` versions into at most `width` consecutive, near-equal groups."""
+    width = max(1, min(count, width))
+    return [range(j * count // width, (j + 1) * count // width) for j in range(width)]
+
+
+def _tail(cells: list[Result]) -> str:
+    parts = []
+    if (fail := first_failing(cells)) is not None:
+        parts.append(f"first fail {fail}")
+    if (ok := last_passing(cells)) is not None:
+        parts.append(f"last pass {ok}")
+    return ", ".join(parts)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
+    label_w = min(max(len(c) for c in grid.checks), LABEL_MAX, max(8, width // 3))
+    tails = {check: _tail(grid.row(check)) for check in grid.checks}
+    tail_w = max(len(t) for t in tails.values())
+    n = len(grid.versions)
+    strip_w = min(n, width - label_w - 4 - tail_w)
+    if strip_w < min(n, 12):
+        tail_w, strip_w = 0, min(n, width - label_w - 3)
+    columns = _columns(n, strip_w)
+    anchors = set(grid.info.anchors)
+    per_col = "" if len(columns) == n else f", up to {-(-n // len(columns))} per column"
+    span = f"{grid.versions[0]} … {grid.versions[-1]}"
+    head = f"{plural(len(grid.checks), 'check')} x {plural(n, 'version')}{per_col} ({span})"
+    lines = [_clip(f"{grid.name}: {head}", width)]
+    for check in grid.checks:
+        cells = []
+        for col in columns:
+            versions = [grid.versions[i] for i in col]
+            found = {grid.cells[check, v].status for v in versions if (check, v) in grid.cells}
+            worst = next((s for s in WORST_FIRST if s in found), None)
+            cells.append((worst, bool(anchors.intersection(versions))))
+        strip = "".join(
+            _paint(GLYPH[worst] * len(list(same)) if worst else " ", worst, color, anchor)
+            for (worst, anchor), same in itertools.groupby(cells)
+        )
+        tail = f" {tails[check]}" if tail_w else ""
+        lines.append(f"  {_clip(check, label_w):<{label_w}} {strip}{tail}")
+    return lines
+
+
+def _detail_lines(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
+    lines = []
+    for check in grid.checks:
+        loud = [c for c in grid.row(check) if c.status not in QUIET]
+        for (status, detail), versions in grouped(loud).items():
+            where = spans_text(versions, grid.versions)
+            text = _clip(f"{label(status)} {grid.name}::{check}[{where}] {detail}", width)
+            lines.append(_paint(text, status, color))
+    return lines
+
+
+def _wrap(parts: list[tuple[str, Status]], width: int, color: bool) -> list[str]:
+    """Space-separated painted parts, broken into lines of at most `width` visible characters."""
+    lines: list[list[tuple[str, Status]]] = [[]]
+    used = 0
+    for text, status in parts:
+        if lines[-1] and used + 1 + len(text) > width:
+            lines.append([])
+            used = 0
+        used += len(text) + (1 if lines[-1] else 0)
+        lines[-1].append((text, status))
+    return [" ".join(_paint(text, status, color) for text, status in line) for line in lines]
+
+
+def render_grid(report: RunReport, width: int, color: bool) -> str:
+    """Per upstream: one row per check, one glyph per version (or per group of versions)."""
+    legend = _wrap([(f"{GLYPH[s]} {s.value}", s) for s in Status], width, color)
+    grids = [grid for grid in build_grids(report) if grid.checks]
+    lines: list[str] = []
+    for grid in grids:
+        lines += [*_grid_block(grid, width, color), ""]
+    for grid in grids:
+        lines += _detail_lines(grid, width, color)
+    summary = f"{summary_line(report)} ({stats_line(report)})"
+    return "\n".join([*lines, *legend, summary]) + "\n"
+
+
+def render_text(report: RunReport, width: int | None = None, color: bool = False) -> str:
+    """The grid when a terminal width is known, grep-friendly lines otherwise."""
+    return render_lines(report) if width is None else render_grid(report, width, color)

@@ -1,0 +1,200 @@
+"""Write proposals as SPEC matrix YAML: a whole new file, or checks appended to an existing one.
+
+The YAML is written as text (not dumped from data) so that appending to a user's matrix keeps
+every byte of their file, comments included, and new files read like hand-written ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from canary.scan.propose import Proposal
+
+# owner/repo and the folder holding the package in the repo, for the upstreams we know
+KNOWN_REPOS = {
+    "trl": ("huggingface/trl", ""),
+    "peft": ("huggingface/peft", "src"),
+    "transformers": ("huggingface/transformers", "src"),
+}
+_ID_SUFFIX = {None: "", "methods": "-methods", "params": "-params", "contains": "-source"}
+_ID_SUFFIX["matches"] = "-source-regex"
+
+
+class MergeError(Exception):
+    """An existing matrix the proposals cannot be appended to; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Releases:
+    """The `versions.releases` of a new matrix and where it came from (a YAML comment)."""
+
+    spec: str = ">=0"
+    comment: str = "every release: narrow this to the releases you support"
+
+
+def quote(text: str) -> str:
+    """A YAML double-quoted scalar for any string (control characters escaped)."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF or code > 0xFFFD:
+            out.append(f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def kebab(text: str) -> str:
+    """`GRPOTrainer._prepare_inputs` -> `grpo-trainer-prepare-inputs` ([a-z0-9-] only)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", text)
+    return re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-") or "check"
+
+
+def assign_ids(proposals: Iterable[Proposal], taken: Iterable[str]) -> list[str]:
+    """An id per proposal, unique against `taken` and each other, readable from the subject."""
+    used = set(taken)
+    ids = []
+    for proposal in proposals:
+        subject = proposal.subject
+        suffix = _ID_SUFFIX[proposal.assertion]
+        candidates = [kebab(subject.name or subject.module) + suffix]
+        candidates.append(kebab(f"{subject.module}.{subject.name or ''}") + suffix)
+        chosen = next((c for c in candidates if c not in used), None)
+        number = 2
+        while chosen is None:
+            numbered = f"{candidates[-1]}-{number}"
+            chosen = None if numbered in used else numbered
+            number += 1
+        used.add(chosen)
+        ids.append(chosen)
+    return ids
+
+
+def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str:
+    """The block-sequence items of these checks, each line indented by `indent` spaces."""
+    pad = " " * indent
+    lines = []
+    for check_id, proposal in zip(ids, proposals, strict=True):
+        subject = proposal.subject
+        lines.append(f"{pad}- id: {check_id}")
+        lines.append(f"{pad}  why: {quote(proposal.why)}")
+        lines.append(f"{pad}  module: {subject.module}")
+        if subject.key:
+            lines.append(f"{pad}  {subject.key}: {quote(subject.name or '')}")
+        if proposal.assertion:
+            values = ", ".join(quote(v) for v in proposal.values)
+            lines.append(f"{pad}  {proposal.assertion}: [{values}]")
+        if proposal.severity != "error":
+            lines.append(f"{pad}  severity: {proposal.severity}")
+    return "".join(line + "\n" for line in lines)
+
+
+def render_matrix(upstream: str, proposals: list[Proposal], releases: Releases) -> str:
+    """A complete new matrix file for `upstream`."""
+    github, src = KNOWN_REPOS.get(upstream, (None, ""))
+    lines = [
+        "# Proposed by `canary scan`: review each check (the why says where it comes from).",
+        f"upstream: {upstream}",
+        f"package: {upstream}",
+        f"pypi: {upstream}",
+        f"github: {github}" if github else "# github: OWNER/REPO  # needed to check branches",
+        f"src: {quote(src)}",
+        "",
+        "versions:",
+        f"  releases: {quote(releases.spec)}  # {releases.comment}",
+    ]
+    if github:
+        lines.append("  include: [main]  # checked by `--versions all`")
+    lines += ["", "checks:"]
+    text = "".join(line + "\n" for line in lines)
+    return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
+
+
+def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None, set[str]]]:
+    """(module, subject key, subject, assertion, values) facts a user's check states."""
+    keys = [k for k in ("symbol", "class", "function") if k in check] or [None]
+    subject = check.get(keys[0]) if keys[0] else None
+    facts = [(check.get("module"), keys[0], subject, None, set())]
+    for assertion in ("methods", "params", "contains", "matches"):
+        values = check.get(assertion)
+        if isinstance(values, list):
+            facts.append((check.get("module"), keys[0], subject, assertion, set(map(str, values))))
+    for alternative in check.get("any_of") or []:
+        if isinstance(alternative, dict):
+            facts.extend(_content(alternative))
+    return facts
+
+
+def missing(proposals: list[Proposal], existing: list[dict]) -> list[Proposal]:
+    """The proposals (or the part of their values) that the existing checks do not state."""
+    stated = [fact for check in existing if isinstance(check, dict) for fact in _content(check)]
+    result = []
+    for proposal in proposals:
+        subject = proposal.subject
+        head = (subject.module, subject.key, subject.name, proposal.assertion)
+        covered: set[str] = set()
+        found = False
+        for module, key, name, assertion, values in stated:
+            if (module, key, name, assertion) == head:
+                found = True
+                covered |= values
+        if not found:
+            result.append(proposal)
+        elif proposal.assertion and (left := [v for v in proposal.values if v not in covered]):
+            uses = [u for u in proposal.uses if not u.items or set(u.items) & set(left)]
+            result.append(dataclasses.replace(proposal, values=left, uses=uses))
+    return result
+
+
+def merge_text(text: str, name: str, proposals: list[Proposal]) -> tuple[str, int]:
+    """`text` (the matrix file `name`) with the missing proposals appended to its checks."""
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        raise MergeError(f"{name}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(root, yaml.MappingNode):
+        raise MergeError(f"{name}: not a matrix (the top level is not a mapping)")
+    existing = data.get("checks") or []
+    if not isinstance(existing, list):
+        raise MergeError(f"{name}: `checks` is not a list")
+    new = missing(proposals, existing)
+    if not new:
+        return text, 0
+    taken = [c.get("id") for c in existing if isinstance(c, dict) and isinstance(c.get("id"), str)]
+    ids = assign_ids(new, taken)
+    node = next((v for k, v in root.value if k.value == "checks"), None)
+    if node is None:
+        head = text if text.endswith("\n") or not text else text + "\n"
+        return head + "checks:\n" + render_checks(new, ids, indent=2), len(new)
+    if isinstance(node, yaml.SequenceNode) and node.flow_style and node.value:
+        raise MergeError(f"{name}: `checks` is a flow-style [...] list; make it a block list")
+    if not isinstance(node, yaml.SequenceNode) or node.flow_style:  # `checks:` or `checks: []`
+        body = "\n" + render_checks(new, ids, indent=2).rstrip("\n")
+        return text[: node.start_mark.index] + body + text[node.end_mark.index :], len(new)
+    indent = max(node.value[0].start_mark.column - 2, 0)
+    end = _content_end(node.value[-1])
+    if text[end - 1 : end] != "\n":
+        newline = text.find("\n", end)
+        end = len(text) if newline < 0 else newline + 1
+    head = text[:end] if text[:end].endswith("\n") else text[:end] + "\n"
+    return head + render_checks(new, ids, indent) + text[end:], len(new)
+
+
+def _content_end(node: yaml.Node) -> int:
+    """Where the text of a node's last scalar or flow collection ends (before comments)."""
+    while isinstance(node, yaml.CollectionNode) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    return node.end_mark.index

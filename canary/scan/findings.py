@@ -1,0 +1,34 @@
+"""One observed use of an upstream object in downstream code, with where it was seen."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from canary.scan.imports import Ref
+
+
+class Role(str, enum.Enum):
+    """How the downstream depends on the object; decides the proposed check."""
+
+    IMPORT = "import"  # named by an import statement
+    ACCESS = "access"  # read through an alias (`t.y`, `tr.Trainer.z`)
+    PATCH = "patch"  # assigned: setattr(mod, "name", ...), mod.name = ..., Class.method = ...
+    GUARD = "hasattr"  # hasattr(obj, "name"): absence is tolerated
+    KWARGS = "kwargs"  # called with these keyword arguments (items)
+    WRAPPER = "wrapper"  # replaced by a function taking these parameters (items)
+    CONTAINS = "contains"  # its source must contain this text (items: one literal)
+    MATCHES = "matches"  # its source must match this regex (items: one pattern)
+
+
+@dataclass(frozen=True)
+class Finding:
+    role: Role
+    ref: Ref
+    file: str  # relative to the scanned PATH, with forward slashes
+    line: int
+    items: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"

@@ -1,0 +1,243 @@
+"""Turn findings into proposed checks: one subject per upstream object, deduplicated.
+
+Each upstream object the downstream touches becomes one subject (module + symbol / class /
+function); its findings become at most one check per assertion (`params`, `contains`,
+`matches`, `methods`), or a bare existence check when nothing more specific is known.
+A check that another check implies (the symbol `Trainer` when `class: Trainer` is checked,
+a module when something in it is) is folded into that check's `why`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+
+from canary.scan.findings import Finding, Role
+from canary.scan.subjects import Target, is_class_name, locate
+
+# Constructors of these are dataclasses: their keyword arguments are fields, often inherited,
+# not parameters of an `__init__` the class defines, so `params` would fail on every release.
+_DATACLASS_SUFFIXES = ("Config", "Arguments", "Args")
+
+_PHRASES = {
+    Role.IMPORT: "imported at",
+    Role.ACCESS: "used at",
+    Role.PATCH: "monkey-patched at",
+    Role.GUARD: "guarded by hasattr at",
+    Role.KWARGS: "called with keyword arguments at",
+    Role.WRAPPER: "monkey-patched with a wrapper taking these parameters at",
+    Role.CONTAINS: "a source rewrite expects the text at",
+    Role.MATCHES: "a source regex expects a match at",
+}
+_SHOWN_PER_PHRASE = 5
+_REEXPORT_NOTE = (
+    "NOTE: the package root may only re-export it; name the defining module"
+    " (`canary scan --source DIR` finds it)"
+)
+_ORDER = {None: 0, "methods": 1, "params": 2, "contains": 3, "matches": 4}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a check is about: `key` is "symbol", "class", "function" or None (the module)."""
+
+    module: str
+    key: str | None = None
+    name: str | None = None
+
+    @property
+    def upstream(self) -> str:
+        return self.module.split(".")[0]
+
+
+@dataclass
+class Proposal:
+    """One proposed check; `uses` are the findings its `why` cites."""
+
+    subject: Subject
+    assertion: str | None  # "methods", "params", "contains", "matches" or None (exists)
+    values: list[str]
+    severity: str
+    uses: list[Finding]
+    note: str = ""
+
+    @property
+    def why(self) -> str:
+        text = describe(self.uses, guarded=self.severity == "info")
+        return f"{text}; {self.note}" if self.note else text
+
+
+@dataclass
+class _Facts:
+    """Everything observed about one subject, keyed by the assertion it supports."""
+
+    exists: list[Finding] = field(default_factory=list)
+    values: dict[str, dict[str, list[Finding]]] = field(default_factory=dict)
+
+    def add(self, assertion: str | None, value: str | None, finding: Finding) -> None:
+        if assertion is None or value is None:
+            self.exists.append(finding)
+        else:
+            self.values.setdefault(assertion, {}).setdefault(value, []).append(finding)
+
+
+def _place(
+    role: Role, target: Target, items: tuple[str, ...], modules: Collection[str]
+) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    """The subject a finding is about, the assertion it supports (None: existence), its values."""
+    module, path = target.module, target.path
+    values = items if role in (Role.KWARGS, Role.WRAPPER, Role.CONTAINS, Role.MATCHES) else ()
+    seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
+    if not path:
+        return None if role in (Role.KWARGS, Role.WRAPPER) else (Subject(module), seeks, values)
+    if len(path) == 2:
+        owner, attr = path
+        if role in (Role.IMPORT, Role.ACCESS):
+            return Subject(module, "class", owner), "methods", (attr,)
+        assertion = "params" if role in (Role.KWARGS, Role.WRAPPER) else seeks
+        return Subject(module, "function", f"{owner}.{attr}"), assertion, values
+    (name,) = path
+    if not is_class_name(name) and f"{module}.{name}" in modules:
+        return _place(role, Target(f"{module}.{name}", ()), items, modules)
+    if role in (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD):
+        return Subject(module, "symbol", name), None, ()
+    if seeks:
+        return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
+    if not is_class_name(name):
+        return Subject(module, "function", name), "params", values
+    if role is Role.KWARGS and not name.endswith(_DATACLASS_SUFFIXES):
+        return Subject(module, "function", f"{name}.__init__"), "params", values
+    return Subject(module, "symbol", name), None, ()
+
+
+Defining = Callable[[str, str], tuple[str, str]]
+
+
+def _defined_at(subject: Subject, defining: Defining | None) -> Subject:
+    """A class/function subject moved to the module that defines it (not one re-exporting it)."""
+    if defining is None or subject.key not in ("class", "function") or not subject.name:
+        return subject
+    head, dot, rest = subject.name.partition(".")
+    module, head = defining(subject.module, head)
+    return Subject(module, subject.key, head + dot + rest)
+
+
+def _collect(
+    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None
+) -> dict[Subject, _Facts]:
+    located = [(finding, locate(finding.ref, modules)) for finding in findings]
+    known = set(modules) | {target.module for _, target in located}
+    facts: dict[Subject, _Facts] = {}
+    for finding, target in located:
+        placed = _place(finding.role, target, finding.items, known)
+        if placed is None:
+            continue
+        subject, assertion, values = placed
+        data = facts.setdefault(_defined_at(subject, defining), _Facts())
+        for value in values if assertion else (None,):
+            data.add(assertion, value, finding)
+    return facts
+
+
+def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | None:
+    """Another subject whose check already implies this one exists, preferring the closest."""
+    same_module = [s for s in subjects if s.module == subject.module and s != subject]
+    name = subject.name
+    if subject.key is None:
+        return same_module[0] if same_module else None
+    if subject.key == "symbol":
+        for key in ("class", "function"):
+            if Subject(subject.module, key, name) in subjects:
+                return Subject(subject.module, key, name)
+    if subject.key in ("symbol", "class"):
+        members = [s for s in same_module if (s.name or "").startswith(f"{name}.")]
+        members.sort(key=lambda s: s.name != f"{name}.__init__")  # a call is a use of __init__
+        return members[0] if members else None
+    return None
+
+
+def _fold(facts: dict[Subject, _Facts]) -> None:
+    """Move implied existence checks and methods into the subjects that imply them."""
+    for subject in sorted(facts, key=lambda s: (s.key is not None, s.key != "symbol")):
+        data = facts[subject]
+        methods = data.values.get("methods", {})
+        for method in list(methods):
+            function = Subject(subject.module, "function", f"{subject.name}.{method}")
+            if function in facts:
+                facts[function].exists.extend(methods.pop(method))
+        if not methods:
+            data.values.pop("methods", None)
+        if data.values:
+            continue
+        into = _implied_by(subject, list(facts))
+        if into is None and subject.key is None:
+            into = next((s for s in facts if s.module.startswith(f"{subject.module}.")), None)
+        if into is not None:
+            if subject.key is not None:
+                facts[into].exists.extend(data.exists)
+            del facts[subject]
+
+
+def _guarded(facts: dict[Subject, _Facts]) -> set[tuple[str, str | None]]:
+    return {
+        (s.module, s.name)
+        for s, data in facts.items()
+        if any(f.role is Role.GUARD for f in data.exists)
+    }
+
+
+def propose(
+    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None = None
+) -> dict[str, list[Proposal]]:
+    """Proposed checks per upstream, in a stable order (module, subject, assertion).
+
+    `modules` are dotted names known to be modules; `defining` maps (module, name) to where
+    name is defined (see reexports.py), else class/function checks keep the imported module.
+    """
+    facts = _collect(findings, modules, defining)
+    _fold(facts)
+    guarded = _guarded(facts)
+    result: dict[str, list[Proposal]] = {}
+    for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
+        data = facts[subject]
+        severity = "info" if (subject.module, subject.name) in guarded else "error"
+        unsure = defining is None and subject.key in ("class", "function")
+        note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
+        ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
+        proposals = [
+            Proposal(subject, assertion, list(vals), severity, _sorted_uses(vals.values()), note)
+            for assertion, vals in ordered
+        ]
+        if proposals:
+            proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
+        else:
+            proposals = [Proposal(subject, None, [], severity, _sorted_uses([data.exists]), note)]
+        result.setdefault(subject.upstream, []).extend(proposals)
+    return result
+
+
+def _sorted_uses(groups: Iterable[list[Finding]]) -> list[Finding]:
+    unique = {f: None for group in groups for f in group}
+    return sorted(unique, key=lambda f: (f.file, f.line, f.role.value))
+
+
+def describe(uses: list[Finding], guarded: bool) -> str:
+    """The `why` of a check: each kind of use with its downstream locations."""
+    by_phrase: dict[Role, dict[str, list[str]]] = {}
+    wrapped = {use.where for use in uses if use.role is Role.WRAPPER}
+    for use in uses:
+        if use.role is Role.PATCH and use.where in wrapped:
+            continue
+        items = by_phrase.setdefault(use.role, {}).setdefault(use.where, [])
+        if use.role in (Role.KWARGS, Role.WRAPPER):
+            items.extend(i for i in use.items if i not in items)
+    parts = []
+    for role in sorted(by_phrase, key=list(_PHRASES).index):
+        places = [f"{w} ({', '.join(i)})" if i else w for w, i in by_phrase[role].items()]
+        shown = ", ".join(places[:_SHOWN_PER_PHRASE])
+        more = len(places) - _SHOWN_PER_PHRASE
+        parts.append(f"{_PHRASES[role]} {shown}" + (f" and {more} more" if more > 0 else ""))
+    text = "; ".join(parts)
+    if guarded:
+        text += " (severity info: the downstream tolerates its absence)"
+    return text

@@ -1,0 +1,82 @@
+"""Split a dotted upstream path into a module and the subject inside it, by naming convention.
+
+Nothing is imported, so whether `a.b.c` is a module, a function or a class is a guess:
+a CapWords part is a class and a lowercase part after it a method; an UPPER_CASE part is a
+constant; lowercase parts before the last are modules; a prefix seen in any `import` or
+`from ... import` statement is a module for sure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from canary.scan.imports import Ref
+
+# Attributes every function, class or module has at run time: reading them says nothing
+# about the upstream contract, so a path stops before them.
+RUNTIME_ATTRIBUTES = frozenset(
+    {
+        "__annotations__",
+        "__bases__",
+        "__class__",
+        "__code__",
+        "__defaults__",
+        "__dict__",
+        "__doc__",
+        "__file__",
+        "__func__",
+        "__globals__",
+        "__kwdefaults__",
+        "__loader__",
+        "__module__",
+        "__mro__",
+        "__name__",
+        "__package__",
+        "__path__",
+        "__qualname__",
+        "__self__",
+        "__spec__",
+        "__wrapped__",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """`path` is () for the module itself, (name,) for a module-level name, (Class, attr)."""
+
+    module: str
+    path: tuple[str, ...]
+
+
+def is_class_name(name: str) -> bool:
+    """CapWords (optionally private): `Trainer`, `_BaseTrainer`, `GRPOConfig`; not CONSTANTS."""
+    bare = name.lstrip("_")
+    return bool(bare) and bare[0].isupper() and any(c.islower() for c in bare)
+
+
+def locate(ref: Ref, modules: Collection[str]) -> Target:
+    """Where `ref` points: the module and the subject path in it."""
+    parts = ref.parts
+    for i, part in enumerate(parts):
+        if part in RUNTIME_ATTRIBUTES:
+            parts = parts[:i]
+            break
+    known = ref.known
+    for end in range(len(parts), known, -1):
+        if ".".join(parts[:end]) in modules:
+            known = end
+            break
+    known = min(known, len(parts))
+    for i in range(max(known, 1), len(parts)):
+        if is_class_name(parts[i]):
+            member = parts[i + 1 : i + 2]
+            if member and member[0].lower() != member[0]:  # a constant or enum member, no method
+                member = ()
+            return Target(".".join(parts[:i]), (parts[i], *member))
+        if parts[i].lower() != parts[i]:  # a CONSTANT: modules are lowercase by convention
+            return Target(".".join(parts[:i]), (parts[i],))
+    if known == len(parts):
+        return Target(".".join(parts), ())
+    return Target(".".join(parts[:-1]), parts[-1:])

@@ -1,0 +1,136 @@
+"""Markdown for job summaries: runs per check, break points, anchors, details, the 1 MiB cap."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from test_reports_support import build, releases
+
+from canary.outcomes import Status
+from canary.reports import render
+from canary.reports.markdown import SUMMARY_LIMIT, render_markdown
+
+DASH = "\u2013"
+
+
+def sample():
+    versions = [*releases(149), "main"]
+    rows = {
+        "moved-symbol": "F" * 40 + "." * 110,
+        "grpo-params": "s" * 20 + "." * 9 + "x" + "." * 70 + "F" * 50,
+        "info-check": "." * 148 + "WW",
+    }
+    return build(
+        {"trl": (versions, rows), "peft": (["0.10.0", "0.11.0"], {"lora": "E."})},
+        anchors={"trl": ("0.2.2", "0.7.1", "0.4.0")},
+        broken={"trl": ("0.2.9",)},
+    )
+
+
+def table_row(text: str, check: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(f"| `{check}` |"))
+    return [cell.strip() for cell in line.strip("|").split(" | ")]
+
+
+def test_one_row_per_check_with_runs_break_points_and_anchors():
+    out = render("markdown", sample())
+    assert "## trl" in out and "## peft" in out
+    assert table_row(out, "moved-symbol") == [
+        "`moved-symbol`",
+        f"❌ 0.0.0{DASH}0.3.9 · ✅ **0.4.0**{DASH}main",
+        "0.0.0",
+        "main",
+        "**0.2.2** ❌ **0.7.1** ✅ **0.4.0** ✅",
+    ]
+    assert table_row(out, "grpo-params") == [
+        "`grpo-params`",
+        f"\u2796 0.0.0{DASH}0.1.9 · ✅ 0.2.0{DASH}0.2.8 · 🚧 0.2.9 · ✅ 0.3.0{DASH}0.9.9 · "
+        f"❌ 0.10.0{DASH}main",
+        "0.10.0",
+        "0.9.9",
+        "**0.2.2** ✅ **0.7.1** ✅ **0.4.0** ✅",
+    ]
+    assert table_row(out, "info-check")[1:4] == [
+        f"✅ 0.0.0{DASH}0.14.7 · ⚠️ 0.14.8{DASH}main",
+        "0.14.8",
+        "0.14.7",
+    ]
+    assert table_row(out, "lora") == ["`lora`", "💥 0.10.0 · ✅ 0.11.0", DASH, "0.11.0"]
+    assert "anchors **0.2.2**, **0.7.1**, **0.4.0** · known broken 0.2.9" in out
+    assert "Truncated" not in out
+
+
+def test_details_are_collapsed_and_said_once_per_span():
+    out = render("markdown", sample())
+    assert out.count("<details>") == out.count("</details>") == 4  # passing checks have none
+    block = out[out.index("<summary>trl :: grpo-params") :]
+    block = block[: block.index("</details>")]
+    assert "(51 not passing)" in block
+    assert f"- ❌ fail 0.10.0{DASH}main: grpo-params is fail" in block
+    assert "- 🚧 xfail 0.2.9: grpo-params is xfail" in block
+    assert block.count("\n- ") == 2
+    # the details come after every table, so a cut drops them first
+    assert out.index("<details>") > out.index("| `lora` |")
+
+
+def test_150_versions_stay_readable():
+    out = render("markdown", sample())
+    rows = [line for line in out.splitlines() if line.startswith("| `")]
+    assert len(rows) == 4
+    assert max(len(row) for row in rows) < 200
+    assert len(out.encode()) < 5000
+
+
+def test_untrusted_detail_and_pipes_are_escaped():
+    report = sample()
+    evil = dataclasses.replace(report.results[0], detail="<script>x</script> | `tick`\nnext")
+    report.results[0] = evil
+    out = render("markdown", report)
+    assert "<script>" not in out
+    assert "&lt;script&gt;x&lt;/script&gt; \\| `tick` next" in out
+
+
+def test_summary_counts_on_top():
+    out = render("markdown", sample())
+    first = out.splitlines()[0]
+    assert first == (
+        "# canary: ✅ 338 pass · ❌ 90 fail · \u2796 20 skip · 🚧 1 xfail · ⚠️ 2 warn · 💥 1 error"
+    )
+
+
+def test_truncation_is_announced_and_stays_under_the_limit():
+    full = render_markdown(sample())
+    limit = len(full.encode()) - 200
+    out = render_markdown(sample(), limit=limit)
+    assert len(out.encode()) <= limit
+    assert "**Truncated**" in out and f"under {limit} bytes" in out
+    assert out.rstrip().endswith("show everything.")
+    assert "| `lora` |" in out  # whole tables come first; details are cut first
+    # what is kept is a prefix of whole parts
+    kept = out[: out.index("\n> **Truncated**")]
+    assert full.startswith(kept)
+
+
+def test_truncation_cuts_at_whole_rows():
+    out = render_markdown(sample(), limit=1100)
+    assert len(out.encode()) <= 1100
+    table_lines = [line for line in out.splitlines() if line.startswith("|")]
+    assert all(line.endswith("|") for line in table_lines)
+    assert "**Truncated**" in out
+
+
+def test_huge_run_is_capped_at_github_summary_limit():
+    versions = releases(150)
+    rows = {f"check-{i:03}": "".join("F."[(i + j) % 2] for j in range(150)) for i in range(250)}
+    report = build({"big": (versions, rows)})
+    # distinct long details per cell so the details alone exceed 1 MiB
+    report.results = [
+        dataclasses.replace(r, detail=f"{r.check} missing at {r.version} " + "x" * 60)
+        if r.status is Status.FAIL
+        else r
+        for r in report.results
+    ]
+    out = render("markdown", report)
+    assert len(out.encode()) <= SUMMARY_LIMIT
+    assert "**Truncated**" in out
+    assert out.count("| `check-") == 250  # every table row survived; only details were cut

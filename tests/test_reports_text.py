@@ -1,0 +1,105 @@
+"""`--format text`: grep-friendly lines in logs, the grid squeezed to the width on a TTY."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from test_reports_support import build, releases
+
+from canary.reports import render, terminal_style
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def sample(count: int = 150):
+    versions = [*releases(count - 1), "main"]
+    rows = {
+        "disable-gradient-checkpointing": "F" * 40 + "." * (count - 40),
+        "grpo-params": "s" * 20 + "." * 9 + "x" + "." * 70 + "F" * (count - 100),
+    }
+    return build(
+        {"trl": (versions, rows), "peft": (["0.10.0", "0.11.0"], {"lora": "E."})},
+        anchors={"trl": ("0.2.2", "0.7.1")},
+    )
+
+
+def test_plain_lines_one_per_notable_result_then_summary():
+    report = build({"trl": (["1.0", "1.1", "1.2", "main"], {"a": ".F.s", "b": "xXWE"})})
+    lines = render("text", report).splitlines()
+    assert lines == [
+        "FAIL  trl::a[1.1] a is fail",
+        "XFAIL trl::b[1.0] b is xfail",
+        "XPASS trl::b[1.1] b is xpass",
+        "WARN  trl::b[1.2] b is warn",
+        "ERROR trl::b[main] b is error",
+        "2 pass, 1 fail, 1 skip, 1 xfail, 1 xpass, 1 warn, 1 error",
+    ]
+
+
+def test_plain_lines_have_no_escape_codes_even_when_color_is_asked_without_width():
+    assert "\x1b" not in render("text", sample(), color=True)
+
+
+def test_empty_run_says_so():
+    assert render("text", build({})) == "no results\n"
+    grid = render("text", build({}), width=80).splitlines()
+    assert grid[-1] == "no results (0.5s, 7 requests, 1234 bytes downloaded, 2 cache hits)"
+
+
+def test_grid_fits_the_width_and_keeps_the_break_point_visible():
+    for width in (40, 60, 80, 120, 200):
+        out = render("text", sample(), width=width, color=True)
+        plain = ANSI.sub("", out)
+        lines = plain.splitlines()
+        grid_lines = lines[:-1]  # the summary line may wrap
+        assert max(map(len, grid_lines)) <= width, (width, plain)
+        row = next(line for line in lines if line.startswith("  disable-grad"))
+        strip = row.split()[1]
+        # 40 fails then passes: the squeezed strip is F's then dots, in that order
+        assert re.fullmatch(r"F+\.+", strip), (width, row)
+        assert " per column" in out or width < 60  # the header is clipped below that
+
+
+def test_grid_one_column_per_version_when_there_is_room():
+    out = render("text", sample(), width=300)
+    row = next(line for line in out.splitlines() if line.startswith("  grpo-params"))
+    strip = row.split()[1]
+    assert strip == "s" * 20 + "." * 9 + "x" + "." * 70 + "F" * 50
+    assert row.endswith("first fail 0.10.0, last pass 0.9.9")
+    assert " per column" not in out
+
+
+def test_grid_squeezed_column_shows_the_worst_status_it_covers():
+    # 8 versions into 4 columns: each column covers 2 versions
+    report = build({"u": (releases(8), {"c": ".F..xs.E"})})
+    out = render("text", report, width=len("  c ") + 4)
+    row = next(line for line in out.splitlines() if line.startswith("  c "))
+    assert row == "  c F.xE"
+
+
+def test_grid_lists_grouped_details_with_version_spans():
+    out = ANSI.sub("", render("text", sample(), width=200, color=True))
+    assert "FAIL  trl::grpo-params[0.10.0\u2013main] grpo-params is fail" in out
+    assert "XFAIL trl::grpo-params[0.2.9] grpo-params is xfail" in out
+    assert "ERROR peft::lora[0.10.0] lora is error" in out
+
+
+def test_grid_colors_statuses_and_underlines_anchors():
+    out = render("text", sample(), width=300, color=True)
+    assert "\x1b[31;1mF" in out and "\x1b[32m." in out and "\x1b[35;1mE" in out
+    assert "\x1b[32;4m." in out  # anchor column (0.2.2 passes grpo-params)
+    assert "\x1b" not in render("text", sample(), width=300, color=False)
+
+
+def test_terminal_style_only_on_a_tty(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("COLUMNS", "97")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert terminal_style(io.StringIO()) == (None, False)
+    assert terminal_style(Tty()) == (97, True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert terminal_style(Tty()) == (97, False)

@@ -1,0 +1,334 @@
+"""`canary scan` end to end on the fake downstream library in fixtures/downstream."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from canary import cli
+from canary.matrix import load_matrix
+from canary.scan import scan_main
+
+FIXTURE = Path(__file__).parent / "fixtures" / "downstream"
+LOCATION = re.compile(r"(\S+\.py):(\d+)")
+
+# (module, subject key, subject, assertion, values, severity) of every check the fixture yields
+EXPECTED = {
+    "peft": [
+        ("peft", "symbol", "LoraConfig", None, None, "error"),
+        ("peft", "function", "get_peft_model", "params", ["adapter_name"], "error"),
+        ("peft.tuners.lora", "symbol", "LoraLayer", None, None, "error"),
+    ],
+    "transformers": [
+        ("transformers", "symbol", "Trainer", None, None, "error"),
+        ("transformers", "symbol", "__version__", None, None, "error"),
+        (
+            "transformers.modeling_utils",
+            "class",
+            "PreTrainedModel",
+            "methods",
+            ["gradient_checkpointing_enable"],
+            "error",
+        ),
+        (
+            "transformers.modeling_utils",
+            "function",
+            "PreTrainedModel.enable_input_require_grads",
+            None,
+            None,
+            "info",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.__init__",
+            "params",
+            ["model", "args", "processing_class"],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.__init__",
+            "contains",
+            ['hasattr(unwrapped_model, "accepts_loss_kwargs")'],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer._inner_training_loop",
+            "params",
+            ["batch_size", "args", "resume_from_checkpoint"],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.compute_loss",
+            "params",
+            ["model", "inputs", "return_outputs"],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.training_step",
+            "params",
+            ["model", "inputs", "num_items_in_batch"],
+            "error",
+        ),
+    ],
+    "trl": [
+        ("trl", "symbol", "GRPOConfig", None, None, "error"),
+        (
+            "trl.models.utils",
+            "function",
+            "disable_gradient_checkpointing",
+            "params",
+            ["model", "gradient_checkpointing_kwargs"],
+            "info",
+        ),
+        (
+            "trl.models.utils",
+            "function",
+            "unwrap_model_for_generation",
+            "params",
+            ["gather_deepspeed3_params"],
+            "error",
+        ),
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
+            "GRPOTrainer._prepare_inputs",
+            "contains",
+            ["self._step += 1", "generate_every = self.args.steps_per_generation"],
+            "error",
+        ),
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
+            "GRPOTrainer._prepare_inputs",
+            "matches",
+            [r"self\._buffered_inputs\s*=\s*\[", r"^\s+return inputs$"],
+            "error",
+        ),
+    ],
+}
+
+
+def run(*args, **kwargs) -> tuple[int, str]:
+    out = io.StringIO()
+    status = scan_main(*args, out=out, **kwargs)
+    return status, out.getvalue()
+
+
+def summary(check: dict) -> tuple:
+    key = next((k for k in ("symbol", "class", "function") if k in check), None)
+    assertion = next((k for k in ("methods", "params", "contains", "matches") if k in check), None)
+    return (
+        check["module"],
+        key,
+        check.get(key),
+        assertion,
+        check.get(assertion),
+        check.get("severity", "error"),
+    )
+
+
+def printed_matrices(text: str) -> dict[str, dict]:
+    documents = [d for d in yaml.safe_load_all(text) if d]
+    return {d["upstream"]: d for d in documents}
+
+
+def markers() -> dict[str, str]:
+    """`# scan: NAME` -> "fakesloth/file.py:LINE" in the fixture."""
+    found = {}
+    for path in sorted((FIXTURE / "fakesloth").glob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if match := re.search(r"# scan: ([\w-]+)", line):
+                found[match.group(1)] = f"{path.relative_to(FIXTURE).as_posix()}:{number}"
+    return found
+
+
+def test_fixture_yields_exactly_the_expected_checks():
+    status, text = run(str(FIXTURE), None, None, None)
+    assert status == 0
+    matrices = printed_matrices(text)
+    assert {name: [summary(c) for c in m["checks"]] for name, m in matrices.items()} == EXPECTED
+    assert matrices["trl"]["versions"]["releases"] == "!=0.23.0,>=0.22.2"
+    assert matrices["transformers"]["versions"]["releases"] == ">=4.57.0"
+    assert matrices["peft"]["versions"]["releases"] == ">=0"
+
+
+def test_every_check_cites_real_uses_and_every_marked_use_is_cited():
+    _, text = run(str(FIXTURE), None, None, None)
+    cited = set()
+    for matrix in printed_matrices(text).values():
+        for check in matrix["checks"]:
+            places = LOCATION.findall(check["why"])
+            assert places, check
+            words = {check["module"].split(".")[-1], *re.split(r"\.", summary(check)[2] or "")}
+            words |= set(summary(check)[4] or [])
+            for file, line in places:
+                source = (FIXTURE / file).read_text().splitlines()[int(line) - 1]
+                assert any(w and w in source for w in words), (check["id"], file, line)
+                cited.add(f"{file}:{line}")
+    assert set(markers().values()) <= cited
+    assert not [place for place in cited if "negatives.py" in place]
+
+
+def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
+    package = tmp_path / "site" / "peft"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    pass\nelse:\n    from .mapping_func import get_peft_model\n"
+    )
+    (package / "mapping_func.py").write_text("from .star import *\n")
+    (package / "star.py").write_text("from .core import build as get_peft_model\n")
+    (package / "core.py").write_text(
+        "def build(model, peft_config, adapter_name='default'):\n    pass\n"
+    )
+    status, text = run(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
+    assert status == 0
+    checks = [summary(c) for c in printed_matrices(text)["peft"]["checks"]]
+    assert ("peft.core", "function", "build", "params", ["adapter_name"], "error") in checks
+    assert ("peft", "symbol", "get_peft_model", None, None, "error") in checks
+    status, text = run(str(FIXTURE), ["peft"], None, None)
+    assert "NOTE: the package root may only re-export it" in text
+
+
+def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
+    status, text = run(str(FIXTURE), ["trl", "peft", "accelerate"], str(tmp_path), None)
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["peft.yaml", "trl.yaml"]
+    assert "# no uses of accelerate found" in text
+    written = yaml.safe_load((tmp_path / "trl.yaml").read_text())
+    assert [c.id for c in load_matrix(tmp_path / "trl.yaml").checks] == [
+        c["id"] for c in written["checks"]
+    ]
+    assert load_matrix(tmp_path / "peft.yaml").github == "huggingface/peft"
+    assert [summary(c) for c in written["checks"]] == EXPECTED["trl"]
+    before = (tmp_path / "trl.yaml").read_text()
+    status, text = run(str(FIXTURE), ["trl"], str(tmp_path), None)
+    assert status == 2 and "use --merge" in text
+    assert (tmp_path / "trl.yaml").read_text() == before
+
+
+def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
+    own = (
+        "upstream: trl  # ours\n"
+        "versions:\n  releases: '>=0.24'\n"
+        "checks:\n"
+        "  - id: config\n    why: ours.py:1\n    module: trl\n    symbol: GRPOConfig\n"
+    )
+    (tmp_path / "trl.yaml").write_text(own)
+    status, text = run(str(FIXTURE), None, None, str(tmp_path))
+    assert status == 0
+    assert "merged into" in text and "4 new checks of 5 proposed" in text
+    merged = (tmp_path / "trl.yaml").read_text()
+    assert merged.startswith(own)
+    assert [summary(c) for c in yaml.safe_load(merged)["checks"]] == EXPECTED["trl"]
+    assert len(load_matrix(tmp_path / "trl.yaml").checks) == 5
+    assert (tmp_path / "peft.yaml").exists() and (tmp_path / "transformers.yaml").exists()
+    status, text = run(str(FIXTURE), None, None, str(tmp_path))
+    assert "0 new checks of 5 proposed" in text and (tmp_path / "trl.yaml").read_text() == merged
+
+
+def test_unparseable_files_and_environments_are_reported_or_skipped(tmp_path):
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    (tree / "fakesloth" / "broken.py").write_text("def broken(:\n")
+    venv = tree / ".venv" / "lib" / "site-packages" / "x"
+    venv.mkdir(parents=True)
+    (venv / "y.py").write_text("import trl\ntrl.should_not_appear = 1\n")
+    env = tree / "env"
+    env.mkdir()
+    (env / "pyvenv.cfg").write_text("home = x\n")
+    (env / "z.py").write_text("import trl\ntrl.nor_this = 1\n")
+    status, text = run(str(tree), ["trl"], None, None)
+    assert status == 0
+    assert re.search(r"# fakesloth/broken\.py: not scanned: .*invalid syntax", text)
+    assert "# scanned 5 files" in text
+    assert "should_not_appear" not in text and "nor_this" not in text
+    assert [summary(c) for c in printed_matrices(text)["trl"]["checks"]] == EXPECTED["trl"]
+
+
+def test_a_single_file_can_be_scanned():
+    status, text = run(str(FIXTURE / "fakesloth" / "rl.py"), ["trl"], None, None)
+    assert status == 0
+    checks = printed_matrices(text)["trl"]["checks"]
+    assert [summary(c) for c in checks] == EXPECTED["trl"]
+    assert all("rl.py:" in c["why"] and "fakesloth/" not in c["why"] for c in checks)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        (("no/such/dir", None, None, None), {}, "no such file or folder"),
+        ((str(FIXTURE), None, "a", "b"), {}, "alternatives"),
+        ((str(FIXTURE), ["trl", "x-y"], None, None), {}, "top-level package names"),
+        ((str(FIXTURE), None, "no/such/out", None), {}, "not a folder"),
+        ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message(args, kwargs, message):
+    status, text = run(*args, **kwargs)
+    assert status == 2 and message in text
+
+
+FAKE_TRL = {
+    "trl/__init__.py": "from .trainer.grpo_config import GRPOConfig\n",
+    "trl/models/__init__.py": "",
+    "trl/models/utils.py": (
+        "def unwrap_model_for_generation(model, accelerator, gather_deepspeed3_params=True):\n"
+        "    pass\n"
+    ),
+    "trl/trainer/__init__.py": "",
+    "trl/trainer/grpo_config.py": "class GRPOConfig:\n    beta: float = 0.0\n",
+    "trl/trainer/grpo_trainer.py": (
+        "class GRPOTrainer:\n"
+        "    def _prepare_inputs(self, generation_batch):\n"
+        "        generate_every = self.args.steps_per_generation * self.num_iterations\n"
+        "        self._buffered_inputs = [b for b in generation_batch]\n"
+        "        self._step += 1\n"
+        "        return inputs\n"
+    ),
+}
+
+
+def check_json(matrix: Path, upstream_tree: Path, tmp_path: Path) -> dict[str, str]:
+    """`canary check` of the proposed matrix against a local upstream tree: check id -> status."""
+    report = tmp_path / "report.json"
+    args = ["check", str(matrix), "--source", str(upstream_tree), "--versions", "0.24.0"]
+    cli.main([*args, "--format", "json", "--output", str(report)])
+    return {r["check"]: r["status"] for r in json.loads(report.read_text())["results"]}
+
+
+def test_proposed_checks_run_under_canary_check(tmp_path):
+    """Scan then check: a conforming upstream passes, a changed rewrite target fails."""
+    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path), None)
+    assert status == 0
+    upstream = tmp_path / "site"
+    for name, text in FAKE_TRL.items():
+        (upstream / name).parent.mkdir(parents=True, exist_ok=True)
+        (upstream / name).write_text(text)
+    assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
+        "grpo-config": "pass",
+        "disable-gradient-checkpointing-params": "warn",
+        "unwrap-model-for-generation-params": "pass",
+        "grpo-trainer-prepare-inputs-source": "pass",
+        "grpo-trainer-prepare-inputs-source-regex": "pass",
+    }
+    trainer = upstream / "trl/trainer/grpo_trainer.py"
+    trainer.write_text(trainer.read_text().replace("        self._step += 1\n", ""))
+    statuses = check_json(tmp_path / "trl.yaml", upstream, tmp_path)
+    assert statuses["grpo-trainer-prepare-inputs-source"] == "fail"
+    assert statuses["grpo-trainer-prepare-inputs-source-regex"] == "pass"

