@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
 from canary.sources.tree import SourceError, Tree
 
-_VERSION_FILES = ("__init__.py", "version.py", "_version.py", "__about__.py")
+_VERSION_MODULES = ("__init__.py", "version.py", "_version.py", "__about__.py")
+_NAMED_FILE = re.compile(r"""version\s*=\s*\{\s*file\s*=\s*["']([^"']+)["']""")
+_TABLE = re.compile(r"^\s*\[([^\]]*)\]\s*$", re.M)
+_STATIC = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.M)
+_PKG_INFO = re.compile(r"^Version:[ \t]*(\S+)", re.M)
 
 
 class VersionUnknown(Exception):
@@ -17,55 +22,76 @@ class VersionUnknown(Exception):
 
 
 def _literal_version(source: bytes) -> str | None:
+    """`__version__ = "1.0"` (or annotated) at module level; anything computed is no answer."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: deep nesting
         return None
     for node in tree.body:
-        value = None
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets)
-        ) or (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "__version__"):
-            value = node.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return value.value
+        if isinstance(node, ast.Assign):
+            names = [getattr(t, "id", "") for t in node.targets]
+        elif isinstance(node, ast.AnnAssign):
+            names = [getattr(node.target, "id", "")]
+        else:
+            continue
+        value = getattr(node.value, "value", None) if isinstance(node.value, ast.Constant) else None
+        if "__version__" in names and isinstance(value, str):
+            return value
     return None
 
 
-def _metadata_version(tree: Tree) -> str | None:
-    """A VERSION file that the packaging metadata reads (trl: `version = {file = "VERSION"}`),
-    else the core metadata of an sdist or an installed/unpacked wheel (PKG-INFO)."""
-    pyproject = tree.read_meta("pyproject.toml") or b""
-    named = re.search(rb"""version\s*=\s*\{\s*file\s*=\s*["']([^"']+)["']""", pyproject)
-    candidates = [named.group(1).decode()] if named else []
-    candidates += ["VERSION", "version.txt"]
-    for name in candidates:
-        data = tree.read_meta(name)
-        if data and data.strip():
-            return data.decode("utf-8", "replace").strip()
-    pkg_info = re.search(rb"^Version:\s*(\S+)", tree.read_meta("PKG-INFO") or b"", re.M)
-    return pkg_info.group(1).decode("utf-8", "replace") if pkg_info else None
+def _text(data: bytes | None) -> str | None:
+    """A one-line version file's content (a BOM or surrounding whitespace is no part of it)."""
+    text = data.decode("utf-8-sig", "replace").strip() if data else ""
+    return text or None
+
+
+def _pyproject(text: str) -> tuple[str | None, str | None]:
+    """(static `[project] version`, the file `version = {file = ...}` names) of a pyproject."""
+    named = _NAMED_FILE.search(text)
+    static = None
+    for header in _TABLE.finditer(text):
+        if header.group(1).strip() == "project":
+            following = _TABLE.search(text, header.end())
+            body = text[header.end() : following.start() if following else len(text)]
+            found = _STATIC.search(body)
+            static = found.group(1) if found else None
+    return static, named.group(1) if named else None
+
+
+def _candidates(tree: Tree, base: str) -> Iterator[tuple[str, str | None]]:
+    """(where, declared version) in order of authority, read lazily: the package's literal
+    `__version__`, the VERSION file beside it (trl 0.22 reads it at import), what pyproject
+    states or names (trl: `version = {file = "VERSION"}`), a root VERSION, then PKG-INFO."""
+    for name in _VERSION_MODULES:
+        data = tree.read(f"{base}/{name}")
+        yield f"{base}/{name}", _literal_version(data) if data else None
+    yield f"{base}/VERSION", _text(tree.read(f"{base}/VERSION"))
+    static, named = _pyproject(_text(tree.read_meta("pyproject.toml")) or "")
+    yield "pyproject.toml", static
+    for name in (named, "VERSION", "version.txt"):
+        if name:
+            yield name, _text(tree.read_meta(name))
+    pkg_info = _PKG_INFO.search(_text(tree.read_meta("PKG-INFO")) or "")
+    yield "PKG-INFO", pkg_info.group(1) if pkg_info else None
 
 
 def declared_version(tree: Tree, package: str) -> Version:
-    """Literal `__version__` of the package, else the version file its metadata names."""
+    """The first PEP 440 version the tree declares; never a guess."""
     base = package.replace(".", "/")
+    unparsable: list[str] = []
     try:
-        found = None
-        for name in _VERSION_FILES:
-            data = tree.read(f"{base}/{name}")
-            found = _literal_version(data) if data else None
-            if found:
-                break
-        found = found or _metadata_version(tree)
+        for where, found in _candidates(tree, base):
+            if found is None:
+                continue
+            try:
+                return Version(found)
+            except InvalidVersion:
+                unparsable.append(f"{found!r} in {where}")
     except SourceError as exc:
         raise VersionUnknown(f"cannot read the declared version: {exc}") from None
-    if not found:
-        raise VersionUnknown(
-            f"no literal __version__ in {base}/ and no VERSION file: cannot gate this tree"
-        )
-    try:
-        return Version(found)
-    except InvalidVersion:
-        raise VersionUnknown(f"declared version {found!r} is not PEP 440") from None
+    if unparsable:
+        raise VersionUnknown(f"declared version {', '.join(unparsable)} is not PEP 440")
+    raise VersionUnknown(
+        f"no literal __version__ in {base}/ and no VERSION file: cannot gate this tree"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -63,6 +64,8 @@ def exit_status(report: RunReport) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.offline:  # version selection reads it too, not only the fetching
+        os.environ["CANARY_OFFLINE"] = "1"
     matrices = load_all(args.matrices)
     select, folder = selector_for(args)
     runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)
@@ -74,6 +77,25 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     return report_main(args.results, args.format, args.output, args.baseline)
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    from canary.versions import versions_main
+
+    return versions_main(args.matrix, sys.stdout)
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from canary.versions import lock_main
+
+    return lock_main([str(p) for p in find_matrices(args.matrices)], args.check, sys.stdout)
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from canary.sources.cache import cache_clear, cache_info
+
+    print(cache_info() if args.action == "info" else cache_clear())
+    return EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -105,6 +127,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--offline", action="store_true", help="use the cache alone")
     check.add_argument("--jobs", type=int, default=default_jobs(), help="versions fetched at once")
     check.set_defaults(func=cmd_check)
+
+    versions = commands.add_parser("versions", help="the resolved version list of a matrix")
+    versions.add_argument("matrix", metavar="MATRIX")
+    versions.set_defaults(func=cmd_versions)
+
+    lock = commands.add_parser("lock", help="refresh the committed version lists")
+    lock.add_argument("matrices", nargs="*", metavar="MATRIX")
+    lock.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
+    lock.set_defaults(func=cmd_lock)
+
+    cache = commands.add_parser("cache", help="show or empty the canary cache")
+    cache.add_argument("action", choices=["info", "clear"])
+    cache.set_defaults(func=cmd_cache)
 
     report = commands.add_parser("report", help="render saved JSON results; drift since a baseline")
     report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")

@@ -6,6 +6,7 @@ Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -49,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
     if source in ("auto", "index", "github"):
+        if config.getoption("canary_offline"):  # version selection reads it too
+            os.environ["CANARY_OFFLINE"] = "1"
         runner = Runner(select=release_selector, offline=config.getoption("canary_offline"))
     else:
         folder = Path(source)

@@ -41,9 +41,11 @@ class Runner:
     def context(self):
         """Built lazily so a `--source PATH` run never touches the network or the cache."""
         if self._context is None:
-            from canary.sources.context import SourceContext
+            from canary.index_store import IndexStore
+            from canary.sources.context import shared_context
 
-            self._context = SourceContext(offline=self.offline)
+            self._context = shared_context(offline=self.offline)
+            self.modules.store = IndexStore(self._context.cache.root / "module-index")
         return self._context
 
     def open_tree(self, matrix: Matrix, target: Target) -> Tree:
@@ -64,6 +66,9 @@ class Runner:
     def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
         try:
             tree: Tree | SourceError = self.open_tree(matrix, target)
+            prefetch = getattr(tree, "prefetch", None)
+            if prefetch is not None:  # neighbouring members in one request each
+                prefetch(module_paths(matrix))
         except SourceError as exc:
             tree = exc
         return VersionRun(matrix, target, tree, self.modules)
@@ -90,6 +95,20 @@ class Runner:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
         return dict(self.context.stats_json())
+
+
+def module_paths(matrix: Matrix) -> list[str]:
+    """Every file the matrix's checks may read, in both module layouts."""
+    modules = {
+        contract.module
+        for check in matrix.checks
+        for contract in ((check.contract,) if check.contract else check.any_of)
+    }
+    return [
+        path
+        for module in sorted(modules)
+        for path in (f"{module.replace('.', '/')}.py", f"{module.replace('.', '/')}/__init__.py")
+    ]
 
 
 def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:

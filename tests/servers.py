@@ -27,8 +27,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from canary.sources.http import RetryPolicy
 
 #: retries without real waiting, so fault tests take milliseconds
-FAST = RetryPolicy(attempts=4, backoff=0.001, backoff_cap=0.01, retry_after_cap=2.0,
-                   rate_limit_wait_cap=3.0, connect_timeout=2.0, read_timeout=5.0)
+FAST = RetryPolicy(
+    attempts=4,
+    backoff=0.001,
+    backoff_cap=0.01,
+    retry_after_cap=2.0,
+    rate_limit_wait_cap=3.0,
+    connect_timeout=2.0,
+    read_timeout=5.0,
+)
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -60,7 +67,9 @@ class FileServer:
         self.ignore_ranges = False
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -99,6 +108,11 @@ def serving() -> Iterator[FileServer]:
 def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # headers and body go out in separate writes: without this, delayed ACKs cost 40 ms
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def log_message(self, format: str, *args: object) -> None:
             """Quiet: the tests read `server.log` instead."""

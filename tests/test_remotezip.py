@@ -55,7 +55,7 @@ def test_reads_members_by_ranges_without_the_whole_wheel(server, tmp_path):
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
 
-    stats = ctx.stats_json()
+    stats = ctx.stats.as_dict()
     assert stats["requests"] == 3  # tail (directory + RECORD), then one per member
     assert stats["bytes_downloaded"] < len(wheel) / 3
     assert stats["whole_downloads"] == 0
@@ -68,11 +68,11 @@ def test_absent_members_are_decided_from_the_directory(server, tmp_path):
     ctx = context(tmp_path)
     tree = ctx.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/core.py") is not None
-    before = ctx.stats_json()["requests"]
+    before = ctx.stats.as_dict()["requests"]
     assert tree.read("pkg/missing.py") is None
     assert tree.read("pkg/sub/missing/__init__.py") is None
     assert tree.read_meta("pyproject.toml") is None
-    assert ctx.stats_json()["requests"] == before
+    assert ctx.stats.as_dict()["requests"] == before
 
 
 def test_prefetch_brings_neighbouring_members_in_one_request(server, tmp_path):
@@ -80,9 +80,9 @@ def test_prefetch_brings_neighbouring_members_in_one_request(server, tmp_path):
     ctx = context(tmp_path)
     tree = ctx.release_tree("pkg", "1.0", file)
     tree.prefetch(["pkg/__init__.py", "pkg/core.py", "pkg/sub/__init__.py", "pkg/absent.py"])
-    assert ctx.stats_json()["requests"] == 2
+    assert ctx.stats.as_dict()["requests"] == 2
     assert {p: tree.read(p) for p in SOURCES} == SOURCES
-    assert ctx.stats_json()["requests"] == 2
+    assert ctx.stats.as_dict()["requests"] == 2
 
 
 def test_a_warm_cache_makes_no_request(server, tmp_path):
@@ -93,8 +93,8 @@ def test_a_warm_cache_makes_no_request(server, tmp_path):
     tree = warm.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert tree.read("pkg/nothing.py") is None
-    assert warm.stats_json()["requests"] == 0
-    assert warm.stats_json()["cache_hits"] == 2
+    assert warm.stats.as_dict()["requests"] == 0
+    assert warm.stats.as_dict()["cache_hits"] == 2
 
 
 def test_offline_reads_the_cache_and_misses_are_errors(server, tmp_path):
@@ -104,9 +104,9 @@ def test_offline_reads_the_cache_and_misses_are_errors(server, tmp_path):
     tree = offline.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert tree.read("pkg/absent.py") is None
-    with pytest.raises(SourceError, match="offline: .*pkg/__init__.py.* not in cache"):
+    with pytest.raises(SourceError, match=r"offline: .*pkg/__init__\.py.* not in cache"):
         tree.read("pkg/__init__.py")
-    assert offline.stats_json()["requests"] == 0
+    assert offline.stats.as_dict()["requests"] == 0
 
 
 def test_server_ignoring_range_costs_one_whole_download(server, tmp_path):
@@ -115,8 +115,8 @@ def test_server_ignoring_range_costs_one_whole_download(server, tmp_path):
     ctx = context(tmp_path)
     tree = ctx.release_tree("pkg", "1.0", file)
     assert {p: tree.read(p) for p in SOURCES} == SOURCES
-    assert ctx.stats_json()["whole_downloads"] == 1
-    assert ctx.stats_json()["requests"] == 1
+    assert ctx.stats.as_dict()["whole_downloads"] == 1
+    assert ctx.stats.as_dict()["requests"] == 1
 
 
 def test_mismatched_content_range_falls_back_to_a_whole_download(server, tmp_path):
@@ -124,7 +124,7 @@ def test_mismatched_content_range_falls_back_to_a_whole_download(server, tmp_pat
     ctx = context(tmp_path)
     tree = ctx.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
-    assert ctx.stats_json()["whole_downloads"] == 1
+    assert ctx.stats.as_dict()["whole_downloads"] == 1
 
 
 @pytest.mark.parametrize("fault", ["reset", "503", "429:0", "truncate", "flip", "500"])
@@ -137,7 +137,7 @@ def test_transient_faults_end_in_the_right_bytes(server, tmp_path, fault, when):
         assert tree.read("pkg/absent.py") is None  # loads the directory first
     server.fault(WHEEL_PATH, fault)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
-    assert ctx.stats_json()["whole_downloads"] == 0
+    assert ctx.stats.as_dict()["whole_downloads"] == 0
 
 
 def test_faults_that_never_clear_are_errors_naming_the_url(server, tmp_path):
@@ -154,7 +154,7 @@ def test_a_corrupt_member_is_an_error_never_wrong_bytes(server, tmp_path):
     file = publish(server, bytes(wheel))
     tree = context(tmp_path).release_tree("pkg", "1.0", file)
     assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
-    with pytest.raises(SourceError, match="pkg/core.py"):
+    with pytest.raises(SourceError, match=r"pkg/core\.py"):
         tree.read("pkg/core.py")
     with pytest.raises(SourceError):  # never cached as good
         context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
@@ -197,7 +197,7 @@ def test_zip64_with_a_short_first_read_fetches_the_rest(server, tmp_path):
     ctx = context(tmp_path, tail_min=64, tail_share=0, tail_extra=0)
     tree = ctx.release_tree("pkg", "1.0", file)
     assert tree.read("pkg/m7.py") == files["pkg/m7.py"]
-    assert ctx.stats_json()["requests"] >= 3
+    assert ctx.stats.as_dict()["requests"] >= 3
 
 
 def test_unknown_size_uses_a_suffix_range(server, tmp_path):
@@ -207,7 +207,7 @@ def test_unknown_size_uses_a_suffix_range(server, tmp_path):
     ctx = context(tmp_path)
     assert ctx.release_tree("pkg", "1.0", file).read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert server.requests_to(WHEEL_PATH)[0].headers["Range"].startswith("bytes=-")
-    assert ctx.stats_json()["whole_downloads"] == 0
+    assert ctx.stats.as_dict()["whole_downloads"] == 0
 
 
 @pytest.mark.parametrize("path", ["../pkg/core.py", "/etc/passwd", "pkg/../x.py", "pkg\\core.py"])
@@ -249,7 +249,7 @@ def test_a_member_differing_from_record_is_an_error(server, tmp_path):
     file = publish(server, make_wheel("pkg", "1.0", SOURCES, record_rows=rows))
     tree = context(tmp_path).release_tree("pkg", "1.0", file)
     assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
-    with pytest.raises(SourceError, match="sha256 of 'pkg/core.py' differs from RECORD"):
+    with pytest.raises(SourceError, match=r"sha256 of .pkg/core\.py. differs from RECORD"):
         tree.read("pkg/core.py")
 
 
@@ -273,9 +273,9 @@ def test_live_wheel_is_read_by_ranges(tmp_path):
     ctx = SourceContext(index_url=index_url_from_config(), cache_dir=tmp_path)
     file = ctx.index.project("trl").pick_file("0.12.0")
     assert file is not None and file.filename == "trl-0.12.0-py3-none-any.whl"
-    before = ctx.stats_json()["bytes_downloaded"]
+    before = ctx.stats.as_dict()["bytes_downloaded"]
     source = ctx.release_tree("trl", "0.12.0", file).read("trl/models/utils.py")
     assert source is not None and b"def setup_chat_format(" in source
-    assert ctx.stats_json()["bytes_downloaded"] - before < file.size
-    assert ctx.stats_json()["whole_downloads"] == 0
+    assert ctx.stats.as_dict()["bytes_downloaded"] - before < file.size
+    assert ctx.stats.as_dict()["whole_downloads"] == 0
     assert os.environ.get("CANARY_OFFLINE", "") in ("", "0")

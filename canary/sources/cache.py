@@ -120,7 +120,9 @@ class Cache:
                 self.stats.add(cache_hits=1)
                 return entry
             reply = fetch(str(entry.meta["etag"]) if entry and entry.meta.get("etag") else None)
-            if reply.status == 304 and entry is not None:
+            if reply.status == 304:
+                if entry is None:
+                    raise SourceError(f"{what}: 304 Not Modified without a cached copy")
                 fresh = Entry(entry.data, {**entry.meta, "fetched": time.time()})
             elif reply.status == 404:
                 fresh = Entry(b"", {"absent": True, "fetched": time.time()})

@@ -18,6 +18,7 @@ from canary.sources.index import IndexClient, IndexFile, index_url_from_config
 from canary.sources.limits import Limits
 from canary.sources.remotezip import TailHints
 from canary.sources.stats import Stats
+from canary.sources.tree import SourceError
 from canary.sources.wheel import ReleaseTree
 
 
@@ -78,7 +79,30 @@ class SourceContext:
             file = self.index.project(pypi_name).pick_file(version)
             if file is None:
                 return None
-        return ReleaseTree(file, self.http, self.cache, self.limits, self._hints)
+        return ReleaseTree(
+            file,
+            self.http,
+            self.cache,
+            self.limits,
+            self._hints,
+            locate=lambda: self.locate(pypi_name, version, file),
+        )
+
+    def locate(self, pypi_name: str, version: str, file: IndexFile) -> str:
+        """The URL of a locked file, from the project's index page (asked once per project)."""
+        for listed in self.index.project(pypi_name).files(version):
+            if listed.filename != file.filename:
+                continue
+            if file.sha256 and listed.sha256 and listed.sha256.lower() != file.sha256.lower():
+                raise SourceError(
+                    f"{file.filename}: the index now gives sha256 {listed.sha256}, the lock "
+                    f"{file.sha256}; re-run `canary lock`"
+                )
+            return listed.url
+        raise SourceError(
+            f"{file.filename}: locked, but the index no longer lists it for {pypi_name} "
+            f"{version}; re-run `canary lock`"
+        )
 
     def github_tree(self, repo: str, ref: str, src: str = "") -> GitHubTree:
         """One ref (branch or final tag) of a GitHub repository."""
@@ -93,10 +117,6 @@ class SourceContext:
             limits=self.limits,
         )
 
-    def stats_json(self) -> dict[str, int]:
-        """requests, bytes_downloaded, cache_hits, whole_downloads (the runner adds seconds)."""
-        return self.stats.snapshot()
-
     def close(self) -> None:
         self.http.close()
 
@@ -110,3 +130,24 @@ class SourceContext:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_ENVIRONMENT = (
+    "CANARY_CACHE_DIR",
+    "CANARY_INDEX_URL",
+    "PIP_INDEX_URL",
+    "CANARY_GITHUB_RAW_URL",
+    "CANARY_GITHUB_API_URL",
+)
+_shared: dict[tuple[object, ...], SourceContext] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_context(offline: bool = False) -> SourceContext:
+    """One context per process and configuration, so version selection and fetching share
+    the session, the cache and the counters (a run's stats then include the index pages)."""
+    key = (offline or offline_from_env(), *(os.environ.get(name) for name in _ENVIRONMENT))
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = SourceContext(offline=bool(key[0]))
+        return _shared[key]

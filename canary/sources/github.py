@@ -1,10 +1,14 @@
 """A Tree over one ref of a GitHub repository: branches (main) and releases without index files.
 
 Files come one by one from the raw-content host, `{raw}/OWNER/REPO/REF/PATH`, cached with a
-freshness limit and revalidated with If-None-Match. When a caller announces many uncached files
-at once (`prefetch` with TARBALL_THRESHOLD or more), one tarball of the ref from the API host
-(`{api}/repos/OWNER/REPO/tarball/REF`) replaces the per-file requests. Both base URLs can be
-overridden (CANARY_GITHUB_RAW_URL, CANARY_GITHUB_API_URL) for tests and enterprise mirrors.
+freshness limit and revalidated with If-None-Match. The raw host answers 404 both for a missing
+file and a missing ref, so the first absence in a tree is confirmed by asking the API whether the
+ref exists (`{api}/repos/OWNER/REPO/commits/REF`, cached like a file).
+
+When a caller announces many uncached files at once (`prefetch` with TARBALL_THRESHOLD or more),
+one tarball of the ref from the API host (`{api}/repos/OWNER/REPO/tarball/REF`) replaces the
+per-file requests. Both base URLs can be overridden (CANARY_GITHUB_RAW_URL,
+CANARY_GITHUB_API_URL) for tests and enterprise mirrors.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class GitHubTree:
         self.limits = limits or Limits()
         self.tarball_threshold = tarball_threshold
         self._tarball: Unpacked | None = None
+        self._ref_checked = False
         self._lock = threading.Lock()
 
     def read(self, path: str) -> bytes | None:
@@ -106,7 +111,31 @@ class GitHubTree:
             return self.http.get(url, headers, allow=(404,), max_bytes=self.limits.max_member)
 
         entry = self.cache.revalidate(self._key(repo_path), redact(url), fetch)
-        return None if entry.absent else entry.data
+        if entry.absent:
+            self._check_ref()
+            return None
+        return entry.data
+
+    def _check_ref(self) -> None:
+        """A 404 means absent only if the ref exists: a wrong tag must be an error, not a fail."""
+        with self._lock:
+            if self._ref_checked:
+                return
+            url = self._ref_url()
+
+            def fetch(etag: str | None) -> Reply:
+                headers = {"Accept": "application/vnd.github.sha"}
+                return self.http.get(url, {**headers, **({"If-None-Match": etag} if etag else {})})
+
+            if self.cache.revalidate(self._ref_key(), redact(url), fetch).absent:
+                raise SourceError(f"{redact(url)}: ref {self.ref!r} not found in {self.repo}")
+            self._ref_checked = True
+
+    def _ref_url(self) -> str:
+        return f"{self.api_url}/repos/{self.repo}/commits/{quote(self.ref, safe='')}"
+
+    def _ref_key(self) -> str:
+        return f"github-ref:{self._ref_url()}"
 
     def _load_tarball(self, remember: list[str]) -> None:
         """Fetch the ref's tarball once, serve every read from it, cache the announced files."""
@@ -126,6 +155,8 @@ class GitHubTree:
             for path in remember:
                 if path not in stripped.links:
                     self.cache.put_fresh(self._key(path), stripped.files.get(path))
+            self.cache.put_fresh(self._ref_key(), b"")  # the tarball proves the ref exists
+            self._ref_checked = True
             self._tarball = stripped
 
 

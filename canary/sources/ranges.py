@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 
 from canary.sources.http import Http, Reply, redact
 from canary.sources.limits import Limits
@@ -21,18 +22,35 @@ _IDENTITY = {"Accept-Encoding": "identity"}
 
 
 class RangeReader:
-    """Reads [start, stop) slices of the file at `url`, whose size and sha256 the index gave."""
+    """Reads [start, stop) slices of the file at `url`, whose size and sha256 the index gave.
+
+    `url` may be a callable: a lock records no URL (file hosts change, and their names stay out
+    of the repo), so the index is asked for it only when a byte is actually needed.
+    """
 
     def __init__(
-        self, http: Http, url: str, size: int | None, sha256: str | None, limits: Limits
+        self,
+        http: Http,
+        url: str | Callable[[], str],
+        size: int | None,
+        sha256: str | None,
+        limits: Limits,
     ) -> None:
         self.http = http
-        self.url = url
+        self._url = url
         self.size = size
         self.sha256 = sha256
         self.limits = limits
         self._whole: bytes | None = None
         self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        if callable(self._url):
+            with self._lock:
+                if callable(self._url):
+                    self._url = self._url()
+        return self._url
 
     def read(self, start: int, stop: int) -> bytes:
         """Bytes [start, stop) of the file; stop is clipped to the file's size."""

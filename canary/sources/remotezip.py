@@ -138,6 +138,7 @@ class RemoteZip:
 
     def read_many(self, names: Iterable[str]) -> dict[str, bytes]:
         """The verified bytes of each named member (all must be in the listing)."""
+        names = list(names)
         listing = self.listing()
         found: dict[str, bytes] = {}
         for name in names:
@@ -205,7 +206,7 @@ class RemoteZip:
             learned = self.hints.get(self.project)
             if learned is None:
                 want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
-            else:
+            else:  # a little over the largest share seen: releases grow
                 want = max(want, int(size * learned * 1.03) + 4096)
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)

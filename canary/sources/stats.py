@@ -30,7 +30,7 @@ class Stats:
             self.cache_hits += cache_hits
             self.whole_downloads += whole_downloads
 
-    def snapshot(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, int]:
         """A consistent copy, e.g. for the `stats` object of the JSON report."""
         with self._lock:
             return {

@@ -8,7 +8,7 @@ Existence is decided from the archive's listing, so asking for an absent module 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from canary.sources.cache import Cache
 from canary.sources.http import Http, redact
@@ -24,7 +24,8 @@ def release_key(file: IndexFile) -> str:
     """Cache key of a release file: the index's sha256 (its URL and size when there is none)."""
     if file.sha256:
         return f"sha256:{file.sha256.lower()}"
-    return "url:" + hashlib.sha256(f"{file.url}#{file.size}".encode()).hexdigest()
+    where = file.url or file.filename  # a locked file has no URL
+    return "url:" + hashlib.sha256(f"{where}#{file.size}".encode()).hexdigest()
 
 
 class ReleaseTree:
@@ -39,10 +40,14 @@ class ReleaseTree:
         cache: Cache,
         limits: Limits | None = None,
         hints: TailHints | None = None,
+        locate: Callable[[], str] | None = None,
     ) -> None:
         self.file = file
         limits = limits or Limits()
-        reader = RangeReader(http, file.url, file.size, file.sha256, limits)
+        url = file.url or locate
+        if not url:
+            raise SourceError(f"{file.filename}: no URL and no index to ask for one")
+        reader = RangeReader(http, url, file.size, file.sha256, limits)
         name = file.filename.lower()
         self._sdist = not name.endswith(".whl")
         if name.endswith((".whl", ".zip")):

@@ -66,7 +66,10 @@ def find_directory(tail: bytes, tail_start: int, total: int) -> Directory:
     )
     if disk != 0 or cd_disk != 0:
         raise ZipFormatError("multi-disk archives are not supported")
-    if 0xFFFF in (count,) or 0xFFFFFFFF in (size, offset):
+    has_locator = pos >= ZIP64_LOCATOR_SIZE and tail[pos - ZIP64_LOCATOR_SIZE : pos - 16] == (
+        b"PK\x06\x07"
+    )
+    if has_locator or count == 0xFFFF or 0xFFFFFFFF in (size, offset):
         return _zip64_directory(tail, tail_start, pos)
     return _checked(Directory(offset, size, count), tail_start + pos)
 

@@ -1,0 +1,339 @@
+"""Which versions of an upstream a run checks: resolved from the index, locked, then selected.
+
+Nobody maintains a list of versions by hand: `releases` is a PEP 440 range resolved against the
+package index, and the result is committed as a lock (canary.lock) so PR-time runs are
+deterministic and never ask the index which versions exist.
+
+Without `releases`, the exact versions under `include` are the release list (no index look-up
+at run time); with neither, every release on the index is.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol, TextIO
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from canary.lock import (
+    Lock,
+    Resolution,
+    lock_path,
+    read_lock,
+    render_lock,
+    spec_of,
+    write_lock,
+)
+from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.run import explicit_targets, is_explicit
+from canary.sources.index import IndexFile
+from canary.targets import Target
+
+SELECTIONS = ("releases", "all", "anchors")
+
+
+class Project(Protocol):
+    """One project on the index (canary.sources.index provides it)."""
+
+    versions: list[str]
+
+    def files(self, version: str) -> list[IndexFile]: ...
+
+    def pick_file(self, version: str) -> IndexFile | None: ...
+
+
+class Index(Protocol):
+    def project(self, name: str, *, refresh: bool = False) -> Project: ...
+
+
+class SelectionError(MatrixError):
+    """A `--versions` value that is neither a keyword, a specifier nor a list: a usage error."""
+
+
+def index_client() -> Index:
+    """The process's index client, built on first use so lock-only runs never create it."""
+    from canary.sources.context import shared_context
+
+    return shared_context().index
+
+
+# -- resolution --------------------------------------------------------------------------
+
+
+def _parse(label: str) -> Version | None:
+    try:
+        return Version(label)
+    except InvalidVersion:
+        return None
+
+
+def exact_includes(matrix: Matrix) -> dict[Version, str]:
+    """`include` entries that are versions (as the matrix spells them), less `exclude`."""
+    excluded = {Version(v) for v in matrix.versions.exclude}
+    found: dict[Version, str] = {}
+    for label in matrix.versions.include:
+        version = _parse(label)
+        if version is not None and version not in excluded:
+            found.setdefault(version, label)
+    return found
+
+
+def branches_of(matrix: Matrix) -> list[str]:
+    """`include` entries that are not versions name branches, in the matrix's order."""
+    names = [label for label in matrix.versions.include if _parse(label) is None]
+    return list(dict.fromkeys(names))
+
+
+def release_range(matrix: Matrix) -> SpecifierSet | None:
+    """The range to discover from the index; None when the exact includes are the whole list."""
+    if matrix.versions.releases is not None:
+        return matrix.versions.releases
+    return None if exact_includes(matrix) else SpecifierSet()
+
+
+def needs_index(matrix: Matrix) -> bool:
+    return release_range(matrix) is not None
+
+
+def unresolved(matrix: Matrix) -> Resolution:
+    """The resolution of a matrix that needs no index: its exact includes and its branches."""
+    exact = sorted(exact_includes(matrix).items())
+    return Resolution(releases=[(label, None) for _, label in exact], branches=branches_of(matrix))
+
+
+def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolution:
+    """Every final release in `releases` (pre- and dev releases only with `prereleases`),
+    plus the exact `include` versions, less `exclude`, in PEP 440 order.
+
+    A release whose files are all yanked is left out and listed in `yanked`, unless `include`
+    pins it. A release the index lists without files is kept with no file (GitHub has it).
+    `refresh` asks the index again rather than trusting a cached page (`canary lock`).
+    """
+    versions = matrix.versions
+    excluded = {Version(v) for v in versions.exclude}
+    exact = exact_includes(matrix)
+    wanted = release_range(matrix)
+    project = index.project(matrix.pypi, refresh=refresh)
+    on_index: dict[Version, str] = {}
+    yanked: dict[Version, str] = {}
+    for label in project.versions:
+        version = _parse(label)
+        if version is None or version in excluded or version in on_index or version in yanked:
+            continue
+        pinned = version in exact
+        if not pinned and not (
+            wanted is not None and wanted.contains(version, prereleases=versions.prereleases)
+        ):
+            continue
+        files = project.files(label)
+        if files and all(f.yanked for f in files) and not pinned:
+            yanked[version] = label
+        else:
+            on_index[version] = label
+    chosen = {**on_index, **exact}  # the matrix's spelling of a pinned version wins
+    releases = [
+        (chosen[v], project.pick_file(on_index[v]) if v in on_index else None)
+        for v in sorted(chosen)
+    ]
+    return Resolution(
+        releases=releases,
+        branches=branches_of(matrix),
+        yanked=[yanked[v] for v in sorted(yanked)],
+    )
+
+
+def check_keys(matrix: Matrix, resolution: Resolution) -> None:
+    """`anchors` and `broken` must name resolved releases; a typo would silently check less."""
+    known = {label for label, _ in resolution.releases}
+    for key, names in (
+        ("versions.anchors", matrix.versions.anchors),
+        ("versions.broken", list(matrix.versions.broken)),
+    ):
+        for name in names:
+            if name not in known:
+                raise matrix.error(key, _why_unresolved(matrix, resolution, name))
+
+
+def _why_unresolved(matrix: Matrix, resolution: Resolution, name: str) -> str:
+    version = Version(name)
+    if name in resolution.yanked:
+        return f"{name} is yanked on the package index; remove it here"
+    if version in {Version(v) for v in matrix.versions.exclude}:
+        return f"{name} is also under `exclude`"
+    same = [label for label, _ in resolution.releases if Version(label) == version]
+    if same:
+        return f"{name} is spelled {same[0]!r} in the resolved list; use that"
+    return f"{name} is not a resolved release (outside `releases`, or not on the package index)"
+
+
+# -- selection ---------------------------------------------------------------------------
+
+_NOTED: set[str] = set()
+
+
+def _note(matrix: Matrix, message: str) -> None:
+    """Printed once per matrix per process, so the output says where the versions came from."""
+    if str(matrix.path) not in _NOTED:
+        _NOTED.add(str(matrix.path))
+        print(f"canary: {matrix.path}: {message}", file=sys.stderr)
+
+
+def _current_lock(matrix: Matrix) -> Lock | None:
+    return read_lock(lock_path(matrix))
+
+
+def resolution_for(matrix: Matrix) -> Resolution:
+    """The lock when it matches the matrix, else a fresh resolution (saying so on stderr)."""
+    lock = _current_lock(matrix)
+    if lock is not None and lock.spec == spec_of(matrix):
+        resolution = lock.resolution
+    elif not needs_index(matrix):
+        resolution = unresolved(matrix)
+    else:
+        why = "no lock file" if lock is None else "the lock does not match `versions` any more"
+        _note(matrix, f"{why}; resolving versions from the package index (`canary lock` pins them)")
+        resolution = resolve(matrix, index_client())
+    check_keys(matrix, resolution)
+    return resolution
+
+
+def select_targets(matrix: Matrix, selection: str) -> list[Target]:
+    """The targets of `--versions SELECTION`: releases in PEP 440 order, then branches."""
+    if is_explicit(selection):
+        return _explicit(matrix, selection)
+    resolution = resolution_for(matrix)
+    files = resolution.files()
+    if selection in ("releases", "all"):
+        labels = list(files)
+    elif selection == "anchors":
+        labels = list(matrix.versions.anchors)
+    else:
+        spec = _specifier(matrix, selection)
+        labels = [label for label in files if spec.contains(Version(label), prereleases=True)]
+    targets = [Target(label, file=files[label]) for label in sorted(labels, key=Version)]
+    if selection == "all":
+        targets += [Target(name, branch=True) for name in resolution.branches]
+    return targets
+
+
+def _specifier(matrix: Matrix, selection: str) -> SpecifierSet:
+    try:
+        return SpecifierSet(selection)
+    except InvalidSpecifier:
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {selection!r}: not releases|all|anchors, a PEP 440 specifier "
+            "or a comma-separated list of versions and branches",
+        ) from None
+
+
+def _explicit(matrix: Matrix, selection: str) -> list[Target]:
+    """Exactly the versions named, in the lock or not; the lock only lends its files (a
+    release's files never change, so even a stale lock's are right)."""
+    lock = _current_lock(matrix)
+    files: dict[Version, IndexFile | None] = {}
+    if lock is not None:
+        files = {Version(label): file for label, file in lock.resolution.releases}
+    return [
+        Target(t.label, file=files.get(t.version)) if t.version is not None else t
+        for t in explicit_targets(selection)
+    ]
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def versions_main(matrix_path: str, out: TextIO) -> int:
+    """`canary versions MATRIX`: the resolved list, marking anchors, broken, branches and what
+    is new since the lock."""
+    matrix = load_matrix(matrix_path)
+    lock = _current_lock(matrix)
+    resolution = (
+        resolve(matrix, index_client(), refresh=True) if needs_index(matrix) else unresolved(matrix)
+    )
+    locked = set(lock.resolution.labels()) if lock is not None else None
+    rows = [(label, _marks(matrix, label, locked)) for label, _ in resolution.releases]
+    rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
+    rows += [(label, ["yanked, left out"]) for label in resolution.yanked]
+    where = f"lock {lock.path}" if lock is not None else "no lock file (`canary lock` writes one)"
+    out.write(f"{matrix.upstream}: {_count(resolution)}; {where}\n")
+    width = max((len(label) for label, _ in rows), default=0)
+    for label, marks in rows:
+        out.write(f"{label:<{width}}  {', '.join(marks)}".rstrip() + "\n")
+    if lock is not None:
+        for label in _diff(lock.resolution, resolution)["gone"]:
+            out.write(f"{label:<{width}}  gone since the lock\n")
+    check_keys(matrix, resolution)
+    return 0
+
+
+def _new(label: str, locked: set[str] | None) -> list[str]:
+    return ["new since the lock"] if locked is not None and label not in locked else []
+
+
+def _marks(matrix: Matrix, label: str, locked: set[str] | None) -> list[str]:
+    marks = ["anchor"] if label in matrix.versions.anchors else []
+    reason = matrix.versions.broken.get(label)
+    if reason is not None:
+        marks.append(f"broken: {reason}")
+    return marks + _new(label, locked)
+
+
+def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
+    """What a refresh changes: new labels, newly yanked, gone (neither listed nor yanked), and
+    releases whose file changed."""
+    old = old or Resolution()
+    old_labels, new_labels = set(old.labels()), set(new.labels())
+    old_files = old.files()
+    return {
+        "new": [label for label in new.labels() if label not in old_labels],
+        "yanked": [label for label in new.yanked if label not in old.yanked],
+        "gone": [
+            label for label in old.labels() if label not in new_labels and label not in new.yanked
+        ],
+        "changed": [
+            label for label, file in new.releases if label in old_files and old_files[label] != file
+        ],
+    }
+
+
+def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
+    """`canary lock [MATRIX ...] [--check]`: refresh each lock and say what changed; with
+    `check`, write nothing and return 1 when a lock is stale."""
+    stale = False
+    for matrix_path in matrix_paths:
+        matrix = load_matrix(matrix_path)
+        path = lock_path(matrix)
+        resolution = resolve(matrix, index_client(), refresh=True)
+        check_keys(matrix, resolution)
+        text = render_lock(matrix, resolution)
+        try:
+            old = read_lock(path)
+        except MatrixError as exc:
+            out.write(f"{path}: the lock is corrupt ({exc})\n")
+            old = None
+        current = path.read_text(encoding="utf-8") if old is not None else None
+        if text == current:
+            out.write(f"{path}: up to date ({_count(resolution)})\n")
+            continue
+        stale = True
+        changes = _diff(old.resolution if old else None, resolution)
+        summary = "; ".join(
+            f"{len(labels)} {kind} ({', '.join(labels)})"
+            for kind, labels in changes.items()
+            if labels
+        )
+        verb = "stale" if check else "written" if old is None else "updated"
+        out.write(
+            f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})\n"
+        )
+        if not check:
+            write_lock(matrix, resolution)
+    return 1 if check and stale else 0
+
+
+def _count(resolution: Resolution) -> str:
+    releases, branches = len(resolution.releases), len(resolution.branches)
+    return f"{releases} release{'s' * (releases != 1)}, {branches} branch{'es' * (branches != 1)}"

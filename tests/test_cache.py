@@ -1,0 +1,162 @@
+"""The shared cache: verified entries, atomic writes, one fetch across processes, offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from servers import FAST, make_wheel, serving, sha256
+
+from canary.sources.cache import Cache, cache_clear, cache_info, default_cache_dir
+from canary.sources.context import SourceContext
+from canary.sources.index import IndexFile
+from canary.sources.stats import Stats
+from canary.sources.tree import SourceError
+
+
+def entry_files(root: Path) -> list[Path]:
+    return [p for p in (root / "v1").rglob("*") if p.is_file() and p.parent.name != "locks"]
+
+
+def test_entries_round_trip_and_count_hits(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    assert cache.get("k") is None
+    cache.put("k", b"data")
+    assert cache.get("k") == b"data"
+    assert cache.stats.cache_hits == 1
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "other-key"])
+def test_a_corrupt_entry_is_deleted_and_refetched(tmp_path, damage):
+    cache = Cache(tmp_path, Stats())
+    cache.put("k", b"the real bytes")
+    (path,) = [p for p in entry_files(tmp_path) if p.parent.parent.name == "release"]
+    raw = path.read_bytes()
+    if damage == "flip":
+        raw = raw[:-3] + bytes([raw[-3] ^ 1]) + raw[-2:]
+    elif damage == "truncate":
+        raw = raw[:-2]
+    elif damage == "empty":
+        raw = b""
+    else:
+        cache.put("other", b"the real bytes")
+        (raw,) = [
+            p.read_bytes() for p in entry_files(tmp_path) if p != path and "release" in str(p)
+        ]
+    path.write_bytes(raw)
+    assert cache.get("k") is None
+    assert not path.exists()
+    assert cache.get_or_fetch("k", "k", lambda: b"the real bytes") == b"the real bytes"
+    assert cache.get("k") == b"the real bytes"
+
+
+def test_writes_leave_no_temp_files(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    for i in range(20):
+        cache.put(f"k{i}", b"x" * i)
+    assert not [p for p in (tmp_path / "v1").rglob(".tmp-*")]
+    assert len(entry_files(tmp_path)) == 20
+
+
+def test_offline_miss_is_an_error_naming_what(tmp_path):
+    cache = Cache(tmp_path, Stats(), offline=True)
+    with pytest.raises(SourceError, match=r"^offline: pkg/x\.py of some wheel not in cache$"):
+        cache.get_or_fetch("k", "pkg/x.py of some wheel", lambda: b"never")
+
+
+def test_threads_fetch_a_key_once(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    calls = []
+
+    def fetch() -> bytes:
+        calls.append(1)
+        time.sleep(0.2)
+        return b"once"
+
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(cache.get_or_fetch("k", "k", fetch)))
+        for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [b"once"] * 6 and len(calls) == 1
+
+
+def test_processes_fetch_a_key_once(tmp_path):
+    """Four processes (as pytest-xdist workers would) ask for the same key at once."""
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from pathlib import Path
+        from canary.sources.cache import Cache
+        from canary.sources.stats import Stats
+
+        root, log = Path(sys.argv[1]), Path(sys.argv[2])
+        def fetch():
+            with log.open("a") as handle:
+                handle.write("fetched\\n")
+            time.sleep(0.5)
+            return b"shared bytes"
+        sys.stdout.write(Cache(root, Stats()).get_or_fetch("key", "key", fetch).decode())
+        """
+    )
+    log = tmp_path / "fetches.log"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / "cache"), str(log)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    outputs = [worker.communicate(timeout=60)[0] for worker in workers]
+    assert outputs == ["shared bytes"] * 4
+    assert log.read_text() == "fetched\n"
+
+
+def test_a_corrupt_release_member_is_refetched_never_believed(tmp_path):
+    files = {"pkg/__init__.py": b"A = 1\n", "pkg/core.py": b"def run(): pass\n"}
+    wheel = make_wheel("pkg", "1.0", files)
+    with serving() as server:
+        server.add("/w.whl", wheel)
+        file = IndexFile(
+            "pkg-1.0-py3-none-any.whl", server.url + "/w.whl", len(wheel), sha256(wheel)
+        )
+        SourceContext(cache_dir=tmp_path, policy=FAST).release_tree("pkg", "1.0", file).read(
+            "pkg/core.py"
+        )
+        for path in entry_files(tmp_path):
+            raw = path.read_bytes()
+            if raw.endswith(files["pkg/core.py"]):
+                path.write_bytes(raw[:-2] + b"X\n")
+        again = SourceContext(cache_dir=tmp_path, policy=FAST)
+        assert again.release_tree("pkg", "1.0", file).read("pkg/core.py") == files["pkg/core.py"]
+        assert again.stats.as_dict()["requests"] == 1
+
+
+def test_info_and_clear_report_what_is_there(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    cache.put("a", b"x" * 2048)
+    cache.put_fresh("b", b"y")
+    info = cache_info(tmp_path)
+    assert f"cache folder: {tmp_path}" in info
+    assert "release files (kept forever): 1 entries, 2.1 KiB" in info
+    assert "branch files and index pages: 1 entries" in info
+    assert cache_clear(tmp_path).startswith("cleared 2 entries (")
+    assert cache.get("a") is None
+    assert "0 entries" in cache_info(tmp_path)
+
+
+def test_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "here"))
+    assert default_cache_dir() == tmp_path / "here"
+    monkeypatch.delenv("CANARY_CACHE_DIR")
+    assert default_cache_dir().name.lower() == "canary"

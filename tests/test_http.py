@@ -1,0 +1,144 @@
+"""The HTTP client against a loopback server: retries, Retry-After, truncation, tokens."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from servers import FAST, serving
+
+from canary import __version__
+from canary.sources.http import Http, RetryPolicy
+from canary.sources.stats import Stats
+from canary.sources.tree import SourceError
+
+BODY = b"payload " * 1000
+
+
+@pytest.fixture
+def server():
+    with serving() as running:
+        running.add("/f", BODY)
+        yield running
+
+
+def client(policy: RetryPolicy = FAST, **options) -> Http:
+    return Http(Stats(), policy, **options)
+
+
+@pytest.mark.parametrize("fault", ["reset", "503", "500", "502", "truncate", "429:0"])
+def test_transient_faults_are_retried_to_the_right_body(server, fault):
+    http = client()
+    server.fault("/f", fault)
+    reply = http.get(server.url + "/f")
+    assert (reply.status, reply.content) == (200, BODY)
+    assert http.stats.requests == 2
+    assert http.stats.bytes_downloaded >= len(BODY)
+
+
+def test_retry_after_is_honored(server):
+    server.fault("/f", "429:1")
+    started = time.monotonic()
+    assert client().get(server.url + "/f").content == BODY
+    assert time.monotonic() - started >= 0.9
+
+
+def test_retry_after_is_bounded(server):
+    server.fault("/f", "429:3600")
+    started = time.monotonic()
+    bounded = RetryPolicy(attempts=2, backoff=0.001, retry_after_cap=0.2)
+    assert client(bounded).get(server.url + "/f").content == BODY
+    assert time.monotonic() - started < 5
+
+
+def test_persistent_failure_names_url_and_cause(server):
+    server.fault("/f", *["503"] * 5)
+    with pytest.raises(SourceError) as caught:
+        client().get(server.url + "/f")
+    message = str(caught.value)
+    assert server.url + "/f" in message and "HTTP 503" in message and "4 attempts" in message
+
+
+def test_repeated_truncation_is_an_error_not_a_short_body(server):
+    server.fault("/f", *["truncate"] * 5)
+    with pytest.raises(SourceError, match="after 4 attempts"):
+        client().get(server.url + "/f")
+
+
+def test_connection_refused_is_an_error(server):
+    url = server.url + "/f"
+    server.stop()
+    with pytest.raises(SourceError, match=r"ConnectionError.*after 4 attempts"):
+        client().get(url)
+
+
+def test_not_found_is_returned_when_allowed_and_an_error_otherwise(server):
+    http = client()
+    assert http.get(server.url + "/missing").status == 404
+    with pytest.raises(SourceError, match="HTTP 404"):
+        http.get(server.url + "/missing", allow=())
+    assert http.stats.requests == 2  # a 404 is not retried
+
+
+def test_a_body_over_the_limit_is_refused(server):
+    with pytest.raises(SourceError, match="exceeds the 100 byte limit"):
+        client().get(server.url + "/f", max_bytes=100)
+
+
+def test_user_agent_names_canary_and_its_version(server):
+    client().get(server.url + "/f")
+    assert server.log[-1].headers["User-Agent"] == f"canary/{__version__}"
+
+
+def test_token_goes_to_github_origins_only_and_never_into_messages():
+    with serving() as github, serving() as other:
+        github.add("/f", BODY)
+        other.add("/f", BODY)
+        http = client(token="sekrit-token", token_origins=[github.url + "/api"])
+        http.get(github.url + "/f")
+        http.get(other.url + "/f")
+        assert github.log[-1].headers["Authorization"] == "Bearer sekrit-token"
+        assert "Authorization" not in other.log[-1].headers
+        github.fault("/f", *["503"] * 5)
+        with pytest.raises(SourceError) as caught:
+            http.get(github.url + "/f")
+        assert "sekrit" not in str(caught.value)
+
+
+def test_credentials_in_urls_are_not_printed(server):
+    server.fault("/f", *["503"] * 5)
+    url = server.url.replace("http://", "http://user:hunter2@") + "/f"
+    with pytest.raises(SourceError) as caught:
+        client().get(url)
+    assert "hunter2" not in str(caught.value) and "/f" in str(caught.value)
+
+
+def test_github_rate_limit_waits_for_a_near_reset(server):
+    http = client(token="t", token_origins=[server.url])
+    server.fault("/f", "ratelimit:1")
+    started = time.monotonic()
+    assert http.get(server.url + "/f").content == BODY
+    assert time.monotonic() - started >= 0.4
+
+
+def test_github_rate_limit_with_a_far_reset_is_an_error_saying_so(server):
+    http = client(token="t", token_origins=[server.url])
+    server.fault("/f", "ratelimit:3600")
+    started = time.monotonic()
+    with pytest.raises(SourceError, match=r"GitHub rate limit exhausted; it resets in \d+ s"):
+        http.get(server.url + "/f")
+    assert time.monotonic() - started < 2
+
+
+def test_a_403_elsewhere_is_a_plain_error(server):
+    server.fault("/f", "403")
+    with pytest.raises(SourceError, match="HTTP 403"):
+        client().get(server.url + "/f")
+
+
+def test_backoff_grows_and_stays_within_its_cap():
+    policy = RetryPolicy(backoff=1.0, backoff_cap=5.0)
+    for retry, ceiling in [(0, 1.0), (1, 2.0), (2, 4.0), (5, 5.0)]:
+        delays = [policy.delay(retry) for _ in range(50)]
+        assert all(ceiling / 2 <= d <= ceiling for d in delays)
+        assert len(set(delays)) > 1  # jittered

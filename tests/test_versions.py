@@ -1,0 +1,498 @@
+"""Version resolution, locks and `--versions` selection against a loopback fake index.
+
+The index is a real HTTP server on 127.0.0.1 serving PEP 691 JSON pages; canary reaches it
+through its own index client, configured the way users configure it (CANARY_INDEX_URL).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+
+from canary.lock import lock_path, read_lock
+from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.run import Runner
+from canary.sources.tree import SourceError
+from canary.targets import Target
+from canary.versions import (
+    SelectionError,
+    index_client,
+    lock_main,
+    needs_index,
+    resolve,
+    select_targets,
+    versions_main,
+)
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+
+
+def sha(filename: str) -> str:
+    return hashlib.sha256(filename.encode()).hexdigest()
+
+
+def dist(version: str, kind: str = "pure", yanked: bool | str = False) -> dict:
+    """One file entry of a PEP 691 page; the URL is relative, as indexes may give it."""
+    filename = {
+        "pure": f"demo-{version}-py3-none-any.whl",
+        "binary": f"demo-{version}-cp311-cp311-manylinux_2_17_x86_64.whl",
+        "sdist": f"demo-{version}.tar.gz",
+    }[kind]
+    return {
+        "filename": filename,
+        "url": f"/files/{filename}",
+        "hashes": {"sha256": sha(filename)},
+        "size": 1000 + len(filename),
+        "yanked": yanked,
+    }
+
+
+class FakeIndex:
+    """The project page of `demo`, replaceable mid-test (a release appears, one is yanked)."""
+
+    def __init__(self, server: HTTPServer):
+        self.server = server
+
+    def serve(
+        self, versions: list[str], files: list[dict] | None = None, keep_files: bool = False
+    ) -> None:
+        """`versions` exactly as listed (unsorted); by default one pure wheel per version.
+        The page replaces the previous one; file handlers stay when `keep_files`."""
+        if files is None:
+            files = [dist(v) for v in versions]
+        page = {"meta": {"api-version": "1.1"}, "name": "demo", "versions": versions}
+        if not keep_files:
+            self.server.clear_all_handlers()
+        self.server.expect_request("/simple/demo/").respond_with_json(
+            {**page, "files": files}, content_type=JSON_TYPE
+        )
+
+    @property
+    def requests(self) -> int:
+        return len(self.server.log)
+
+    def url(self, filename: str) -> str:
+        return self.server.url_for(f"/files/{filename}")
+
+
+@pytest.fixture
+def index(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("CANARY_INDEX_URL", httpserver.url_for("/simple/"))
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+    index_client.cache_clear()
+    yield FakeIndex(httpserver)
+    index_client.cache_clear()
+
+
+def matrix_file(folder: Path, versions: str, name: str = "demo") -> Matrix:
+    """A matrix with `versions` given as the YAML body of its versions block."""
+    path = folder / "matrices" / f"{name}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    body = "".join(f"  {line}\n" for line in versions.strip().splitlines())
+    path.write_text(
+        f"upstream: {name}\npypi: demo\nversions:\n{body}checks:\n  - id: top\n    module: demo\n",
+        encoding="utf-8",
+    )
+    return load_matrix(path)
+
+
+def labels(targets: list[Target]) -> list[str]:
+    return [t.label for t in targets]
+
+
+def released(matrix: Matrix) -> list[str]:
+    return [label for label, _ in resolve(matrix, index_client()).releases]
+
+
+# -- resolution ------------------------------------------------------------------------------
+
+
+def test_final_releases_in_range_in_pep440_order(index, tmp_path):
+    index.serve(["1.0.0", "0.9.0", "0.10.0", "0.8.0", "0.9.1", "2.0.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=0.9,<2"')
+    assert released(matrix) == ["0.9.0", "0.9.1", "0.10.0", "1.0.0"]
+
+
+@pytest.mark.parametrize(
+    ("prereleases", "expected"),
+    [
+        ("false", ["1.0.0", "1.0.0.post1", "1.1.0"]),
+        (
+            "true",
+            ["1.0.0", "1.0.0.post1", "1.1.0.dev0", "1.1.0a1", "1.1.0rc1", "1.1.0", "1.2.0.dev3"],
+        ),
+    ],
+)
+def test_pre_dev_and_post_releases(index, tmp_path, prereleases, expected):
+    index.serve(
+        ["1.1.0rc1", "1.0.0.post1", "1.2.0.dev3", "1.1.0", "1.1.0a1", "1.0.0", "1.1.0.dev0"]
+    )
+    matrix = matrix_file(tmp_path, f'releases: ">=1.0"\nprereleases: {prereleases}')
+    assert released(matrix) == expected
+
+
+def test_yanked_releases_are_left_out_and_reported(index, tmp_path):
+    index.serve(
+        ["1.0.0", "1.1.0", "1.2.0", "1.3.0"],
+        [
+            dist("1.0.0"),
+            dist("1.1.0", yanked="broken upload"),
+            dist("1.1.0", "sdist", yanked=True),
+            dist("1.2.0", yanked=True),  # one of two files yanked: the release stands
+            dist("1.2.0", "sdist"),
+            dist("1.3.0"),
+        ],
+    )
+    resolution = resolve(matrix_file(tmp_path, 'releases: ">=1.0"'), index_client())
+    assert [label for label, _ in resolution.releases] == ["1.0.0", "1.2.0", "1.3.0"]
+    assert resolution.yanked == ["1.1.0"]
+    assert resolution.files()["1.2.0"].filename == "demo-1.2.0.tar.gz"
+
+
+def test_include_exclude_and_files(index, tmp_path):
+    index.serve(
+        ["0.5.0", "not a version", "1.0.0", "1.1.0", "1.2.0", "1.3.0", "0.6.0"],
+        [
+            dist("0.5.0"),
+            dist("1.0.0", "sdist"),
+            dist("1.0.0", "binary"),
+            dist("1.0.0"),
+            dist("1.1.0", "binary"),
+            dist("1.1.0", "sdist"),
+            dist("1.2.0"),
+            dist("0.6.0", yanked=True),
+            # 1.3.0 is listed without files: kept, to be read from GitHub
+        ],
+    )
+    matrix = matrix_file(
+        tmp_path,
+        'releases: ">=1.0"\ninclude: [main, "0.5.0", "0.6.0", "0.7.0", dev]\nexclude: ["1.2.0"]',
+    )
+    resolution = resolve(matrix, index_client())
+    files = resolution.files()
+    assert list(files) == ["0.5.0", "0.6.0", "0.7.0", "1.0.0", "1.1.0", "1.3.0"]
+    assert resolution.branches == ["main", "dev"]
+    assert resolution.yanked == []  # 0.6.0 is pinned by include: taken although yanked
+    assert files["1.0.0"].filename == "demo-1.0.0-py3-none-any.whl"  # pure wheel first
+    assert files["1.1.0"].filename.endswith("manylinux_2_17_x86_64.whl")  # then any wheel
+    assert files["1.0.0"].url == index.url("demo-1.0.0-py3-none-any.whl")
+    assert files["1.0.0"].sha256 == sha("demo-1.0.0-py3-none-any.whl")
+    assert files["0.7.0"] is None  # not on the index at all
+    assert files["1.3.0"] is None  # listed without files
+
+
+def test_without_releases_key(index, tmp_path):
+    index.serve(["1.0.0", "0.1.0"])
+    only_exact = matrix_file(tmp_path, 'include: ["0.1.0", main]')
+    assert not needs_index(only_exact)
+    everything = matrix_file(tmp_path, "include: [main]", name="other")
+    assert needs_index(everything)
+    assert released(everything) == ["0.1.0", "1.0.0"]
+
+
+def test_missing_project_is_a_source_error(index, tmp_path):
+    index.serve(["1.0.0"])
+    index.server.expect_request("/simple/absent/").respond_with_data("gone", status=404)
+    path = tmp_path / "absent.yaml"
+    path.write_text("upstream: absent\nchecks:\n  - id: top\n    module: absent\n")
+    with pytest.raises(SourceError, match="'absent' not found on the package index"):
+        resolve(load_matrix(path), index_client())
+
+
+# -- locks and selection ---------------------------------------------------------------------
+
+TRL_LIKE = """\
+releases: ">=0.9"
+include: [main]
+exclude: ["0.9.1"]
+anchors: ["0.10.0", "1.0.0"]
+broken:
+  "0.9.2": "ships a bad import"
+"""
+
+
+@pytest.fixture
+def locked(index, tmp_path) -> Matrix:
+    """A matrix whose lock was written by `canary lock` from the fake index."""
+    index.serve(["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"])
+    matrix = matrix_file(tmp_path, TRL_LIKE)
+    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    index.server.clear_log()
+    return matrix
+
+
+def test_lock_is_written_beside_the_matrix(locked, index):
+    path = locked.path.with_suffix(".lock")
+    assert path.is_file()
+    text = path.read_text()
+    assert text.startswith("# generated by `canary lock`")
+    filename = "demo-1.0.0-py3-none-any.whl"
+    line = f"1.0.0 {filename} sha256={sha(filename)} size={1000 + len(filename)} "
+    assert line + index.url(filename) in text.splitlines()
+    assert text.splitlines()[-1] == "main branch"
+
+
+@pytest.mark.parametrize(
+    ("selection", "expected"),
+    [
+        ("releases", ["0.9.0", "0.9.2", "0.10.0", "1.0.0"]),
+        ("all", ["0.9.0", "0.9.2", "0.10.0", "1.0.0", "main"]),
+        ("anchors", ["0.10.0", "1.0.0"]),
+        (">=0.9.2,<1", ["0.9.2", "0.10.0"]),
+        ("==0.9.*", ["0.9.0", "0.9.2"]),
+        ("0.9.2,main,0.9.1,3.0.0", ["0.9.2", "main", "0.9.1", "3.0.0"]),
+    ],
+)
+def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selection, expected):
+    targets = select_targets(locked, selection)
+    assert labels(targets) == expected
+    assert index.requests == 0
+    for target in targets:
+        locked_release = target.label in ("0.9.0", "0.9.2", "0.10.0", "1.0.0")
+        assert (target.file is not None) == locked_release
+        assert target.branch == (target.label == "main")
+        if locked_release:
+            filename = f"demo-{target.label}-py3-none-any.whl"
+            assert target.file.url == index.url(filename)
+            assert target.file.sha256 == sha(filename)
+
+
+def test_a_specifier_keeps_locked_prereleases(index, tmp_path):
+    index.serve(["1.0.0", "1.1.0rc1", "0.9.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=0.9"\nprereleases: true')
+    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    assert labels(select_targets(matrix, ">=1.0")) == ["1.0.0", "1.1.0rc1"]
+
+
+def test_a_list_matches_lock_entries_by_pep440(locked):
+    (target,) = select_targets(locked, "1.0")
+    assert target.label == "1.0"
+    assert target.file is not None and target.file.filename == "demo-1.0.0-py3-none-any.whl"
+
+
+def test_a_bad_specifier_is_a_usage_error(locked):
+    with pytest.raises(SelectionError, match="--versions '>=x'"):
+        select_targets(locked, ">=x")
+    assert issubclass(SelectionError, MatrixError)
+
+
+def test_without_a_lock_the_index_is_asked_and_the_output_says_so(index, tmp_path, capsys):
+    index.serve(["1.0.0", "0.9.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=0.9"')
+    assert labels(select_targets(matrix, "releases")) == ["0.9.0", "1.0.0"]
+    assert labels(select_targets(matrix, "all")) == ["0.9.0", "1.0.0"]
+    err = capsys.readouterr().err
+    assert err.count("no lock file; resolving versions from the package index") == 1
+    assert str(matrix.path) in err
+    assert index.requests >= 1
+
+
+def test_a_lock_that_no_longer_matches_the_matrix_is_not_used(locked, index, capsys):
+    changed = matrix_file(locked.path.parent.parent, TRL_LIKE.replace(">=0.9", ">=0.8"))
+    assert labels(select_targets(changed, "releases")) == [
+        "0.8.0",
+        "0.9.0",
+        "0.9.2",
+        "0.10.0",
+        "1.0.0",
+    ]
+    assert "the lock does not match `versions`" in capsys.readouterr().err
+
+
+def test_exact_includes_need_no_index_and_no_lock(index, tmp_path):
+    index.serve(["1.0.0"])
+    matrix = matrix_file(tmp_path, 'include: ["1.0.0", "0.5", main]\nanchors: ["0.5"]')
+    assert labels(select_targets(matrix, "all")) == ["0.5", "1.0.0", "main"]
+    assert labels(select_targets(matrix, "anchors")) == ["0.5"]
+    assert index.requests == 0
+
+
+@pytest.mark.parametrize(
+    ("versions", "key", "message"),
+    [
+        ('anchors: ["0.9.1"]', "anchors", "0.9.1 is also under `exclude`"),
+        ('anchors: ["0.7.0"]', "anchors", "0.7.0 is not a resolved release"),
+        ('anchors: ["1.0"]', "anchors", "1.0 is spelled '1.0.0'"),
+        ('broken:\n  "1.1.0rc1": x', "broken", "1.1.0rc1 is not a resolved release"),
+        ('anchors: ["0.9.5"]', "anchors", "0.9.5 is yanked on the package index"),
+    ],
+)
+def test_anchors_and_broken_must_resolve(index, tmp_path, versions, key, message):
+    index.serve(
+        ["1.0.0", "0.9.1", "1.1.0rc1", "0.9.5"],
+        [dist("1.0.0"), dist("0.9.1"), dist("1.1.0rc1"), dist("0.9.5", yanked=True)],
+    )
+    matrix = matrix_file(tmp_path, f'releases: ">=0.9"\nexclude: ["0.9.1"]\n{versions}')
+    with pytest.raises(MatrixError) as caught:
+        select_targets(matrix, "releases")
+    line = matrix.line_of(f"versions.{key}")
+    assert line > 1
+    assert str(caught.value).startswith(f"{matrix.path}:{line}: versions.{key}: {message}")
+    with pytest.raises(MatrixError, match=message):
+        lock_main([str(matrix.path)], check=False, out=io.StringIO())
+    assert not lock_path(matrix).exists()
+
+
+def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
+    path = lock_path(locked)
+    lines = path.read_text().splitlines()
+    lines[3] = "0.9.2 demo.whl sha256=nothex http://127.0.0.1:1/demo.whl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MatrixError) as caught:
+        select_targets(locked, "releases")
+    assert str(caught.value).startswith(f"{path}:4: ")
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert f"{path}: the lock is corrupt ({path}:4: " in out.getvalue()
+    assert lock_main([str(locked.path)], check=False, out=io.StringIO()) == 0
+    assert read_lock(path) is not None
+
+
+# -- canary lock / canary versions -----------------------------------------------------------
+
+
+def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
+    path = lock_path(locked)
+    before = path.read_text()
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=True, out=out) == 0
+    assert out.getvalue() == f"{path}: up to date (4 releases, 1 branch)\n"
+
+    # 1.2.0 is released, 0.10.0 yanked, 0.9.0 deleted from the index
+    index.serve(
+        ["1.0.0", "0.9.2", "0.10.0", "1.2.0"],
+        [dist("1.0.0"), dist("0.9.2"), dist("0.10.0", yanked=True), dist("1.2.0")],
+    )
+    relaxed = matrix_file(locked.path.parent.parent, TRL_LIKE.replace('"0.10.0", ', ""))
+    out = io.StringIO()
+    assert lock_main([str(relaxed.path)], check=True, out=out) == 1
+    assert path.read_text() == before  # --check writes nothing
+    report = out.getvalue()
+    assert report.startswith(f"{path}: stale: ")
+    assert "1 new (1.2.0)" in report
+    assert "1 yanked (0.10.0)" in report
+    assert "1 gone (0.9.0)" in report
+
+    out = io.StringIO()
+    assert lock_main([str(relaxed.path)], check=False, out=out) == 0
+    assert out.getvalue().startswith(f"{path}: updated: ")
+    lock = read_lock(path)
+    assert lock is not None
+    assert lock.resolution.labels() == ["0.9.2", "1.0.0", "1.2.0", "main"]
+    assert lock.resolution.yanked == ["0.10.0"]
+    assert lock_main([str(relaxed.path)], check=True, out=io.StringIO()) == 0
+
+
+def test_lock_check_without_a_lock_is_stale_and_writes_nothing(index, tmp_path):
+    index.serve(["1.0.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    out = io.StringIO()
+    assert lock_main([str(matrix.path)], check=True, out=out) == 1
+    assert "stale: 1 new (1.0.0)" in out.getvalue()
+    assert not lock_path(matrix).exists()
+    out = io.StringIO()
+    assert lock_main([str(matrix.path)], check=False, out=out) == 0
+    assert "written: 1 new (1.0.0)" in out.getvalue()
+
+
+def test_lock_asks_the_index_again_each_time(locked, index):
+    """A cached index page must not hide a new release from `canary lock`."""
+    index.serve(["1.0.0", "0.9.2", "0.9.0", "0.10.0", "1.0.1"])
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert "1 new (1.0.1)" in out.getvalue()
+
+
+def test_versions_command_marks_everything(locked, index):
+    index.serve(
+        ["1.0.0", "0.9.2", "0.9.0", "0.10.0", "1.2.0", "1.1.0"],
+        [dist(v) for v in ("1.0.0", "0.9.2", "0.9.0", "0.10.0", "1.2.0")]
+        + [dist("1.1.0", yanked=True)],
+    )
+    out = io.StringIO()
+    assert versions_main(str(locked.path), out) == 0
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[0] == f"demo: 5 releases, 1 branch; lock {lock_path(locked)}"
+    rows = {line.split()[0]: line.split(None, 1)[1:] for line in lines[1:]}
+    assert rows["0.9.0"] == []
+    assert rows["0.9.2"] == ["broken: ships a bad import"]
+    assert rows["0.10.0"] == ["anchor"]
+    assert rows["1.0.0"] == ["anchor"]
+    assert rows["1.2.0"] == ["new since the lock"]
+    assert rows["main"] == ["branch"]
+    assert rows["1.1.0"] == ["yanked, left out"]
+    assert [line.split()[0] for line in lines[1:6]] == [
+        "0.9.0",
+        "0.9.2",
+        "0.10.0",
+        "1.0.0",
+        "1.2.0",
+    ]
+
+
+def test_versions_command_without_a_lock(index, tmp_path):
+    index.serve(["1.0.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    out = io.StringIO()
+    assert versions_main(str(matrix.path), out) == 0
+    assert out.getvalue().splitlines() == [
+        "demo: 1 release, 0 branches; no lock file (`canary lock` writes one)",
+        "1.0.0",
+    ]
+
+
+def wheel_bytes(version: str) -> bytes:
+    """A minimal valid wheel: one module, METADATA and a RECORD with its hashes."""
+    members = {
+        "demo/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"demo-{version}.dist-info/METADATA": f"Name: demo\nVersion: {version}\n".encode(),
+    }
+    record = "".join(
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')},"
+        f"{len(data)}\n"
+        for name, data in members.items()
+    )
+    members[f"demo-{version}.dist-info/RECORD"] = (
+        f"{record}demo-{version}.dist-info/RECORD,,\n".encode()
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_locked_run_reads_wheels_and_never_the_index_page(index, tmp_path):
+    """End to end: `canary lock`, then a run that fetches the locked wheels by URL only."""
+    wheels = {v: wheel_bytes(v) for v in ("1.0.0", "1.1.0")}
+    files = []
+    for version, data in wheels.items():
+        entry = dist(version)
+        entry.update(hashes={"sha256": hashlib.sha256(data).hexdigest()}, size=len(data))
+        files.append(entry)
+        index.server.expect_request(f"/files/{entry['filename']}").respond_with_data(data)
+    index.serve(list(wheels), files, keep_files=True)
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    index_client.cache_clear()
+    index.server.clear_log()
+
+    runner = Runner(select=select_targets, jobs=2)
+    (check,) = matrix.checks
+    results = [
+        runner.version_run(matrix, target).result(check)
+        for target in select_targets(matrix, "releases")
+    ]
+    assert [(r.version, r.status.value, r.detail) for r in results] == [
+        ("1.0.0", "pass", ""),
+        ("1.1.0", "pass", ""),
+    ]
+    paths = [request.path for request, _ in index.server.log]
+    assert paths and all(path.startswith("/files/") for path in paths)
