@@ -94,7 +94,7 @@ class Runner:
     def stats(self) -> dict[str, float]:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
-        return dict(self.context.stats_json())
+        return self.context.stats.as_dict()
 
 
 def module_paths(matrix: Matrix) -> list[str]:
