@@ -85,9 +85,15 @@ def sources(version: str, modules: int) -> dict[str, bytes]:
     return files
 
 
-def padding(version: str) -> dict[str, bytes]:
-    """Incompressible data, so a wheel is far larger than what the checks need from it."""
-    return {f"{PROJECT}/data/blob.bin": random.Random(version).randbytes(120_000)}
+def interleaved(version: str, files: dict[str, bytes]) -> dict[str, bytes]:
+    """The files with incompressible data after each one: the wheel is far larger than what
+    the checks need, and no two modules are close enough to share a range request."""
+    rng = random.Random(version)
+    padded = {}
+    for i, (path, data) in enumerate(files.items()):
+        padded[path] = data
+        padded[f"{PROJECT}/data/blob{i}.bin"] = rng.randbytes(24_000)
+    return padded
 
 
 def matrix_text(modules: int, broken: str, gated_since: str) -> str:
@@ -149,7 +155,7 @@ def wheel_name(version: str) -> str:
 def build_upstream(folder: Path, releases: int, modules: int) -> FakeUpstream:
     """Build every release's wheel and write the matrix (in `folder`)."""
     versions = versions_for(releases)
-    wheels = {v: make_wheel(PROJECT, v, {**sources(v, modules), **padding(v)}) for v in versions}
+    wheels = {v: make_wheel(PROJECT, v, interleaved(v, sources(v, modules))) for v in versions}
     path = folder / f"{PROJECT}.yaml"
     gate = versions[len(versions) // 2]
     path.write_text(matrix_text(modules, broken=versions[-1], gated_since=gate))

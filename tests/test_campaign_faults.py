@@ -85,7 +85,7 @@ def report(capsys, tally: Tally, name: str) -> None:
 
 
 def test_random_faults_give_the_fault_free_verdict_or_error(upstream, server, tmp_path, capsys):
-    plans = [FaultPlan(seed, ALL, rate=0.3) for seed in range(scaled(4, 40))]
+    plans = [FaultPlan(seed, ALL, rate=0.4) for seed in range(scaled(8, 80))]
     tally = campaign(upstream, server, tmp_path, plans)
     report(capsys, tally, "random faults")
     assert not tally.wrong, "\n".join(tally.wrong[:10])
@@ -109,7 +109,7 @@ def test_transient_faults_never_end_in_error(upstream, server, tmp_path, capsys)
     "(canary/sources/remotezip.py RemoteZip.read_many/_retrying never refetch the listing)",
 )
 def test_transient_central_directory_flips_never_end_in_error(upstream, server, tmp_path, capsys):
-    plans = [FaultPlan(seed, ("flip-cd",), burst=1) for seed in range(200, 200 + scaled(4, 40))]
+    plans = [FaultPlan(seed, ("flip-cd",), burst=1) for seed in range(200, 200 + scaled(30, 150))]
     tally = campaign(upstream, server, tmp_path, plans)
     report(capsys, tally, "transient directory flips")
     assert not tally.wrong, "\n".join(tally.wrong[:10])
