@@ -202,3 +202,10 @@ def run_checks(
 def verdicts(results: list[Result]) -> dict[tuple[str, str], tuple[str, str]]:
     """(check, version) -> (status, detail): what a fault must not change."""
     return {(r.check, r.version): (r.status.value, r.detail) for r in results}
+
+
+def tell(capsys, line: str) -> None:
+    """A campaign's tally: on the terminal even without -s, and in captured stdout for -rA."""
+    print(line)
+    with capsys.disabled():
+        print(f"\n{line}")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from campaign_faults import FaultServer, HangPlan
-from campaign_upstream import build_upstream, publish, run_checks, scaled, verdicts
+from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
 
 from canary.outcomes import Result
 from canary.sources.cache import Cache
@@ -56,12 +56,16 @@ def downloads(server: FaultServer) -> Counter[tuple[str, str]]:
     return Counter((r.path, r.headers.get("Range", "")) for r in server.log)
 
 
-def assert_cache_sound(root: Path) -> int:
-    """Every entry under root verifies through the Cache API and no temp file is left behind;
-    returns the number of entries."""
+def assert_cache_sound(root: Path, *, killed: bool = False) -> int:
+    """Every entry under root verifies through the Cache API; returns the number of entries.
+
+    Only a killed writer may leave a temp file behind (nothing can clean up after SIGKILL);
+    temp files are never read as entries.
+    """
     cache = Cache(root, Stats(), offline=True)
-    entries = [p for p in (root / "v1").glob("*/*/*") if p.is_file()]
-    assert not [p for p in (root / "v1").rglob(".tmp-*")], "a temp file was left behind"
+    entries = [p for p in (root / "v1").glob("*/*/*") if p.is_file() and p.name[:5] != ".tmp-"]
+    if not killed:
+        assert not list((root / "v1").rglob(".tmp-*")), "a temp file was left behind"
     for path in entries:
         key = json.loads(path.read_bytes().split(b"\n", 2)[1])["key"]
         kind = path.parent.parent.name
@@ -75,15 +79,11 @@ def results_of(output: Path) -> dict[tuple[str, str], tuple[str, str]]:
     return verdicts([Result.from_json(r) for r in data])
 
 
-def test_four_xdist_workers_on_one_empty_cache(upstream, server, tmp_path):
-    index_url = publish(server, upstream.files)
-    expected = verdicts(run_checks(upstream, index_url, tmp_path / "alone"))
-    single = downloads(server)
-    server.log.clear()
-    suite, out, cache = tmp_path / "suite", tmp_path / "out", tmp_path / "shared-cache"
-    for folder in (suite, out):
-        folder.mkdir()
-    (suite / "test_worker.py").write_text(
+def xdist_workers(upstream, env: dict[str, str], folder: Path) -> list[Path]:
+    """`pytest -n 4 --dist each` over a test that waits for all workers, then runs canary."""
+    out = folder / "out"
+    out.mkdir(parents=True)
+    (folder / "test_worker.py").write_text(
         textwrap.dedent(
             f"""
             import os, sys, time
@@ -104,38 +104,63 @@ def test_four_xdist_workers_on_one_empty_cache(upstream, server, tmp_path):
             """
         )
     )
+    command = ["-n", str(WORKERS), "--dist", "each", "-q", "-p", "no:cacheprovider"]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-n",
-            str(WORKERS),
-            "--dist",
-            "each",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "test_worker.py",
-        ],
-        cwd=suite,
-        env=environment(index_url, cache),
+        [sys.executable, "-m", "pytest", *command, "test_worker.py"],
+        cwd=folder,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    outputs = sorted(out.glob("*.json"))
+    return sorted(out.glob("*.json"))
+
+
+def cli_processes(upstream, env: dict[str, str], folder: Path) -> list[Path]:
+    """Four `canary check --format json` processes started at once."""
+    folder.mkdir()
+    outputs = [folder / f"run{i}.json" for i in range(WORKERS)]
+    command = ["check", str(upstream.matrix_path), "--versions", upstream.selection]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "canary.cli", *command, "--format", "json", "--output", str(o)],
+            cwd=folder,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for o in outputs
+    ]
+    for process in processes:
+        _out, stderr = process.communicate(timeout=300)
+        assert process.returncode == 1, stderr  # the fake upstream has failing checks
+    return outputs
+
+
+#: the nightly also runs the pytest-xdist form (its worker start-up costs seconds)
+LAUNCHERS = {"canary-check": cli_processes, "pytest-xdist": xdist_workers}
+
+
+@pytest.mark.parametrize("launcher", list(LAUNCHERS)[: scaled(1, 2)])
+def test_four_processes_on_one_empty_cache(upstream, server, tmp_path, launcher, capsys):
+    index_url = publish(server, upstream.files)
+    expected = verdicts(run_checks(upstream, index_url, tmp_path / "alone"))
+    single = downloads(server)
+    server.log.clear()
+    cache = tmp_path / "shared-cache"
+    outputs = LAUNCHERS[launcher](upstream, environment(index_url, cache), tmp_path / "runs")
     assert len(outputs) == WORKERS
     for output in outputs:
         assert results_of(output) == expected, f"{output.name} differs from a lone run"
     entries = assert_cache_sound(cache)
     shared = downloads(server)
     twice = {key: n for key, n in shared.items() if n > 1}
-    print(
-        f"concurrency: {WORKERS} workers, {len(expected)} verdicts each, identical; "
+    tell(
+        capsys,
+        f"concurrency ({launcher}): {WORKERS} processes, {len(expected)} verdicts each, identical; "
         f"{entries} cache entries sound; requests: {sum(shared.values())} shared "
-        f"vs {sum(single.values())} for one process alone; ranges fetched twice: {len(twice)}"
+        f"vs {sum(single.values())} for one process alone; ranges fetched twice: {len(twice)}",
     )
     assert not twice, f"downloaded more than once: {twice}"
 
@@ -175,7 +200,7 @@ def test_a_process_killed_mid_download_leaves_nothing_believed(upstream, server,
     server.arm(None)
     server.release.set()
     assert not output.exists(), "the killed run must not have finished"
-    assert_cache_sound(cache)
+    assert_cache_sound(cache, killed=True)
     server.log.clear()
     done = subprocess.run(
         args, env=environment(index_url, cache), capture_output=True, text=True, timeout=120
@@ -188,7 +213,7 @@ def test_a_process_killed_mid_download_leaves_nothing_believed(upstream, server,
         if (r.path, r.headers.get("Range")) == (path, hung.headers.get("Range"))
     ]
     assert again, "the interrupted download must be fetched again, not served from a partial entry"
-    assert_cache_sound(cache)
+    assert_cache_sound(cache, killed=True)
 
 
 def test_torn_and_leftover_cache_files_are_never_believed(upstream, server, tmp_path):

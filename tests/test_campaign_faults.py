@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from campaign_faults import ALL, FaultPlan, FaultServer, directory_entry
-from campaign_upstream import build_upstream, publish, run_checks, scaled, verdicts
+from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
 from servers import serving
 
 TRANSIENT = tuple(k for k in ALL if k != "flip-cd")
@@ -77,17 +77,10 @@ def campaign(upstream, server: FaultServer, folder: Path, plans: list[FaultPlan]
     return tally
 
 
-def report(capsys, tally: Tally, name: str) -> None:
-    """The tally goes to the terminal even without -s (and to captured stdout for -rA)."""
-    print(tally.line(name))
-    with capsys.disabled():
-        print(f"\n{tally.line(name)}")
-
-
 def test_random_faults_give_the_fault_free_verdict_or_error(upstream, server, tmp_path, capsys):
     plans = [FaultPlan(seed, ALL, rate=0.4) for seed in range(scaled(8, 80))]
     tally = campaign(upstream, server, tmp_path, plans)
-    report(capsys, tally, "random faults")
+    tell(capsys, tally.line("random faults"))
     assert not tally.wrong, "\n".join(tally.wrong[:10])
     assert set(tally.faults) == set(ALL), "every fault kind must be exercised"
     assert tally.errors, "faults that persist through every retry must surface as error"
@@ -96,7 +89,7 @@ def test_random_faults_give_the_fault_free_verdict_or_error(upstream, server, tm
 def test_transient_faults_never_end_in_error(upstream, server, tmp_path, capsys):
     plans = [FaultPlan(seed, TRANSIENT, burst=2) for seed in range(100, 100 + scaled(4, 40))]
     tally = campaign(upstream, server, tmp_path, plans)
-    report(capsys, tally, "transient faults")
+    tell(capsys, tally.line("transient faults"))
     assert not tally.wrong, "\n".join(tally.wrong[:10])
     assert set(tally.faults) == set(TRANSIENT)
     assert not tally.errors, f"transient faults ended in error: {dict(tally.errors)}"
@@ -111,7 +104,7 @@ def test_transient_faults_never_end_in_error(upstream, server, tmp_path, capsys)
 def test_transient_central_directory_flips_never_end_in_error(upstream, server, tmp_path, capsys):
     plans = [FaultPlan(seed, ("flip-cd",), burst=1) for seed in range(200, 200 + scaled(30, 150))]
     tally = campaign(upstream, server, tmp_path, plans)
-    report(capsys, tally, "transient directory flips")
+    tell(capsys, tally.line("transient directory flips"))
     assert not tally.wrong, "\n".join(tally.wrong[:10])
     assert tally.faults["flip-cd"] > 0
     assert not tally.errors, f"transient faults ended in error: {dict(tally.errors)}"
