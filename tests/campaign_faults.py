@@ -115,7 +115,7 @@ def directory_entry(archive: bytes, name: str) -> int:
 class FaultServer(FileServer):
     """A FileServer whose every request consults `plan` (None: no faults); counts injections."""
 
-    def __init__(self, plan: Plan | None = None, stall: float = 0.45) -> None:
+    def __init__(self, plan: Plan | None = None, stall: float = 0.6) -> None:
         super().__init__()
         self.plan = plan
         self.stall = stall

@@ -26,7 +26,7 @@ from canary.sources.index import JSON_TYPE
 PROJECT = "fakepkg"
 INDEX_PATH = f"/simple/{PROJECT}/"
 
-#: campaign retries cost milliseconds, and a stalled response is abandoned after 0.3 s
+#: campaign retries cost milliseconds, and a stalled response is abandoned after 0.5 s
 POLICY = RetryPolicy(
     attempts=4,
     backoff=0.001,
@@ -34,7 +34,7 @@ POLICY = RetryPolicy(
     retry_after_cap=0.02,
     rate_limit_wait_cap=0.02,
     connect_timeout=2.0,
-    read_timeout=0.3,
+    read_timeout=0.5,
 )
 
 
