@@ -18,6 +18,7 @@ from canary.sources.index import IndexClient, IndexFile, index_url_from_config
 from canary.sources.limits import Limits
 from canary.sources.remotezip import TailHints
 from canary.sources.stats import Stats
+from canary.sources.tree import SourceError
 from canary.sources.wheel import ReleaseTree
 
 
