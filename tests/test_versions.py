@@ -18,7 +18,7 @@ from pytest_httpserver import HTTPServer
 from canary.lock import lock_path, read_lock
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.run import Runner
-from canary.sources.context import SourceContext
+from canary.sources.context import SourceContext, forget_shared_contexts
 from canary.sources.tree import SourceError
 from canary.targets import Target
 from canary.versions import (
@@ -84,9 +84,9 @@ def index(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("CANARY_INDEX_URL", httpserver.url_for("/simple/"))
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-    index_client.cache_clear()
+    forget_shared_contexts()
     yield FakeIndex(httpserver)
-    index_client.cache_clear()
+    forget_shared_contexts()
 
 
 def matrix_file(folder: Path, versions: str, name: str = "demo") -> Matrix:
@@ -497,7 +497,7 @@ def lock_wheels(index: FakeIndex, tmp_path: Path, versions: list[str]) -> Matrix
     publish(index, versions)
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
     assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
-    index_client.cache_clear()
+    forget_shared_contexts()
     index.server.clear_log()
     return matrix
 
@@ -531,11 +531,6 @@ def test_a_cold_locked_run_asks_the_index_page_once_and_reads_the_lock(index, tm
     assert all(r.headers.get("Range", "").startswith("bytes=") for r in reads)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RemoteZip.listing() formats its message with reader.url before the cache lookup, "
-    "so a cached listing still makes the lazy URL ask the index page",
-)
 def test_a_warm_locked_run_makes_no_request(index, tmp_path):
     """With the bytes cached the index is not consulted at all: not even dropping the locked
     file from its page changes the outcome."""
