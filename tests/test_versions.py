@@ -509,7 +509,7 @@ def run_locked(matrix: Matrix) -> list[tuple[str, str, str]]:
     the index at all is then a request the server sees.
     """
     with SourceContext(max_age=0) as context:
-        report = Runner(select=select_targets, jobs=2, _context=context).run([matrix], "releases")
+        report = Runner(select=select_targets, jobs=1, _context=context).run([matrix], "releases")
     return [(r.version, r.status.value, r.detail) for r in report.results]
 
 
