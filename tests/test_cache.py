@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
-from canary.sources.cache import Cache, cache_clear, cache_info, default_cache_dir
+from canary.sources.cache import _LAYOUT, Cache, cache_clear, cache_info, default_cache_dir
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
 from canary.sources.stats import Stats
@@ -20,7 +20,7 @@ from canary.sources.tree import SourceError
 
 
 def entry_files(root: Path) -> list[Path]:
-    return [p for p in (root / "v1").rglob("*") if p.is_file() and p.parent.name != "locks"]
+    return [p for p in (root / _LAYOUT).rglob("*") if p.is_file() and p.parent.name != "locks"]
 
 
 def test_entries_round_trip_and_count_hits(tmp_path):
@@ -59,7 +59,7 @@ def test_writes_leave_no_temp_files(tmp_path):
     cache = Cache(tmp_path, Stats())
     for i in range(20):
         cache.put(f"k{i}", b"x" * i)
-    assert not [p for p in (tmp_path / "v1").rglob(".tmp-*")]
+    assert not [p for p in (tmp_path / _LAYOUT).rglob(".tmp-*")]
     assert len(entry_files(tmp_path)) == 20
 
 

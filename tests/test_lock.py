@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,13 @@ def wheel(version: str, **extra) -> IndexFile:
     return IndexFile(filename=name, url=f"{BASE}/{name}", size=1234, sha256=SHA, **extra)
 
 
-def test_round_trip_keeps_every_entry(tmp_path: Path):
+def as_locked(resolution: Resolution) -> Resolution:
+    """What a lock keeps of `resolution`: everything but the files' URLs."""
+    releases = [(label, file and replace(file, url="")) for label, file in resolution.releases]
+    return Resolution(releases, list(resolution.branches), list(resolution.yanked))
+
+
+def test_round_trip_keeps_every_entry_but_urls(tmp_path: Path):
     matrix = make_matrix(tmp_path)
     resolution = Resolution(
         releases=[
@@ -43,7 +50,8 @@ def test_round_trip_keeps_every_entry(tmp_path: Path):
     assert path == tmp_path / "demo.lock" == lock_path(matrix)
     lock = read_lock(path)
     assert lock is not None
-    assert lock.resolution == resolution
+    assert lock.resolution == as_locked(resolution)
+    assert all(file is None or file.url == "" for _, file in lock.resolution.releases)
     assert lock.spec == spec_of(matrix)
     assert render_lock(matrix, lock.resolution) == path.read_text(encoding="utf-8")
 
@@ -61,8 +69,7 @@ def test_text_is_one_line_per_version_in_pep440_order(tmp_path: Path):
     assert lines[2:] == [
         "0.9.0 no-files",
         "0.9.5 yanked",
-        f"0.10.0 demo-0.10.0-py3-none-any.whl sha256={SHA} size=1234 "
-        f"{BASE}/demo-0.10.0-py3-none-any.whl",
+        f"0.10.0 demo-0.10.0-py3-none-any.whl sha256={SHA} size=1234",
         "main branch",
     ]
 
@@ -75,13 +82,39 @@ def test_the_versions_line_follows_the_matrix(tmp_path: Path):
 
 
 def test_odd_characters_stay_one_field(tmp_path: Path):
-    """Whitespace or `%` in a URL from an untrusted index cannot split or shift the fields."""
+    """Whitespace or `%` in a file name from an untrusted index cannot split lines or fields."""
     matrix = make_matrix(tmp_path)
-    odd = IndexFile("demo 1.0.zip", f"{BASE}/a%20b/demo 1.0.zip", size=None, sha256=None)
+    odd = IndexFile("demo 1.0\n%20.zip", f"{BASE}/a%20b/demo.zip", size=7, sha256=None)
     path = write_lock(matrix, Resolution(releases=[("1.0", odd)]))
-    assert "demo%201.0.zip http://127.0.0.1:1/files/a%2520b/demo%201.0.zip" in path.read_text()
+    assert path.read_text().splitlines()[2:] == ["1.0 demo%201.0%0A%2520.zip size=7"]
     lock = read_lock(path)
-    assert lock is not None and lock.resolution.releases == [("1.0", odd)]
+    assert lock is not None and lock.resolution.releases == [("1.0", replace(odd, url=""))]
+
+
+def test_no_lock_text_contains_a_url(tmp_path: Path):
+    """Every file the index gave had a URL; none of them reaches the lock (house rule)."""
+    matrix = make_matrix(tmp_path)
+    files = [
+        wheel("0.9.0"),
+        IndexFile("demo-0.10.0.tar.gz", f"{BASE}/demo-0.10.0.tar.gz", size=9),
+        IndexFile("demo-1.0.zip", "https://127.0.0.1:1/x/demo-1.0.zip", sha256="bad"),
+    ]
+    resolution = Resolution(
+        releases=list(zip(["0.9.0", "0.10.0", "1.0"], files, strict=True)), branches=["main"]
+    )
+    assert all("://" in f.url for f in files)
+    text = write_lock(matrix, resolution).read_text(encoding="utf-8")
+    assert "://" not in text
+    assert "127.0.0.1" not in text
+    assert len(text.splitlines()) == 2 + 3 + 1
+
+
+def test_a_file_name_alone_is_a_release_without_hash_or_size(tmp_path: Path):
+    path = tmp_path / "demo.lock"
+    path.write_text("1.0.0 demo-1.0.0.tar.gz\n", encoding="utf-8")
+    lock = read_lock(path)
+    assert lock is not None
+    assert lock.resolution.releases == [("1.0.0", IndexFile("demo-1.0.0.tar.gz", ""))]
 
 
 def test_a_hash_that_is_not_hex_is_not_recorded(tmp_path: Path):
@@ -109,15 +142,26 @@ def test_missing_lock_is_none(tmp_path: Path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("1.0.0", "expected `VERSION FILE ... URL`"),
+        ("1.0.0", "expected `VERSION FILE sha256=... size=...`"),
         ("not-a-version no-files", "'not-a-version' is not a PEP 440 version"),
-        ("1.0.0 demo.whl", "needs a file name and a URL"),
-        ("1.0.0 demo.whl sha256=xyz http://h/demo.whl", "sha256='xyz' is not 64"),
-        ("1.0.0 demo.whl size=-3 http://h/demo.whl", "size='-3' is not a number"),
-        ("1.0.0 demo.whl color=red http://h/demo.whl", "unexpected field 'color=red'"),
-        (f"1.0.0 demo.whl sha256={SHA} sha256={SHA} http://h/x", "unexpected field"),
-        ("1.0.0 demo.whl file:///etc/passwd", "is not an http(s) URL"),
+        (f"not-a-version demo.whl sha256={SHA}", "'not-a-version' is not a PEP 440 version"),
+        ("1.0.0 demo.whl sha256=xyz size=3", "sha256='xyz' is not 64 lowercase hex digits"),
+        (f"1.0.0 demo.whl sha256={SHA[:-1]}", "is not 64 lowercase hex digits"),
+        (f"1.0.0 demo.whl sha256={SHA.upper()}", "is not 64 lowercase hex digits"),
+        ("1.0.0 demo.whl sha256= size=3", "sha256='' is not 64"),
+        (f"1.0.0 demo.whl sha256={SHA} size=-3", "size='-3' is not a number"),
+        (f"1.0.0 demo.whl sha256={SHA} size=1e3", "size='1e3' is not a number"),
+        ("1.0.0 demo.whl size=", "size='' is not a number"),
+        (f"1.0.0 demo.whl sha256={SHA} color=red", "unexpected field 'color=red'"),
+        (f"1.0.0 demo.whl sha256={SHA} sha256={SHA}", "unexpected field"),
+        ("1.0.0 demo.whl size=3 size=3", "unexpected field 'size=3'"),
+        ("1.0.0 demo.whl SHA256=ab", "unexpected field 'SHA256=ab'"),
+        ("1.0.0 demo.whl =3", "unexpected field '=3'"),
+        # the old format, with the file's URL last, is no longer read
+        (f"1.0.0 demo.whl sha256={SHA} size=3 http://h/demo.whl", "unexpected field 'http://h"),
+        ("1.0.0 demo.whl file:///etc/passwd", "unexpected field 'file:///etc/passwd'"),
         ("0.9.0 no-files", "0.9.0 is listed twice (also line 3)"),
+        ("0.9.0 demo.whl size=3", "0.9.0 is listed twice (also line 3)"),
     ],
 )
 def test_corrupt_lock_names_file_and_line(tmp_path: Path, line: str, message: str):

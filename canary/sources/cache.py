@@ -29,7 +29,7 @@ from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 _MAGIC = b"canary-cache 1\n"
-_LAYOUT = "v1"
+_LAYOUT = "v2"  # v2: zip listings store members as rows
 _KINDS = ("release", "fresh")
 DEFAULT_MAX_AGE = 3600.0
 

@@ -151,3 +151,12 @@ def shared_context(offline: bool = False) -> SourceContext:
         if key not in _shared:
             _shared[key] = SourceContext(offline=bool(key[0]))
         return _shared[key]
+
+
+def forget_shared_contexts() -> None:
+    """Drop the shared contexts, so the next run sees a changed index (long-lived processes,
+    tests that publish new releases mid-way)."""
+    with _shared_lock:
+        for context in _shared.values():
+            context.close()
+        _shared.clear()

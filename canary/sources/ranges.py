@@ -35,14 +35,23 @@ class RangeReader:
         size: int | None,
         sha256: str | None,
         limits: Limits,
+        label: str = "",
     ) -> None:
         self.http = http
         self._url = url
+        self._label = label
         self.size = size
         self.sha256 = sha256
         self.limits = limits
         self._whole: bytes | None = None
         self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        """How messages name the file: its URL once known, without asking the index for it."""
+        if callable(self._url):
+            return self._label or "a locked file"
+        return redact(self._url)
 
     @property
     def url(self) -> str:

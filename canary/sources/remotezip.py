@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from canary.sources.cache import Cache
-from canary.sources.http import redact
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tree import SourceError
@@ -129,7 +128,7 @@ class RemoteZip:
     def listing(self) -> Listing:
         with self._lock:
             if self._listing is None:
-                what = f"listing of {redact(self.reader.url)}"
+                what = f"listing of {self.reader.label}"
                 raw = self.cache.get_or_fetch(
                     f"{self.key}#listing", what, lambda: self._retrying(self._fetch_listing)
                 )
@@ -148,7 +147,7 @@ class RemoteZip:
         wanted = [listing.entries[n] for n in names if n not in found]
         if not wanted:
             return found
-        self.cache.require_online(f"{wanted[0].name} of {redact(self.reader.url)}")
+        self.cache.require_online(f"{wanted[0].name} of {self.reader.label}")
         with self.cache.lock(self.key):
             for entry in wanted:
                 cached = self.cache.get(self._member_key(entry.name))
@@ -173,7 +172,7 @@ class RemoteZip:
         try:
             return fetch()
         except ZipFormatError as exc:
-            raise SourceError(f"{redact(self.reader.url)}: {exc}") from None
+            raise SourceError(f"{self.reader.label}: {exc}") from None
 
     def _groups(self, entries: list[Entry]) -> list[list[Entry]]:
         """Members close together share one range request."""

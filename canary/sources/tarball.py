@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from canary.sources.cache import Cache
-from canary.sources.http import redact
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tree import SourceError
@@ -89,10 +88,10 @@ class RemoteTar:
         found: dict[str, bytes] = {}
         for name in names:
             if name in links:
-                raise SourceError(f"{redact(self.reader.url)}: {name} is a link, not read")
+                raise SourceError(f"{self.reader.label}: {name} is a link, not read")
             cached = self.cache.get(f"{self.key}/{name}")
             if cached is None:
-                self.cache.require_online(f"{name} of {redact(self.reader.url)}")
+                self.cache.require_online(f"{name} of {self.reader.label}")
                 cached = self._unpack().files[name]
                 self.cache.put(f"{self.key}/{name}", cached)
             found[name] = cached
@@ -101,7 +100,7 @@ class RemoteTar:
     def _listing(self) -> tuple[set[str], set[str]]:
         with self._lock:
             if self._names is None:
-                what = f"listing of {redact(self.reader.url)}"
+                what = f"listing of {self.reader.label}"
                 raw = self.cache.get_or_fetch(f"{self.key}#listing", what, self._fetch_listing)
                 data = json.loads(raw)
                 self._names = set(data["files"]), set(data["links"])
@@ -122,5 +121,5 @@ class RemoteTar:
             try:
                 self._unpacked = unpack_tar(self.reader.whole(), self.limits)
             except TarFormatError as exc:
-                raise SourceError(f"{redact(self.reader.url)}: {exc}") from None
+                raise SourceError(f"{self.reader.label}: {exc}") from None
         return self._unpacked

@@ -47,7 +47,7 @@ class ReleaseTree:
         url = file.url or locate
         if not url:
             raise SourceError(f"{file.filename}: no URL and no index to ask for one")
-        reader = RangeReader(http, url, file.size, file.sha256, limits)
+        reader = RangeReader(http, url, file.size, file.sha256, limits, file.filename)
         name = file.filename.lower()
         self._sdist = not name.endswith(".whl")
         if name.endswith((".whl", ".zip")):
