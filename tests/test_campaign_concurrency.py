@@ -56,6 +56,12 @@ def downloads(server: FaultServer) -> Counter[tuple[str, str]]:
     return Counter((r.path, r.headers.get("Range", "")) for r in server.log)
 
 
+def entry_files(root: Path, kind: str = "*") -> list[Path]:
+    """Entry files of the cache at root (whatever its layout version folder), temp files aside."""
+    found = root.glob(f"*/{kind}/*/*")
+    return sorted(p for p in found if p.is_file() and not p.name.startswith(".tmp-"))
+
+
 def assert_cache_sound(root: Path, *, killed: bool = False) -> int:
     """Every entry under root verifies through the Cache API; returns the number of entries.
 
@@ -63,13 +69,17 @@ def assert_cache_sound(root: Path, *, killed: bool = False) -> int:
     temp files are never read as entries.
     """
     cache = Cache(root, Stats(), offline=True)
-    entries = [p for p in (root / "v1").glob("*/*/*") if p.is_file() and p.name[:5] != ".tmp-"]
+    entries = entry_files(root, "release") + entry_files(root, "fresh")
+    assert entries, f"no cache entries under {root}: has the cache layout changed?"
     if not killed:
-        assert not list((root / "v1").rglob(".tmp-*")), "a temp file was left behind"
+        assert not list(root.rglob(".tmp-*")), "a temp file was left behind"
     for path in entries:
         key = json.loads(path.read_bytes().split(b"\n", 2)[1])["key"]
-        kind = path.parent.parent.name
-        sound = cache.get(key) is not None if kind == "release" else cache.has_fresh(key)
+        sound = (
+            cache.get(key) is not None
+            if path.parent.parent.name == "release"
+            else (cache.has_fresh(key))
+        )
         assert sound, f"cache entry {path} ({key}) does not verify"
     return len(entries)
 
@@ -222,7 +232,7 @@ def test_torn_and_leftover_cache_files_are_never_believed(upstream, server, tmp_
     index_url = publish(server, upstream.files)
     cache = tmp_path / "cache"
     expected = verdicts(run_checks(upstream, index_url, cache))
-    entries = sorted(p for p in (cache / "v1" / "release").glob("*/*") if p.is_file())
+    entries = entry_files(cache, "release")
     rng = random.Random(3)
     damaged = rng.sample(entries, k=max(1, len(entries) // 3))
     for i, entry in enumerate(damaged):
