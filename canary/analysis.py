@@ -238,7 +238,7 @@ class ModuleCache:
     """Indexes keyed by (content hash, module name): identical files across releases parse once,
     and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 512, store=None, parse=index_module):
+    def __init__(self, capacity: int = 64, store=None, parse=index_module):
         self.capacity = capacity
         self.store = store
         self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes

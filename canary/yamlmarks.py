@@ -30,8 +30,8 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
     """PyYAML silently keeps the last of two equal keys; a matrix must not."""
 
 
-class _Loader(yaml.SafeLoader):
-    pass
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's parser when PyYAML has it (several times faster); marks work the same."""
 
 
 def _line(node: yaml.Node) -> int:

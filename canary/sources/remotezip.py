@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -44,20 +45,31 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Listing:
-    """The verified member table of an archive, and RECORD's sha256 per path for wheels."""
+    """The verified member table of an archive, and RECORD's sha256 per path for wheels.
 
-    entries: dict[str, Entry]
+    `entries` maps a name to its Entry, or to the cached row an Entry is made from on demand:
+    a warm run looks at a handful of a wheel's thousands of members.
+    """
+
+    entries: dict[str, Entry | list]
     record: dict[str, str] | None
 
+    def entry(self, name: str) -> Entry:
+        row = self.entries[name]
+        return row if isinstance(row, Entry) else Entry.from_json(row)
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.entries)
+
     def to_bytes(self) -> bytes:
-        entries = [e.to_json() for e in self.entries.values()]
+        entries = [list(e) for e in self.entries.values()]
         return json.dumps({"entries": entries, "record": self.record}).encode()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Listing:
         data = json.loads(raw)
-        entries = [Entry.from_json(e) for e in data["entries"]]
-        return cls({e.name: e for e in entries}, data["record"])
+        return cls({row[0]: row for row in data["entries"]}, data["record"])
 
 
 class TailHints:
@@ -121,9 +133,9 @@ class RemoteZip:
         self._listing: Listing | None = None
         self._lock = threading.Lock()
 
-    def names(self) -> set[str]:
+    def names(self) -> frozenset[str]:
         """Every member name, decided from the (cached) central directory."""
-        return set(self.listing().entries)
+        return self.listing().names
 
     def listing(self) -> Listing:
         with self._lock:
@@ -144,7 +156,7 @@ class RemoteZip:
             cached = self.cache.get(self._member_key(name))
             if cached is not None:
                 found[name] = cached
-        wanted = [listing.entries[n] for n in names if n not in found]
+        wanted = [listing.entry(n) for n in names if n not in found]
         if not wanted:
             return found
         self.cache.require_online(f"{wanted[0].name} of {self.reader.label}")
