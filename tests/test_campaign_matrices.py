@@ -110,17 +110,7 @@ DEEP_LINE = 2 if hasattr(yaml, "CSafeLoader") else None
 #: (case id, file bytes, the line the error must name, or None when no line applies)
 WEIRD = [
     ("binary-junk", bytes(range(256)) * 4, None),
-    pytest.param(
-        "nul-bytes",
-        b"upstream: trl\x00\nchecks: []\n",
-        1,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: canary/matrix.py load_matrix: a yaml.reader.ReaderError (NUL or other "
-            "control character) has no problem_mark, so the message has no line (only PyYAML's "
-            "'in \"<unicode string>\", position N')",
-        ),
-    ),
+    ("nul-bytes", b"upstream: trl\x00\nchecks: []\n", 1),
     (
         "latin-1",
         "upstream: trl\nchecks:\n  - {id: a, module: trl, why: caf\xe9}\n".encode("latin-1"),

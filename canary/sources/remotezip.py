@@ -26,6 +26,7 @@ from typing import TypeVar
 from canary.sources.cache import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
+from canary.sources.tarball import is_safe
 from canary.sources.tree import SourceError
 from canary.sources.zipformat import (
     EOCD_SEARCH,
@@ -41,6 +42,10 @@ from canary.sources.zipformat import (
 _RECORD = re.compile(r"[^/]+\.dist-info/RECORD")
 _SIGNATURES = (".jws", ".p7s")
 _T = TypeVar("_T")
+
+
+class CorruptArchive(SourceError):
+    """Bytes that fail the archive's own checks twice (as opposed to a network fault)."""
 
 
 @dataclass(frozen=True)
@@ -166,11 +171,38 @@ class RemoteZip:
                 if cached is not None:
                     found[entry.name] = cached
             for group in self._groups([e for e in wanted if e.name not in found]):
-                fetched = self._retrying(lambda g=group: self._fetch_group(g, listing))
+                try:
+                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
+                except CorruptArchive:
+                    fresh = self._relisted(listing)
+                    if fresh is None:
+                        raise
+                    listing = fresh
+                    group = [listing.entry(e.name) for e in group]
+                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
                 for name, data in fetched.items():
                     self.cache.put(self._member_key(name), data)
                     found[name] = data
         return found
+
+    def _relisted(self, old: Listing) -> Listing | None:
+        """The listing fetched again, when members keep failing against the one we hold.
+
+        A byte flipped in transit in the central directory (a CRC or an offset) verifies as a
+        listing and would be cached forever; members then fail on every run. Fetching it once
+        more tells a corrupt listing (it changes: replace it) from a corrupt archive (it does
+        not: None, and the member's error stands).
+        """
+        raw = self._retrying(self._fetch_listing)
+        fresh = Listing.from_bytes(raw)
+        if fresh.entries.keys() != old.entries.keys() or any(
+            fresh.entry(n) != old.entry(n) for n in fresh.entries
+        ):
+            self.cache.put(f"{self.key}#listing", raw)
+            with self._lock:
+                self._listing = fresh
+            return fresh
+        return None
 
     def _member_key(self, name: str) -> str:
         return f"{self.key}/{name}"
@@ -184,7 +216,7 @@ class RemoteZip:
         try:
             return fetch()
         except ZipFormatError as exc:
-            raise SourceError(f"{self.reader.label}: {exc}") from None
+            raise CorruptArchive(f"{self.reader.label}: {exc}") from None
 
     def _groups(self, entries: list[Entry]) -> list[list[Entry]]:
         """Members close together share one range request."""
@@ -246,6 +278,8 @@ class RemoteZip:
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
         entries: dict[str, Entry] = {}
         for entry in parse_directory(raw, directory):
+            if not is_safe(entry.name.removesuffix("/")):
+                raise SourceError(f"{self.reader.label}: unsafe member name {entry.name!r}")
             if entry.name in entries:
                 raise ZipFormatError(f"member {entry.name!r} appears twice")
             entries[entry.name] = entry
