@@ -101,7 +101,7 @@ class ReleaseTree:
         tops = {name.split("/", 1)[0] for name in self._archive.names()}
         if len(tops) != 1:
             raise SourceError(
-                f"{redact(self.file.url)}: sdist has {len(tops)} top folders, not one"
+                f"{(self.file.url and redact(self.file.url)) or self.file.filename}: sdist has {len(tops)} top folders, not one"
             )
         return tops.pop()
 
