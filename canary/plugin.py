@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,10 @@ from canary.run import Runner, local_selector, release_selector
 from canary.targets import Target
 
 _RUNNER = pytest.StashKey[Runner]()
-_RUNS = pytest.StashKey[dict[tuple[str, str], VersionRun]]()
+_RUNS = pytest.StashKey[OrderedDict[tuple[str, str], VersionRun]]()
+#: Version runs kept at once: items come grouped by version, and each run holds its parsed
+#: modules, so keeping every one would grow with the number of releases.
+_KEPT_RUNS = 4
 
 
 class CanaryWarning(UserWarning):
@@ -57,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
     config.stash[_RUNNER] = runner
-    config.stash[_RUNS] = {}
+    config.stash[_RUNS] = OrderedDict()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -109,8 +113,12 @@ class CheckItem(pytest.Item):
     def setup(self) -> None:
         runs = self.config.stash[_RUNS]
         key = (str(self.matrix.path), self.target.label)
-        if key not in runs:
+        if key in runs:
+            runs.move_to_end(key)
+        else:
             runs[key] = self.config.stash[_RUNNER].version_run(self.matrix, self.target)
+            while len(runs) > _KEPT_RUNS:
+                runs.popitem(last=False)
         self.result = runs[key].result(self.check)
         if self.result.status is Status.ERROR:
             raise SourceUnavailable(self.result.detail)
