@@ -12,12 +12,11 @@ import json
 import sys
 from collections import Counter
 
+from bench.strategies import STRATEGIES, runner_for
 from canary.cli import find_matrices, load_all
 from canary.matrix import Matrix
 from canary.run import release_selector
 from canary.targets import Target
-
-from bench.strategies import STRATEGIES, runner_for
 
 
 def spread(items: list, count: int | None) -> list:
