@@ -238,9 +238,10 @@ class ModuleCache:
     """Indexes keyed by (content hash, module name): identical files across releases parse once,
     and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 512, store=None):
+    def __init__(self, capacity: int = 64, store=None, parse=index_module):
         self.capacity = capacity
         self.store = store
+        self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes
         self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         self._lock = threading.Lock()
         self.parses = 0
@@ -254,7 +255,7 @@ class ModuleCache:
                 return self._items[key]
         info = self.store.get(key, name, path, decode(data, path)) if self.store else None
         if info is None:
-            info = index_module(data, name, path, is_package=is_package)
+            info = self.parse(data, name, path, is_package=is_package)
             with self._lock:
                 self.parses += 1
             if self.store:

@@ -25,7 +25,7 @@ def _literal_version(source: bytes) -> str | None:
     """`__version__ = "1.0"` (or annotated) at module level; anything computed is no answer."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: deep nesting
         return None
     for node in tree.body:
         if isinstance(node, ast.Assign):

@@ -10,6 +10,7 @@ from pathlib import Path
 from canary import __version__
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
+from canary.parse_pool import ParsePool
 from canary.reports import FORMATS, render, report_main, terminal_style
 from canary.run import Runner, default_jobs, local_selector, release_selector
 from canary.sources.tree import SourceError
@@ -69,7 +70,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     matrices = load_all(args.matrices)
     select, folder = selector_for(args)
     runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)
-    report = runner.run(matrices, args.versions)
+    pool = ParsePool()
+    runner.modules.parse = pool
+    try:
+        report = runner.run(matrices, args.versions)
+    finally:
+        pool.close()
     width, color = (None, False) if args.output else terminal_style(sys.stdout)
     write_output(render(args.format, report, width=width, color=color), args.output)
     return exit_status(report)

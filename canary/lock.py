@@ -143,6 +143,8 @@ def _parse_line(path: Path, number: int, line: str, into: Resolution) -> str:
 
 def _parse_file(path: Path, number: int, fields: list[str]) -> IndexFile:
     filename, *options = fields
+    if "=" in filename:
+        raise MatrixError(path, number, f"expected a file name before {filename!r}")
     values: dict[str, str] = {}
     for option in options:
         key, sep, value = option.partition("=")

@@ -121,6 +121,8 @@ def load_matrix(path: Path | str) -> Matrix:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
+        if isinstance(exc, yaml.reader.ReaderError):  # a control character: only a position
+            line = text.count("\n", 0, exc.position) + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise MatrixError(path, line, f"invalid YAML: {problem}") from None
     except RecursionError:

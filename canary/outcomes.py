@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 class Status(str, enum.Enum):
@@ -33,9 +33,14 @@ class Result:
     source: str = ""
 
     def to_json(self) -> dict[str, str]:
-        data = asdict(self)
-        data["status"] = self.status.value
-        return data
+        return {
+            "upstream": self.upstream,
+            "check": self.check,
+            "version": self.version,
+            "status": self.status.value,
+            "detail": self.detail,
+            "source": self.source,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, str]) -> Result:

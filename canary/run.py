@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -66,11 +67,13 @@ class Runner:
     def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
         try:
             tree: Tree | SourceError = self.open_tree(matrix, target)
-            prefetch = getattr(tree, "prefetch", None)
-            if prefetch is not None:  # neighbouring members in one request each
-                prefetch(module_paths(matrix))
         except SourceError as exc:
             tree = exc
+        prefetch = getattr(tree, "prefetch", None)
+        if prefetch is not None:  # neighbouring members in one request each
+            # best effort: each check reads its own modules and reports their own fault
+            with contextlib.suppress(SourceError):
+                prefetch(module_paths(matrix))
         return VersionRun(matrix, target, tree, self.modules)
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:

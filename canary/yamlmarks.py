@@ -6,6 +6,7 @@ Load errors must name the line a maintainer has to edit, so the plain `safe_load
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import yaml
@@ -29,8 +30,8 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
     """PyYAML silently keeps the last of two equal keys; a matrix must not."""
 
 
-class _Loader(yaml.SafeLoader):
-    pass
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's parser when PyYAML has it (several times faster); marks work the same."""
 
 
 def _line(node: yaml.Node) -> int:
@@ -44,6 +45,13 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
     result.lines = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, Hashable):  # `? [a, b]` or `? {a: 1}`: YAML allows, dict cannot
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                "found unhashable key",
+                key_node.start_mark,
+            )
         if key in result:
             raise DuplicateKeyError(
                 "while constructing a mapping",

@@ -142,3 +142,17 @@ def test_backoff_grows_and_stays_within_its_cap():
         delays = [policy.delay(retry) for _ in range(50)]
         assert all(ceiling / 2 <= d <= ceiling for d in delays)
         assert len(set(delays)) > 1  # jittered
+
+
+def test_an_unreachable_host_fails_fast_for_the_rest_of_the_run(server):
+    """A whole branch read from an unreachable GitHub must not cost a retry budget per file;
+    a host that answered (even with errors) is never written off."""
+    http = client()
+    refused = server.url + "/"
+    server.stop()
+    with pytest.raises(SourceError, match="after"):
+        http.get(refused + "a.py")
+    attempts = http.stats.as_dict()["requests"]
+    with pytest.raises(SourceError, match="unreachable"):
+        http.get(refused + "b.py")
+    assert http.stats.as_dict()["requests"] == attempts

@@ -179,3 +179,12 @@ def test_undecodable_lock_is_a_matrix_error(tmp_path: Path):
     path.write_bytes(b"1.0 \xff\xfe no-files\n")
     with pytest.raises(MatrixError, match="cannot read the lock file"):
         read_lock(path)
+
+
+def test_a_line_without_its_file_name_is_corrupt(tmp_path):
+    from canary.lock import read_lock
+
+    path = tmp_path / "demo.lock"
+    path.write_text("# versions: x\n1.0.0 sha256=" + "a" * 64 + " size=3\n")
+    with pytest.raises(MatrixError, match=r"demo.lock:2: expected a file name before"):
+        read_lock(path)

@@ -217,11 +217,12 @@ def test_unsafe_paths_are_refused(server, tmp_path, path):
         context(tmp_path).release_tree("pkg", "1.0", file).read(path)
 
 
-def test_members_named_with_dot_dot_are_never_reachable(server, tmp_path):
+def test_an_archive_with_dot_dot_members_is_an_error_with_the_reason(server, tmp_path):
     evil = {**SOURCES, "../evil.py": b"boom = 1\n"}
     file = publish(server, make_wheel("pkg", "1.0", evil))
     tree = context(tmp_path).release_tree("pkg", "1.0", file)
-    assert tree.read("evil.py") is None
+    with pytest.raises(SourceError, match=re.escape("unsafe member name '../evil.py'")):
+        tree.read("pkg/core.py")
     with pytest.raises(SourceError, match="unsafe path"):
         tree.read("../evil.py")
     assert not (tmp_path.parent / "evil.py").exists()

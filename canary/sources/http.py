@@ -125,6 +125,9 @@ class Http:
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers["User-Agent"] = USER_AGENT
+        # Hosts that never answered a connection in this run: later requests fail at once
+        # instead of spending a full retry budget each (a whole GitHub ref when offline).
+        self._unreachable: dict[str, str] = {}
 
     def close(self) -> None:
         self._session.close()
@@ -140,12 +143,17 @@ class Http:
         """GET with retries. 2xx, 304 and the `allow` statuses are returned; others raise."""
         allowed = frozenset(allow)
         policy = self.policy
+        host = origin(url)
+        if host in self._unreachable:
+            raise SourceError(f"{redact(url)}: {host} unreachable: {self._unreachable[host]}")
         cause = "no attempt made"
         retry = 0
         rate_limit_waited = False
+        connected = False
         while retry < policy.attempts:
             try:
                 reply = self._attempt(url, headers, max_bytes)
+                connected = True
                 if reply.status < 300 or reply.status == 304 or reply.status in allowed:
                     return reply
                 wait = self._rate_limit_wait(url, reply, rate_limit_waited)
@@ -159,8 +167,10 @@ class Http:
                     f"HTTP {reply.status}", _retry_after(reply.headers.get("Retry-After"))
                 )
             except _Retryable as exc:
+                connected = True
                 cause, wait = str(exc), exc.wait
             except _RETRY_ERRORS as exc:
+                connected = connected or not isinstance(exc, requests.ConnectionError)
                 cause, wait = f"{type(exc).__name__}: {_short(exc)}", None
             except requests.RequestException as exc:
                 raise SourceError(f"{redact(url)}: {type(exc).__name__}: {_short(exc)}") from None
@@ -168,7 +178,10 @@ class Http:
             if retry < policy.attempts:
                 delay = policy.delay(retry - 1) if wait is None else wait
                 self._sleep(min(delay, policy.retry_after_cap))
-        raise SourceError(f"{redact(url)}: {cause} (after {policy.attempts} attempts)")
+        cause = f"{cause} (after {policy.attempts} attempts)"
+        if not connected:
+            self._unreachable[host] = cause
+        raise SourceError(f"{redact(url)}: {cause}")
 
     def _attempt(self, url: str, headers: Mapping[str, str] | None, max_bytes: int | None) -> Reply:
         """One request, body read whole and checked against Content-Length."""

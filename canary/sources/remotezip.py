@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -25,6 +26,7 @@ from typing import TypeVar
 from canary.sources.cache import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
+from canary.sources.tarball import is_safe
 from canary.sources.tree import SourceError
 from canary.sources.zipformat import (
     EOCD_SEARCH,
@@ -42,22 +44,37 @@ _SIGNATURES = (".jws", ".p7s")
 _T = TypeVar("_T")
 
 
+class CorruptArchive(SourceError):
+    """Bytes that fail the archive's own checks twice (as opposed to a network fault)."""
+
+
 @dataclass(frozen=True)
 class Listing:
-    """The verified member table of an archive, and RECORD's sha256 per path for wheels."""
+    """The verified member table of an archive, and RECORD's sha256 per path for wheels.
 
-    entries: dict[str, Entry]
+    `entries` maps a name to its Entry, or to the cached row an Entry is made from on demand:
+    a warm run looks at a handful of a wheel's thousands of members.
+    """
+
+    entries: dict[str, Entry | list]
     record: dict[str, str] | None
 
+    def entry(self, name: str) -> Entry:
+        row = self.entries[name]
+        return row if isinstance(row, Entry) else Entry.from_json(row)
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.entries)
+
     def to_bytes(self) -> bytes:
-        entries = [e.to_json() for e in self.entries.values()]
+        entries = [list(e) for e in self.entries.values()]
         return json.dumps({"entries": entries, "record": self.record}).encode()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Listing:
         data = json.loads(raw)
-        entries = [Entry.from_json(e) for e in data["entries"]]
-        return cls({e.name: e for e in entries}, data["record"])
+        return cls({row[0]: row for row in data["entries"]}, data["record"])
 
 
 class TailHints:
@@ -121,9 +138,9 @@ class RemoteZip:
         self._listing: Listing | None = None
         self._lock = threading.Lock()
 
-    def names(self) -> set[str]:
+    def names(self) -> frozenset[str]:
         """Every member name, decided from the (cached) central directory."""
-        return set(self.listing().entries)
+        return self.listing().names
 
     def listing(self) -> Listing:
         with self._lock:
@@ -144,7 +161,7 @@ class RemoteZip:
             cached = self.cache.get(self._member_key(name))
             if cached is not None:
                 found[name] = cached
-        wanted = [listing.entries[n] for n in names if n not in found]
+        wanted = [listing.entry(n) for n in names if n not in found]
         if not wanted:
             return found
         self.cache.require_online(f"{wanted[0].name} of {self.reader.label}")
@@ -154,11 +171,38 @@ class RemoteZip:
                 if cached is not None:
                     found[entry.name] = cached
             for group in self._groups([e for e in wanted if e.name not in found]):
-                fetched = self._retrying(lambda g=group: self._fetch_group(g, listing))
+                try:
+                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
+                except CorruptArchive:
+                    fresh = self._relisted(listing)
+                    if fresh is None:
+                        raise
+                    listing = fresh
+                    group = [listing.entry(e.name) for e in group]
+                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
                 for name, data in fetched.items():
                     self.cache.put(self._member_key(name), data)
                     found[name] = data
         return found
+
+    def _relisted(self, old: Listing) -> Listing | None:
+        """The listing fetched again, when members keep failing against the one we hold.
+
+        A byte flipped in transit in the central directory (a CRC or an offset) verifies as a
+        listing and would be cached forever; members then fail on every run. Fetching it once
+        more tells a corrupt listing (it changes: replace it) from a corrupt archive (it does
+        not: None, and the member's error stands).
+        """
+        raw = self._retrying(self._fetch_listing)
+        fresh = Listing.from_bytes(raw)
+        if fresh.entries.keys() != old.entries.keys() or any(
+            fresh.entry(n) != old.entry(n) for n in fresh.entries
+        ):
+            self.cache.put(f"{self.key}#listing", raw)
+            with self._lock:
+                self._listing = fresh
+            return fresh
+        return None
 
     def _member_key(self, name: str) -> str:
         return f"{self.key}/{name}"
@@ -172,7 +216,7 @@ class RemoteZip:
         try:
             return fetch()
         except ZipFormatError as exc:
-            raise SourceError(f"{self.reader.label}: {exc}") from None
+            raise CorruptArchive(f"{self.reader.label}: {exc}") from None
 
     def _groups(self, entries: list[Entry]) -> list[list[Entry]]:
         """Members close together share one range request."""
@@ -234,6 +278,8 @@ class RemoteZip:
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
         entries: dict[str, Entry] = {}
         for entry in parse_directory(raw, directory):
+            if not is_safe(entry.name.removesuffix("/")):
+                raise SourceError(f"{self.reader.label}: unsafe member name {entry.name!r}")
             if entry.name in entries:
                 raise ZipFormatError(f"member {entry.name!r} appears twice")
             entries[entry.name] = entry

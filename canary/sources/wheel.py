@@ -100,9 +100,8 @@ class ReleaseTree:
         """The sdist's single top folder (`name-version`)."""
         tops = {name.split("/", 1)[0] for name in self._archive.names()}
         if len(tops) != 1:
-            raise SourceError(
-                f"{redact(self.file.url)}: sdist has {len(tops)} top folders, not one"
-            )
+            where = redact(self.file.url) if self.file.url else self.file.filename
+            raise SourceError(f"{where}: sdist has {len(tops)} top folders, not one")
         return tops.pop()
 
 

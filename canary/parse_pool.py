@@ -1,0 +1,56 @@
+"""Parse upstream modules in worker processes: `ast.parse` holds the GIL, so a cold run over
+hundreds of releases is CPU-bound in one core unless the parsing leaves the main process.
+
+Workers only parse (never import or run upstream code) and send back the compact index;
+the text stays in the main process, which already holds the bytes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from canary import index_store
+from canary.analysis import ModuleInfo, decode, index_module
+
+#: Files smaller than this are parsed in place: shipping them costs more than parsing.
+MIN_POOLED_BYTES = 16 * 1024
+
+
+def _index(data: bytes, name: str, path: str, is_package: bool) -> dict:
+    return index_store.dump(index_module(data, name, path, is_package=is_package))
+
+
+class ParsePool:
+    """A lazily started process pool with the `parse` signature ModuleCache expects."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self._executor: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                # spawn, not fork: the main process runs fetch threads that may hold locks.
+                context = multiprocessing.get_context("spawn")
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+            return self._executor
+
+    def __call__(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+        if len(data) < MIN_POOLED_BYTES or self.workers < 2:
+            return index_module(data, name, path, is_package=is_package)
+        try:
+            dumped = self._pool().submit(_index, data, name, path, is_package).result()
+        except BrokenProcessPool:  # a worker died (memory): parse here rather than fail
+            return index_module(data, name, path, is_package=is_package)
+        return index_store.load(dumped, name, path, decode(data, path))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(cancel_futures=True)
+                self._executor = None
