@@ -1,8 +1,8 @@
 """`python -m bench.driver`: one canary run in its own process, for the baseline and the scaling
 rows, printing a JSON line (result count, statuses, fetch stats, parses).
 
-It drives canary.run.Runner exactly as `canary check` does; it only swaps the parse strategy
-and may thin the locked releases to an evenly spread subset.
+It drives canary.run.Runner as `canary check` does (same parse pool); it only swaps the parse
+strategy and may thin the locked releases to an evenly spread subset.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections import Counter
 from bench.strategies import STRATEGIES, runner_for
 from canary.cli import find_matrices, load_all
 from canary.matrix import Matrix
+from canary.parse_pool import ParsePool
 from canary.run import release_selector
 from canary.targets import Target
 
@@ -46,8 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     matrices = load_all([str(p) for p in find_matrices(args.matrices)])
     chosen = subset(matrices, args.releases)
-    runner = runner_for(args.strategy, select=lambda m, _selection: chosen[m.upstream])
-    report = runner.run(matrices, "releases")
+    pool = ParsePool()  # as `canary check` parses
+    runner = runner_for(args.strategy, pool, select=lambda m, _selection: chosen[m.upstream])
+    try:
+        report = runner.run(matrices, "releases")
+    finally:
+        pool.close()
     statuses = Counter(r.status.value for r in report.results)
     line = {
         "results": len(report.results),

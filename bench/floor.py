@@ -59,7 +59,8 @@ def measure_floor(files: list[IndexFile], cache_root: Path) -> Floor:
         if raw is None or file.size is None:
             result.missing.append(file.filename)
             continue
-        entries = Listing.from_bytes(raw).entries.values()
+        listing = Listing.from_bytes(raw)
+        entries = [listing.entry(name) for name in listing.entries]
         result.directories += file.size - max(e.end for e in entries)
         for entry in entries:
             if entry.name.endswith(".dist-info/RECORD"):

@@ -3,6 +3,9 @@
 - `canary`: canary as shipped (indexes kept in memory per content hash and on disk across runs);
 - `no-store`: the in-memory index only, nothing persisted (every run parses each file once);
 - `reparse`: the anchor suite's way, the file is parsed again for every single assertion.
+
+`canary` and `no-store` parse in canary's process pool (as `canary check` does); `reparse` parses
+in the main process, one file at a time, like the anchor suite.
 """
 
 from __future__ import annotations
@@ -56,12 +59,13 @@ class ReparsingRunner(Runner):
         return _PerAssertion(super().version_run(matrix, target))  # type: ignore[return-value]
 
 
-def runner_for(strategy: str, **options) -> Runner:
-    """A Runner using `strategy` (one of STRATEGIES); options go to Runner."""
+def runner_for(strategy: str, parse=index_module, **options) -> Runner:
+    """A Runner using `strategy` (one of STRATEGIES); `parse` is how the first two parse (a
+    canary.parse_pool.ParsePool, as in `canary check`); options go to Runner."""
     if strategy == "canary":
-        return Runner(**options)
+        return Runner(modules=ModuleCache(parse=parse), **options)
     if strategy == "no-store":
-        return Runner(modules=MemoryOnly(), **options)
+        return Runner(modules=MemoryOnly(parse=parse), **options)
     if strategy == "reparse":
         return ReparsingRunner(modules=Reparsing(), **options)
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
