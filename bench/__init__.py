@@ -1,0 +1,4 @@
+"""The canary benchmark (issue 8): cold and warm cost of the shipped matrices, side by side.
+
+Run it from the project root with `python -m bench`; see bench/README.md.
+"""

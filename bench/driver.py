@@ -1,0 +1,70 @@
+"""`python -m bench.driver`: one canary run in its own process, for the baseline and the scaling
+rows, printing a JSON line (result count, statuses, fetch stats, parses).
+
+It drives canary.run.Runner as `canary check` does (same parse pool); it only swaps the parse
+strategy and may thin the locked releases to an evenly spread subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+from bench.strategies import STRATEGIES, runner_for
+from canary.cli import find_matrices, load_all
+from canary.matrix import Matrix
+from canary.parse_pool import ParsePool
+from canary.run import release_selector
+from canary.targets import Target
+
+
+def spread(items: list, count: int | None) -> list:
+    """`count` items evenly spread over `items` (first and last included); all when None."""
+    if count is None or count >= len(items):
+        return list(items)
+    if count <= 1:
+        return items[:count]
+    step = (len(items) - 1) / (count - 1)
+    return [items[round(i * step)] for i in range(count)]
+
+
+def subset(matrices: list[Matrix], count: int | None) -> dict[str, list[Target]]:
+    """`count` locked releases over all matrices, spread evenly in every matrix's share."""
+    plan = [(m.upstream, t) for m in matrices for t in release_selector(m, "releases")]
+    chosen: dict[str, list[Target]] = {m.upstream: [] for m in matrices}
+    for upstream, target in spread(plan, count):
+        chosen[upstream].append(target)
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.driver", description=__doc__)
+    parser.add_argument("matrices", nargs="*", metavar="MATRIX")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="canary")
+    parser.add_argument("--releases", type=int, help="only this many releases, spread evenly")
+    args = parser.parse_args(argv)
+    matrices = load_all([str(p) for p in find_matrices(args.matrices)])
+    chosen = subset(matrices, args.releases)
+    pool = ParsePool()  # as `canary check` parses
+    runner = runner_for(args.strategy, pool, select=lambda m, _selection: chosen[m.upstream])
+    try:
+        report = runner.run(matrices, "releases")
+    finally:
+        pool.close()
+    statuses = Counter(r.status.value for r in report.results)
+    line = {
+        "results": len(report.results),
+        "releases": sum(len(t) for t in chosen.values()),
+        "summary": dict(statuses),
+        "stats": report.stats,
+        "parses": runner.modules.parses,
+    }
+    json.dump(line, sys.stdout)
+    sys.stdout.write("\n")
+    return 1 if statuses.get("fail") or statuses.get("error") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

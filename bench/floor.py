@@ -1,0 +1,71 @@
+"""What the cold run's bytes are compared against: the locked wheels whole, and the floor.
+
+The floor of one wheel is what any range reader must fetch to answer the checks: the central
+directory with the end records (the bytes after the last member: the file size, from the lock,
+less the directory's offset) plus the compressed size of each member canary actually read.
+Both come from canary's own cache after the cold run: the listing (parsed from the wheel's real
+directory and verified against RECORD) and the member entries present, so the floor counts
+exactly the members the run used. RECORD is not in the floor; canary reads it to verify every
+member's sha256, and its compressed size is reported beside the floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canary.lock import read_lock
+from canary.sources.cache import Cache
+from canary.sources.index import IndexFile
+from canary.sources.remotezip import Listing
+from canary.sources.stats import Stats
+from canary.sources.wheel import release_key
+
+
+@dataclass
+class Floor:
+    wheels: int = 0  # locked release files counted
+    whole: int = 0  # their sizes summed: downloading them whole
+    directories: int = 0  # central directories + end records
+    members: int = 0  # compressed sizes of the members read
+    members_read: int = 0
+    record: int = 0  # compressed size of RECORD, read for verification
+    missing: list[str] = field(default_factory=list)  # locked files with no cached listing
+
+    @property
+    def floor(self) -> int:
+        return self.directories + self.members
+
+
+def locked_files(matrix_paths: list[Path]) -> list[IndexFile]:
+    """The release files the default `--versions releases` run reads, from the locks."""
+    files = []
+    for path in matrix_paths:
+        lock = read_lock(path.with_suffix(".lock"))
+        if lock is not None:
+            files += [f for _label, f in lock.resolution.releases if f is not None]
+    return files
+
+
+def measure_floor(files: list[IndexFile], cache_root: Path) -> Floor:
+    """Whole-wheel bytes and the floor of `files`, from a cache filled by a cold run."""
+    cache = Cache(cache_root, Stats(), offline=True)
+    result = Floor()
+    for file in files:
+        result.wheels += 1
+        result.whole += file.size or 0
+        key = release_key(file)
+        raw = cache.get(f"{key}#listing")
+        if raw is None or file.size is None:
+            result.missing.append(file.filename)
+            continue
+        listing = Listing.from_bytes(raw)
+        entries = [listing.entry(name) for name in listing.entries]
+        result.directories += file.size - max(e.end for e in entries)
+        for entry in entries:
+            if entry.name.endswith(".dist-info/RECORD"):
+                result.record += entry.csize
+            elif not entry.name.endswith("/") and cache.get(f"{key}/{entry.name}") is not None:
+                result.members += entry.csize
+                result.members_read += 1
+    return result

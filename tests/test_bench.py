@@ -1,0 +1,125 @@
+"""The benchmark's own pieces on tiny local fixtures (no timing is asserted anywhere)."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import struct
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from servers import FAST, make_wheel, serving, sha256
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_bench() -> None:
+    """bench/ is a folder of the project, not an installed package: load it by path (putting
+    the project root on sys.path would let pytest's plugin machinery see canary twice)."""
+    init = ROOT / "bench" / "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        "bench", init, submodule_search_locations=[str(init.parent)]
+    )
+    if "bench" not in sys.modules:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["bench"] = module
+
+
+_load_bench()
+
+from bench.driver import spread  # noqa: E402
+from bench.floor import measure_floor  # noqa: E402
+from bench.proc import measure  # noqa: E402
+from bench.report import Row, Target, seconds  # noqa: E402
+from bench.strategies import STRATEGIES, runner_for  # noqa: E402
+from canary.matrix import load_matrix  # noqa: E402
+from canary.run import local_selector  # noqa: E402
+from canary.sources.context import SourceContext  # noqa: E402
+from canary.sources.index import IndexFile  # noqa: E402
+
+CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+THREE_CHECKS_ON_ONE_MODULE = """upstream: fakeup
+src: src
+checks:
+  - {id: a, module: fakeup.models.helpers, symbol: load_weights}
+  - {id: b, module: fakeup.models.helpers, function: save_weights, params: [path]}
+  - {id: c, module: fakeup.models.helpers, symbol: no_such_name}
+"""
+
+
+@pytest.mark.parametrize(("strategy", "parses"), [("canary", 1), ("no-store", 1), ("reparse", 3)])
+def test_strategies_differ_only_in_how_often_they_parse(tmp_path, strategy, parses):
+    path = tmp_path / "fakeup.yaml"
+    path.write_text(THREE_CHECKS_ON_ONE_MODULE)
+    runner = runner_for(strategy, select=local_selector(CHECKOUT), source_path=CHECKOUT)
+    report = runner.run([load_matrix(path)], "releases")
+    assert [(r.check, r.status.value) for r in report.results] == [
+        ("a", "pass"),
+        ("b", "pass"),
+        ("c", "fail"),
+    ]
+    assert runner.modules.parses == parses
+
+
+def test_unknown_strategy_is_refused():
+    with pytest.raises(ValueError, match="reparse"):
+        runner_for("sometimes", select=local_selector(CHECKOUT))
+    assert set(STRATEGIES) == {"canary", "no-store", "reparse"}
+
+
+def test_spread_keeps_both_ends_and_the_count():
+    items = list(range(143))
+    assert spread(items, 10)[0] == 0 and spread(items, 10)[-1] == 142
+    assert len(set(spread(items, 30))) == 30
+    assert spread(items, None) == items
+    assert spread(items, 500) == items
+
+
+def test_measure_reports_exit_output_and_peak_memory():
+    code = "import sys; b = bytearray(80_000_000); print('hi'); sys.exit(3)"
+    measured = measure([sys.executable, "-c", code], env={})
+    assert measured.returncode == 3
+    assert measured.stdout == "hi\n"
+    assert measured.peak_rss >= 80_000_000
+    assert measured.wall > 0
+
+
+def test_floor_is_the_directory_plus_the_members_read(tmp_path):
+    sources = {
+        "pkg/__init__.py": b"x = 1\n" * 50,
+        "pkg/core.py": b"def run(m):\n    return m\n" * 80,
+    }
+    wheel = make_wheel("pkg", "1.0", sources)
+    with serving() as server:
+        server.add("/pkg-1.0-py3-none-any.whl", wheel)
+        file = IndexFile(
+            "pkg-1.0-py3-none-any.whl",
+            server.url + "/pkg-1.0-py3-none-any.whl",
+            len(wheel),
+            sha256(wheel),
+        )
+        context = SourceContext(index_url=server.url + "/simple/", cache_dir=tmp_path, policy=FAST)
+        assert (
+            context.release_tree("pkg", "1.0", file).read("pkg/core.py") == sources["pkg/core.py"]
+        )
+    unread = IndexFile("other-1.0-py3-none-any.whl", "", 1000, "0" * 64)
+
+    floor = measure_floor([file, unread], tmp_path)
+
+    archive = zipfile.ZipFile(io.BytesIO(wheel))
+    directory_offset = struct.unpack("<I", wheel[-6:-2])[0]  # the end record, no comment
+    assert floor.whole == len(wheel) + 1000
+    assert floor.directories == len(wheel) - directory_offset
+    assert floor.members == archive.getinfo("pkg/core.py").compress_size
+    assert floor.members_read == 1
+    assert floor.record == archive.getinfo("pkg-1.0.dist-info/RECORD").compress_size
+    assert floor.missing == ["other-1.0-py3-none-any.whl"]
+
+
+def test_rows_report_the_median_and_the_verdict():
+    row = Row("wall", [3.0, 1.0, 2.0], seconds, Target(2.5, seconds))
+    assert row.cells() == ["wall", "2.00 s (1.00 s to 3.00 s)", "3", "<= 2.50 s", "pass", ""]
+    assert Row("wall", [3.0], seconds, Target(2.5, seconds)).cells()[4] == "**MISS**"
