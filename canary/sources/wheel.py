@@ -43,6 +43,7 @@ class ReleaseTree:
         locate: Callable[[], str] | None = None,
     ) -> None:
         self.file = file
+        self._prefetched: dict[str, bytes] = {}
         limits = limits or Limits()
         url = file.url or locate
         if not url:
@@ -76,14 +77,19 @@ class ReleaseTree:
         return self._read_one([f"{self._top()}/{_check(path)}"])
 
     def prefetch(self, paths: Iterable[str]) -> None:
-        """Fetch these paths together (fewer requests); absent ones are simply skipped."""
+        """Fetch these paths together (fewer requests); absent ones are simply skipped.
+
+        The bytes are kept for the reads that follow, so a warm run loads and verifies each
+        cached member once, not once here and again on read."""
         names = self._archive.names()
         wanted = [m for p in paths for m in self._candidates(p) if m in names]
-        self._archive.read_many(list(dict.fromkeys(wanted)))
+        self._prefetched.update(self._archive.read_many(list(dict.fromkeys(wanted))))
 
     def _read_one(self, candidates: list[str]) -> bytes | None:
         names = self._archive.names()
         for member in candidates:
+            if member in self._prefetched:
+                return self._prefetched.pop(member)
             if member in names:
                 return self._archive.read_many([member])[member]
         return None
