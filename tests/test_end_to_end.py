@@ -1,0 +1,133 @@
+"""`canary check` through every real part: a fake index, a range-capable file host and a fake
+GitHub, all on loopback; releases by range from wheels, `main` and a file-less release from
+GitHub, gated by the version the branch declares."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from servers import make_wheel, serving
+
+from canary.cli import main
+from canary.sources.context import forget_shared_contexts
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+
+MATRIX = """\
+upstream: fakeup
+github: owner/fakeup
+src: src
+versions:
+  releases: ">=1.0"
+  include: [main]
+checks:
+  - {id: run, module: fakeup.core, function: run, params: [model]}
+  - {id: new-api, module: fakeup.core, function: run, params: [model, batch], since: "2.0.0.dev0"}
+  - {id: legacy, module: fakeup.core, symbol: LEGACY, until: "2.0.0.dev0"}
+"""
+
+RELEASE = {
+    "fakeup/__init__.py": b"",
+    "fakeup/core.py": b"LEGACY = 1\n\ndef run(model):\n    return model\n",
+}
+MAIN = {  # the repository at `main`: src layout, version in a VERSION file pyproject reads
+    "pyproject.toml": b'[project]\nname = "fakeup"\ndynamic = ["version"]\n'
+    b'[tool.setuptools.dynamic]\nversion = {file = "VERSION"}\n',
+    "VERSION": b"2.0.0.dev0\n",
+    "src/fakeup/__init__.py": b"",
+    "src/fakeup/core.py": b"def run(model, batch):\n    return model\n",
+}
+TAGGED = {  # v1.1.0 has no files on the index: read from its tag
+    "src/fakeup/__init__.py": b"",
+    "src/fakeup/core.py": b"LEGACY = 2\n\ndef run(model):\n    return model\n",
+}
+
+
+@pytest.fixture
+def upstream(tmp_path, monkeypatch):
+    with serving() as server:
+        wheel = make_wheel("fakeup", "1.0.0", RELEASE)
+        server.add("/files/fakeup-1.0.0-py3-none-any.whl", wheel)
+        page = {
+            "meta": {"api-version": "1.1"},
+            "name": "fakeup",
+            "versions": ["1.1.0", "1.0.0"],
+            "files": [
+                {
+                    "filename": "fakeup-1.0.0-py3-none-any.whl",
+                    "url": "../../files/fakeup-1.0.0-py3-none-any.whl",
+                    "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
+                    "size": len(wheel),
+                }
+            ],
+        }
+        server.add("/simple/fakeup/", json.dumps(page).encode(), content_type=JSON_TYPE)
+        for ref, files in (("main", MAIN), ("v1.1.0", TAGGED)):
+            for path, data in files.items():
+                server.add(f"/raw/owner/fakeup/{ref}/{path}", data)
+            server.add(f"/api/repos/owner/fakeup/commits/{ref}", b"0" * 40)
+        monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
+        monkeypatch.setenv("CANARY_GITHUB_RAW_URL", server.url + "/raw")
+        monkeypatch.setenv("CANARY_GITHUB_API_URL", server.url + "/api")
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        (tmp_path / "fakeup.yaml").write_text(MATRIX)
+        forget_shared_contexts()
+        yield server
+        forget_shared_contexts()
+
+
+def run(tmp_path, *args: str) -> tuple[int, dict]:
+    out = tmp_path / "out.json"
+    code = main(
+        ["check", str(tmp_path / "fakeup.yaml"), "--format", "json", "--output", str(out), *args]
+    )
+    return code, json.loads(out.read_text())
+
+
+def cells(data: dict) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(r["check"], r["version"]): (r["status"], r["source"]) for r in data["results"]}
+
+
+def test_releases_by_range_main_and_tags_from_github(upstream, tmp_path):
+    code, data = run(tmp_path, "--versions", "all")
+    assert code == 0, data["results"]
+    assert cells(data) == {
+        ("run", "1.0.0"): ("pass", "index"),
+        ("new-api", "1.0.0"): ("skip", "index"),
+        ("legacy", "1.0.0"): ("pass", "index"),
+        ("run", "1.1.0"): ("pass", "github"),
+        ("new-api", "1.1.0"): ("skip", "github"),
+        ("legacy", "1.1.0"): ("pass", "github"),
+        ("run", "main"): ("pass", "github"),
+        ("new-api", "main"): ("pass", "github"),
+        ("legacy", "main"): ("skip", "github"),
+    }
+    wheel_reads = [r for r in upstream.log if r.path.endswith(".whl")]
+    assert wheel_reads and all(r.headers.get("Range", "").startswith("bytes=") for r in wheel_reads)
+
+
+def test_default_selection_never_touches_a_branch(upstream, tmp_path):
+    code, data = run(tmp_path)
+    assert code == 0
+    assert {r["version"] for r in data["results"]} == {"1.0.0", "1.1.0"}
+    assert not [r for r in upstream.log if "/main/" in r.path]
+
+
+def test_offline_after_a_run_answers_from_the_cache_and_misses_are_errors(upstream, tmp_path):
+    assert run(tmp_path, "--versions", "1.0.0")[0] == 0
+    forget_shared_contexts()
+    before = len(upstream.log)
+    code, data = run(tmp_path, "--versions", "1.0.0,main", "--offline")
+    assert len(upstream.log) == before, "offline made a request"
+    assert code == 1
+    statuses = cells(data)
+    assert statuses[("run", "1.0.0")] == ("pass", "index")
+    assert statuses[("run", "main")][0] == "error"
+    assert all(
+        "offline" in r["detail"]
+        for r in data["results"]
+        if r["version"] == "main" and r["status"] == "error"
+    )
