@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from canary import __version__
@@ -64,9 +66,27 @@ def exit_status(report: RunReport) -> int:
     return EXIT_RED if any(r.status.is_red for r in report.results) else EXIT_OK
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    if args.offline:  # version selection reads it too, not only the fetching
+@contextlib.contextmanager
+def offline_mode(enabled: bool) -> Iterator[None]:
+    """--offline for the length of one command: version selection reads it too."""
+    saved = os.environ.get("CANARY_OFFLINE")
+    if enabled:
         os.environ["CANARY_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("CANARY_OFFLINE", None)
+        else:
+            os.environ["CANARY_OFFLINE"] = saved
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    with offline_mode(args.offline):
+        return check(args)
+
+
+def check(args: argparse.Namespace) -> int:
     matrices = load_all(args.matrices)
     select, folder = selector_for(args)
     runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)

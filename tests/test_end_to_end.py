@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import pytest
 from servers import make_wheel, serving
@@ -131,3 +132,8 @@ def test_offline_after_a_run_answers_from_the_cache_and_misses_are_errors(upstre
         for r in data["results"]
         if r["version"] == "main" and r["status"] == "error"
     )
+
+
+def test_offline_lasts_one_command(upstream, tmp_path):
+    run(tmp_path, "--versions", "1.0.0", "--offline")
+    assert "CANARY_OFFLINE" not in os.environ
