@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from canary import __version__
@@ -14,7 +11,7 @@ from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.parse_pool import ParsePool
 from canary.reports import FORMATS, render, report_main, terminal_style
-from canary.run import Runner, default_jobs, local_selector, release_selector
+from canary.run import Runner, default_jobs, local_selector, offline_mode, release_selector
 from canary.sources.tree import SourceError
 
 EXIT_OK, EXIT_RED, EXIT_USAGE = 0, 1, 2
@@ -64,21 +61,6 @@ def write_output(text: str, output: str | None) -> None:
 
 def exit_status(report: RunReport) -> int:
     return EXIT_RED if any(r.status.is_red for r in report.results) else EXIT_OK
-
-
-@contextlib.contextmanager
-def offline_mode(enabled: bool) -> Iterator[None]:
-    """--offline for the length of one command: version selection reads it too."""
-    saved = os.environ.get("CANARY_OFFLINE")
-    if enabled:
-        os.environ["CANARY_OFFLINE"] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("CANARY_OFFLINE", None)
-        else:
-            os.environ["CANARY_OFFLINE"] = saved
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 
 from __future__ import annotations
 
-import os
+import contextlib
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -16,10 +16,11 @@ import pytest
 from canary.engine import VersionRun
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
 from canary.outcomes import Status
-from canary.run import Runner, local_selector, release_selector
+from canary.run import Runner, local_selector, offline_mode, release_selector
 from canary.targets import Target
 
 _RUNNER = pytest.StashKey[Runner]()
+_ENVIRONMENT = pytest.StashKey[contextlib.ExitStack]()
 _RUNS = pytest.StashKey[OrderedDict[tuple[str, str], VersionRun]]()
 #: Version runs kept at once: items come grouped by version, and each run holds its parsed
 #: modules, so keeping every one would grow with the number of releases.
@@ -54,14 +55,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
     if source in ("auto", "index", "github"):
-        if config.getoption("canary_offline"):  # version selection reads it too
-            os.environ["CANARY_OFFLINE"] = "1"
-        runner = Runner(select=release_selector, offline=config.getoption("canary_offline"))
+        offline = config.getoption("canary_offline")
+        config.stash[_ENVIRONMENT] = stack = contextlib.ExitStack()
+        stack.enter_context(offline_mode(offline))  # version selection reads it too
+        runner = Runner(select=release_selector, offline=offline)
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
     config.stash[_RUNNER] = runner
     config.stash[_RUNS] = OrderedDict()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stack = config.stash.get(_ENVIRONMENT, None)
+    if stack is not None:
+        stack.close()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,3 +156,18 @@ def release_selector(matrix: Matrix, selection: str) -> list[Target]:
     from canary.versions import select_targets
 
     return select_targets(matrix, selection)
+
+
+@contextlib.contextmanager
+def offline_mode(enabled: bool) -> Iterator[None]:
+    """--offline for the length of one command: version selection reads it too."""
+    saved = os.environ.get("CANARY_OFFLINE")
+    if enabled:
+        os.environ["CANARY_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("CANARY_OFFLINE", None)
+        else:
+            os.environ["CANARY_OFFLINE"] = saved

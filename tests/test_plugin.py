@@ -98,3 +98,18 @@ def test_xdist_runs_the_same_items(project):
     result.assert_outcomes(
         passed=3, failed=1, skipped=1, xfailed=2, xpassed=1, errors=2, warnings=1
     )
+
+
+def test_offline_lasts_the_session(project, monkeypatch, tmp_path):
+    import os
+
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+    (project.path / "matrices" / "fakeup.yaml").write_text(
+        "upstream: fakeup\nversions:\n  include: ['1.0.0']\nchecks:\n"
+        "  - {id: pkg, module: fakeup.pkg}\n"
+    )
+    result = project.runpytest("--canary-offline")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*offline*"])
+    assert "CANARY_OFFLINE" not in os.environ
