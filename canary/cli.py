@@ -71,7 +71,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check(args: argparse.Namespace) -> int:
     matrices = load_all(args.matrices)
     select, folder = selector_for(args)
-    runner = Runner(select=select, source_path=folder, offline=args.offline, jobs=args.jobs)
+    runner = Runner(
+        select=select, source_path=folder, source=args.source, offline=args.offline, jobs=args.jobs
+    )
     pool = ParsePool()
     runner.modules.parse = pool
     try:

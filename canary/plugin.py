@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
         offline = config.getoption("canary_offline")
         config.stash[_ENVIRONMENT] = stack = contextlib.ExitStack()
         stack.enter_context(offline_mode(offline))  # version selection reads it too
-        runner = Runner(select=release_selector, offline=offline)
+        runner = Runner(select=release_selector, source=source, offline=offline)
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)

@@ -33,6 +33,7 @@ class Runner:
 
     select: Selector
     source_path: Path | None = None
+    source: str = "auto"  # auto: index, GitHub when it has no file | index only | github only
     offline: bool = False
     jobs: int = field(default_factory=default_jobs)
     modules: ModuleCache = field(default_factory=ModuleCache)
@@ -52,15 +53,18 @@ class Runner:
     def open_tree(self, matrix: Matrix, target: Target) -> Tree:
         if self.source_path is not None:
             return LocalTree(self.source_path, matrix.package, matrix.src)
-        if not target.branch:
+        where = f"{matrix.upstream} {target.label}"
+        if self.source == "index" and target.branch:
+            raise SourceError(f"{where}: a branch is read from GitHub, and --source is index")
+        if not target.branch and self.source != "github":
             tree = self.context.release_tree(matrix.pypi, target.label, target.file)
             if tree is not None:
                 return tree
+            if self.source == "index":
+                raise SourceError(f"{where}: no readable file on the package index")
         if not matrix.github:
-            raise SourceError(
-                f"{matrix.upstream} {target.label}: no files on the package index and no "
-                "`github` in the matrix to fall back to"
-            )
+            why = "a branch" if target.branch else "not read from the package index"
+            raise SourceError(f"{where}: {why}, and the matrix names no `github` repository")
         ref = target.label if target.branch else matrix.tag.format(version=target.label)
         return self.context.github_tree(matrix.github, ref, matrix.src)
 

@@ -137,3 +137,22 @@ def test_offline_after_a_run_answers_from_the_cache_and_misses_are_errors(upstre
 def test_offline_lasts_one_command(upstream, tmp_path):
     run(tmp_path, "--versions", "1.0.0", "--offline")
     assert "CANARY_OFFLINE" not in os.environ
+
+
+def test_source_github_reads_releases_from_their_tags(upstream, tmp_path):
+    upstream.add("/raw/owner/fakeup/v1.0.0/src/fakeup/__init__.py", b"")
+    upstream.add("/raw/owner/fakeup/v1.0.0/src/fakeup/core.py", b"def run(data):\n    pass\n")
+    upstream.add("/api/repos/owner/fakeup/commits/v1.0.0", b"0" * 40)
+    code, data = run(tmp_path, "--versions", "1.0.0", "--source", "github")
+    assert code == 1
+    assert cells(data)[("run", "1.0.0")] == ("fail", "github")
+    assert not [r for r in upstream.log if r.path.endswith(".whl")]
+
+
+def test_source_index_never_falls_back_to_github(upstream, tmp_path):
+    code, data = run(tmp_path, "--versions", "1.1.0,main", "--source", "index")
+    assert code == 1
+    details = {r["version"]: r["detail"] for r in data["results"] if r["check"] == "run"}
+    assert details["1.1.0"] == "fakeup 1.1.0: no readable file on the package index"
+    assert details["main"] == "fakeup main: a branch is read from GitHub, and --source is index"
+    assert not [r for r in upstream.log if r.path.startswith("/raw/")]
