@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -148,9 +149,16 @@ def local_selector(folder: Path) -> Selector:
 
         try:
             tree = LocalTree(folder, matrix.package, matrix.src)
-            return [Target(str(declared_version(tree, matrix.package)))]
+            target = Target(str(declared_version(tree, matrix.package)))
         except (SourceError, VersionUnknown):
-            return [Target("local", branch=True)]
+            target = Target("local", branch=True)
+        if selection != "releases":
+            print(
+                f"canary: {folder} is one version ({target.label}); --versions {selection} "
+                "applies to the package index, not to a local source",
+                file=sys.stderr,
+            )
+        return [target]
 
     return select
 

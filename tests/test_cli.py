@@ -77,3 +77,13 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert "not a folder" in capsys.readouterr().err
     assert main(["check", str(tmp_path / "missing.yaml"), "--source", str(CHECKOUT)]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_local_source_says_it_is_one_version(tmp_path, capsys):
+    matrix = write_matrix(tmp_path, "  - {id: pkg, module: fakeup.pkg}\n")
+    assert main(["check", str(matrix), "--source", str(CHECKOUT), "--versions", "anchors"]) == 0
+    captured = capsys.readouterr()
+    assert "is one version (2.1.0.dev0); --versions anchors applies to the package index" in (
+        captured.err
+    )
+    assert captured.out == "1 pass\n"
