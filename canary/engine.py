@@ -15,6 +15,12 @@ from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
 
 
+def module_files(name: str) -> tuple[tuple[str, bool], ...]:
+    """Where a dotted module may live, in lookup order, and whether that file is a package."""
+    base = name.replace(".", "/")
+    return (f"{base}.py", False), (f"{base}/__init__.py", True)
+
+
 class VersionRun:
     """One matrix on one version; modules are looked up (and parsed) once each."""
 
@@ -63,9 +69,8 @@ class VersionRun:
     def _load(self, name: str) -> ModuleInfo | Exception | None:
         if isinstance(self.tree, SourceError):
             return self.tree
-        base = name.replace(".", "/")
         try:
-            for path, is_package in ((f"{base}.py", False), (f"{base}/__init__.py", True)):
+            for path, is_package in module_files(name):
                 data = self.tree.read(path)
                 if data is not None:
                     return self.cache.get(data, name, path, is_package=is_package)

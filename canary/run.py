@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from canary.analysis import ModuleCache
-from canary.engine import VersionRun
+from canary.engine import VersionRun, module_files
 from canary.matrix import Matrix
 from canary.outcomes import Result, RunReport, UpstreamInfo
 from canary.sources.local import LocalTree
@@ -112,11 +112,7 @@ def module_paths(matrix: Matrix) -> list[str]:
         for check in matrix.checks
         for contract in ((check.contract,) if check.contract else check.any_of)
     }
-    return [
-        path
-        for module in sorted(modules)
-        for path in (f"{module.replace('.', '/')}.py", f"{module.replace('.', '/')}/__init__.py")
-    ]
+    return [path for module in sorted(modules) for path, _ in module_files(module)]
 
 
 def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
