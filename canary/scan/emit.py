@@ -100,11 +100,14 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
     return "".join(line + "\n" for line in lines)
 
 
-def render_matrix(upstream: str, proposals: list[Proposal], releases: Releases) -> str:
-    """A complete new matrix file for `upstream`."""
+def render_matrix(
+    upstream: str, proposals: list[Proposal], releases: Releases, notes: Iterable[str] = ()
+) -> str:
+    """A complete new matrix file for `upstream`; `notes` are comment lines for its head."""
     github, src = KNOWN_REPOS.get(upstream, (None, ""))
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
+        *(f"# {note}" for note in notes),
         f"upstream: {upstream}",
         f"package: {upstream}",
         f"pypi: {upstream}",
@@ -116,7 +119,7 @@ def render_matrix(upstream: str, proposals: list[Proposal], releases: Releases) 
     ]
     if github:
         lines.append("  include: [main]  # checked by `--versions all`")
-    lines += ["", "checks:"]
+    lines += ["", "checks:" if proposals else "checks: []"]
     text = "".join(line + "\n" for line in lines)
     return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
 

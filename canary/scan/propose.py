@@ -9,11 +9,13 @@ a module when something in it is) is folded into that check's `why`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from canary.scan.findings import Finding, Role
-from canary.scan.subjects import Target, is_class_name, locate
+from canary.scan.imports import Ref
+from canary.scan.subjects import Target, is_class_name, locate, place
+from canary.scan.upstream import UpstreamView
 
 # Constructors of these are dataclasses: their keyword arguments are fields, often inherited,
 # not parameters of an `__init__` the class defines, so `params` would fail on every release.
@@ -110,30 +112,69 @@ def _place(
     return Subject(module, "symbol", name), None, ()
 
 
-Defining = Callable[[str, str], tuple[str, str]]
+def _read_place(
+    role: Role, target: Target, items: tuple[str, ...]
+) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    """The subject of a finding placed on a release (kind known), as `_place` does by names."""
+    seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
+    values = items if seeks or role is Role.KWARGS else ()
+    if target.member:  # an attribute that is no method: the class is all upstream promises
+        if role in (Role.IMPORT, Role.ACCESS):
+            return Subject(target.module, "class", target.path[0]), None, ()
+        return None
+    if target.kind == "module":
+        if role in (Role.KWARGS, Role.WRAPPER, Role.PATCH, Role.GUARD) and target.path:
+            return None
+        return Subject(target.module), seeks, values
+    name = ".".join(target.path)
+    if target.kind == "value":
+        if role in (Role.IMPORT, Role.ACCESS, Role.GUARD, Role.PATCH):
+            return Subject(target.module, "symbol", name), None, ()
+        return None
+    key = "function" if len(target.path) == 2 else target.kind
+    if role is Role.KWARGS:
+        return (Subject(target.module, key, name), "params", values) if key == "function" else None
+    return Subject(target.module, key, name), seeks, values
 
 
-def _defined_at(subject: Subject, defining: Defining | None) -> Subject:
-    """A class/function subject moved to the module that defines it (not one re-exporting it)."""
-    if defining is None or subject.key not in ("class", "function") or not subject.name:
-        return subject
-    head, dot, rest = subject.name.partition(".")
-    module, head = defining(subject.module, head)
-    return Subject(module, subject.key, head + dot + rest)
+def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]):
+    """Where a finding points: on the releases read when there are any, else by names."""
+    if not views:
+        return locate(finding.ref, modules)
+    target = place(finding.ref, views, call=finding.role is Role.KWARGS)
+    if target is None or target.absent:
+        return None if finding.role in (Role.PATCH, Role.GUARD) else locate(finding.ref, modules)
+    if finding.role is Role.PATCH and len(target.path) == 1 and target.kind != "module":
+        namespace = place(Ref(finding.ref.parts[:-1], finding.ref.known), views)
+        if namespace is not None and namespace.kind == "module" and not namespace.path:
+            return Target(namespace.module, finding.ref.parts[-1:], "value")
+    return target
 
 
 def _collect(
-    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None
+    findings: Iterable[Finding],
+    modules: Collection[str],
+    views_of: Mapping[str, Sequence[UpstreamView]],
 ) -> dict[Subject, _Facts]:
-    located = [(finding, locate(finding.ref, modules)) for finding in findings]
+    findings = list(findings)
+    attached = {f.ref for f in findings if f.role is Role.PATCH}
+    located = []
+    for finding in findings:
+        views = views_of.get(finding.ref.root, ())
+        target = _target(finding, views, modules)
+        if target is not None and not (target.kind is None and views and finding.ref in attached):
+            located.append((finding, target))
     known = set(modules) | {target.module for _, target in located}
     facts: dict[Subject, _Facts] = {}
     for finding, target in located:
-        placed = _place(finding.role, target, finding.items, known)
+        if target.kind is None:
+            placed = _place(finding.role, target, finding.items, known)
+        else:
+            placed = _read_place(finding.role, target, finding.items)
         if placed is None:
             continue
         subject, assertion, values = placed
-        data = facts.setdefault(_defined_at(subject, defining), _Facts())
+        data = facts.setdefault(subject, _Facts())
         for value in values if assertion else (None,):
             data.add(assertion, value, finding)
     return facts
@@ -187,21 +228,23 @@ def _guarded(facts: dict[Subject, _Facts]) -> set[tuple[str, str | None]]:
 
 
 def propose(
-    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None = None
+    findings: Iterable[Finding],
+    modules: Collection[str],
+    views: Mapping[str, Sequence[UpstreamView]] | None = None,
 ) -> dict[str, list[Proposal]]:
     """Proposed checks per upstream, in a stable order (module, subject, assertion).
 
-    `modules` are dotted names known to be modules; `defining` maps (module, name) to where
-    name is defined (see reexports.py), else class/function checks keep the imported module.
+    `modules` are dotted names known to be modules; `views` the releases read per upstream
+    (newest first), where each name is looked up; without them, naming conventions place it.
     """
-    facts = _collect(findings, modules, defining)
+    facts = _collect(findings, modules, views or {})
     _fold(facts)
     guarded = _guarded(facts)
     result: dict[str, list[Proposal]] = {}
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
         data = facts[subject]
         severity = "info" if (subject.module, subject.name) in guarded else "error"
-        unsure = defining is None and subject.key in ("class", "function")
+        unsure = not (views or {}).get(subject.upstream) and subject.key in ("class", "function")
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
         ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
