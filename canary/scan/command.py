@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import TextIO
 
 from canary.run import Runner, offline_mode, release_selector
+from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.findings import Finding
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
+from canary.scan.rewriters import declared_registries
 from canary.scan.verdicts import annotate, judge
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -55,20 +57,47 @@ def python_files(root: Path) -> list[Path]:
 
 
 def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
-    """Parse every downstream file (never import it) and collect the upstream uses."""
+    """Parse every downstream file (never import it) and collect the upstream uses.
+
+    Two passes: the first gathers which upstream objects the package passes to its own
+    functions, the second follows them into those functions.
+    """
     result = ScanResult()
     base = root.parent if root.is_file() else root
+    trees = []
+    calls = CallSites()
     for path in python_files(root):
         name = path.relative_to(base).as_posix()
         try:
-            scanner = scan_tree(ast.parse(path.read_bytes(), filename=name), name, upstreams)
+            data = path.read_bytes()
+            trees.append((name, ast.parse(data, filename=name)))
         except (SyntaxError, ValueError, RecursionError, OSError) as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+            continue
+        if b"canary:" in data:
+            calls.registries |= declared_registries(data.decode("utf-8", "replace"))
+    for name, tree in trees:
+        _scan_file(name, tree, upstreams, calls, result)
+    calls.frozen = True
+    for name, tree in trees:
+        scanner = _scan_file(name, tree, upstreams, calls, result)
+        if scanner is None:
             continue
         result.findings += scanner.findings
         result.modules |= scanner.modules
         result.files += 1
     return result
+
+
+def _scan_file(
+    name: str, tree: ast.Module, upstreams: frozenset[str], calls: CallSites, result: ScanResult
+):
+    try:
+        return scan_tree(tree, name, upstreams, calls)
+    except RecursionError as exc:
+        if calls.frozen:
+            result.problems.append(f"{name}: not scanned: {exc}")
+        return None
 
 
 @dataclass

@@ -95,9 +95,20 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.assertion:
             values = ", ".join(quote(v) for v in proposal.values)
             lines.append(f"{pad}  {proposal.assertion}: [{values}]")
+        if proposal.gate:
+            lines.append(f"{pad}  {_gate_line(proposal.gate)}")
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {proposal.severity}")
     return "".join(line + "\n" for line in lines)
+
+
+def _gate_line(spec: str) -> str:
+    """`since`/`until` for a one-sided range, else `versions`."""
+    if "," not in spec and spec.startswith(">="):
+        return f"since: {quote(spec[2:])}"
+    if "," not in spec and spec.startswith("<") and not spec.startswith("<="):
+        return f"until: {quote(spec[1:])}"
+    return f"versions: {quote(spec)}"
 
 
 def render_matrix(

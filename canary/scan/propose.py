@@ -62,6 +62,7 @@ class Proposal:
     severity: str
     uses: list[Finding]
     note: str = ""
+    gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
 
     @property
     def why(self) -> str:
@@ -157,12 +158,14 @@ def _collect(
     views_of: Mapping[str, Sequence[UpstreamView]],
 ) -> dict[Subject, _Facts]:
     findings = list(findings)
-    attached = {f.ref for f in findings if f.role is Role.PATCH}
+    attached = {f.ref.parts for f in findings if f.role is Role.PATCH}
     located = []
     for finding in findings:
         views = views_of.get(finding.ref.root, ())
         target = _target(finding, views, modules)
-        if target is not None and not (target.kind is None and views and finding.ref in attached):
+        if target is not None and not (
+            target.kind is None and views and finding.ref.parts in attached
+        ):
             located.append((finding, target))
     known = set(modules) | {target.module for _, target in located}
     facts: dict[Subject, _Facts] = {}
@@ -219,12 +222,15 @@ def _fold(facts: dict[Subject, _Facts]) -> None:
             del facts[subject]
 
 
-def _guarded(facts: dict[Subject, _Facts]) -> set[tuple[str, str | None]]:
-    return {
-        (s.module, s.name)
-        for s, data in facts.items()
-        if any(f.role is Role.GUARD for f in data.exists)
-    }
+def _severity(uses: list[Finding]) -> str:
+    """info when the downstream tolerates every use failing (try/except, hasattr)."""
+    return "info" if uses and all(use.tolerated for use in uses) else "error"
+
+
+def _gate(uses: list[Finding]) -> str:
+    """The releases every use is gated to (`if Version(x.__version__) < ...`), if one range."""
+    gates = {use.gate for use in uses}
+    return gates.pop() if len(gates) == 1 else ""
 
 
 def propose(
@@ -239,22 +245,23 @@ def propose(
     """
     facts = _collect(findings, modules, views or {})
     _fold(facts)
-    guarded = _guarded(facts)
     result: dict[str, list[Proposal]] = {}
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
         data = facts[subject]
-        severity = "info" if (subject.module, subject.name) in guarded else "error"
         unsure = not (views or {}).get(subject.upstream) and subject.key in ("class", "function")
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
         ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
-            Proposal(subject, assertion, list(vals), severity, _sorted_uses(vals.values()), note)
+            Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
             for assertion, vals in ordered
         ]
         if proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
         else:
-            proposals = [Proposal(subject, None, [], severity, _sorted_uses([data.exists]), note)]
+            proposals = [Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)]
+        for proposal in proposals:
+            proposal.severity = _severity(proposal.uses)
+            proposal.gate = _gate(proposal.uses)
         result.setdefault(subject.upstream, []).extend(proposals)
     return result
 

@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from canary.scan.imports import Ref
+from canary.scan.rewriters import ANY_CLASS
 from canary.scan.upstream import UpstreamView
 
 # Attributes every function, class or module has at run time: reading them says nothing
@@ -65,9 +66,11 @@ def is_class_name(name: str) -> bool:
     return bool(bare) and bare[0].isupper() and any(c.islower() for c in bare)
 
 
-def _meaningful(parts: tuple[str, ...]) -> tuple[str, ...]:
+def _meaningful(parts: tuple[str, ...], any_class: bool = False) -> tuple[str, ...]:
+    """The parts up to the first run-time attribute (and "any class of the module", unless
+    the releases read can tell which class that is)."""
     for i, part in enumerate(parts):
-        if part in RUNTIME_ATTRIBUTES:
+        if part in RUNTIME_ATTRIBUTES or (part == ANY_CLASS and not any_class):
             return parts[:i]
     return parts
 
@@ -78,7 +81,7 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     A call of a class is a use of its `__init__`, found (like any method) in the class of its
     hierarchy that defines it.
     """
-    parts = _meaningful(ref.parts)
+    parts = _meaningful(ref.parts, any_class=True)
     fallback: Target | None = None
     for view in views:
         found = view.resolve(parts)

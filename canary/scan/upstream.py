@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis import ModuleInfo, ParseError
+from canary.scan.rewriters import ANY_CLASS
 from canary.sources.tree import SourceError
 
 #: A dotted module name -> its index, or None when this release has no such module.
@@ -97,11 +98,22 @@ class UpstreamView:
             return None
         rest = parts[len(current.module.split(".")) :]
         while rest and current.kind == "module":
+            if rest[0] == ANY_CLASS:
+                owner = self._class_with(current.module, rest[1]) if len(rest) > 1 else None
+                return (owner, rest[1:]) if owner else (current, ())
             found = self.define(current.module, rest[0])
             if found is None:
                 break
             current, rest = found, rest[1:]
         return current, rest
+
+    def _class_with(self, module: str, method: str) -> Definition | None:
+        """The class of `module` that defines `method` itself (the first, in source order)."""
+        info = self.module(module)
+        for name, classes in info.classes.items() if info else ():
+            if any(method in c.methods for c in classes):
+                return Definition(module, name, "class")
+        return None
 
     def method_owner(self, cls: Definition, method: str) -> Definition | None:
         """The class of `cls`'s hierarchy (itself first, then its bases) that defines method."""
