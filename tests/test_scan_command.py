@@ -64,24 +64,24 @@ EXPECTED = {
             "transformers.trainer",
             "function",
             "Trainer._inner_training_loop",
-            "params",
-            ["batch_size", "args", "resume_from_checkpoint"],
+            None,
+            None,
             "error",
         ),
         (
             "transformers.trainer",
             "function",
             "Trainer.compute_loss",
-            "params",
-            ["model", "inputs", "return_outputs"],
+            None,
+            None,
             "error",
         ),
         (
             "transformers.trainer",
             "function",
             "Trainer.training_step",
-            "params",
-            ["model", "inputs", "num_items_in_batch"],
+            None,
+            None,
             "error",
         ),
     ],
@@ -91,8 +91,8 @@ EXPECTED = {
             "trl.models.utils",
             "function",
             "disable_gradient_checkpointing",
-            "params",
-            ["model", "gradient_checkpointing_kwargs"],
+            None,
+            None,
             "info",
         ),
         (
@@ -121,6 +121,13 @@ EXPECTED = {
         ),
     ],
 }
+
+
+@pytest.fixture(autouse=True)
+def _no_index(monkeypatch, tmp_path_factory):
+    """Nothing here reads the package index: without --source, scan places by names alone."""
+    monkeypatch.setenv("CANARY_OFFLINE", "1")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
 def run(*args, **kwargs) -> tuple[int, str]:
@@ -222,6 +229,11 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
     assert (tmp_path / "trl.yaml").read_text() == before
 
 
+def test_output_creates_its_folder(tmp_path):
+    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path / "new" / "matrices"), None)
+    assert status == 0 and (tmp_path / "new" / "matrices" / "trl.yaml").is_file()
+
+
 def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
     own = (
         "upstream: trl  # ours\n"
@@ -275,7 +287,8 @@ def test_a_single_file_can_be_scanned():
         (("no/such/dir", None, None, None), {}, "no such file or folder"),
         ((str(FIXTURE), None, "a", "b"), {}, "alternatives"),
         ((str(FIXTURE), ["trl", "x-y"], None, None), {}, "top-level package names"),
-        ((str(FIXTURE), None, "no/such/out", None), {}, "not a folder"),
+        ((str(FIXTURE), None, None, "no/such/matrices"), {}, "not a folder"),
+        ((str(FIXTURE), None, str(FIXTURE / "pyproject.toml"), None), {}, "cannot create"),
         ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
     ],
 )
@@ -322,7 +335,7 @@ def test_proposed_checks_run_under_canary_check(tmp_path):
         (upstream / name).write_text(text)
     assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
         "grpo-config": "pass",
-        "disable-gradient-checkpointing-params": "warn",
+        "disable-gradient-checkpointing": "warn",
         "unwrap-model-for-generation-params": "pass",
         "grpo-trainer-prepare-inputs-source": "pass",
         "grpo-trainer-prepare-inputs-source-regex": "pass",

@@ -35,6 +35,7 @@ def step(self, model, inputs):
     pass
 
 tr.Trainer.training_step = step
+tr.Trainer.training_step(None, model=None, inputs=None)
 src = inspect.getsource(tr.Trainer.__init__)
 src.replace('hasattr(unwrapped_model, "accepts_loss_kwargs")\\n\\t\\u00e9', "")
 re.search(r"def \\w+\\(", src)
@@ -96,7 +97,7 @@ def test_unknown_upstream_gets_a_github_placeholder_and_declared_releases():
     text = render_matrix("accelerate", [], Releases(">=1.0", "from x"))
     data = yaml.safe_load(text)
     assert "github" not in data and "# github: OWNER/REPO" in text
-    assert data["versions"] == {"releases": ">=1.0"} and data["checks"] is None
+    assert data["versions"] == {"releases": ">=1.0"} and data["checks"] == []
 
 
 @pytest.mark.parametrize("text", ['a"b\\c', "\x00\x1f\x7f\x85", "line\nnext\ttab", "\U0001f600 ok"])
@@ -146,8 +147,9 @@ def test_merge_appends_only_missing_checks_and_keeps_the_users_text(tmp_path):
     assert params == [
         {
             "id": "trainer-training-step-params",
-            "why": "monkey-patched with a wrapper taking these parameters at pkg/mod.py:9"
-            " (model, inputs)",
+            "why": "used at pkg/mod.py:10; called with keyword arguments at pkg/mod.py:10"
+            " (model, inputs); monkey-patched with a wrapper taking these parameters at"
+            " pkg/mod.py:9 (model, inputs)",
             "module": "transformers.trainer",
             "function": "Trainer.training_step",
             "params": ["inputs"],

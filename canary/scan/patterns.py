@@ -254,10 +254,11 @@ class FileScanner(ast.NodeVisitor):
 
     def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
         """Visit `body` under these guards."""
+        depth = len(self.guards)
         self.guards += guards
         for item in body:
             self.visit(item)
-        del self.guards[len(self.guards) - len(guards) :]
+        del self.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
@@ -288,6 +289,8 @@ class FileScanner(ast.NodeVisitor):
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
         if selected and not selected[1][1] and returns:
             self.scopes.bind(selected[0], selected[1][0])
+        if returns and not node.orelse:  # `if not hasattr(X, "n"): return` guards the rest
+            self.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
@@ -521,8 +524,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.push(names)
         for name, ref in (passed or {}).items():
             self.scopes.bind(name, ref)
-        for item in body:
-            self.visit(item)
+        self._guarded([], body)
         self.scopes.pop()
 
     # --- uses ------------------------------------------------------------------------------

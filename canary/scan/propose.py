@@ -89,7 +89,7 @@ def _place(
 ) -> tuple[Subject, str | None, tuple[str, ...]] | None:
     """The subject a finding is about, the assertion it supports (None: existence), its values."""
     module, path = target.module, target.path
-    values = items if role in (Role.KWARGS, Role.WRAPPER, Role.CONTAINS, Role.MATCHES) else ()
+    values = items if role in (Role.KWARGS, Role.CONTAINS, Role.MATCHES) else ()
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
     if not path:
         return None if role in (Role.KWARGS, Role.WRAPPER) else (Subject(module), seeks, values)
@@ -97,7 +97,7 @@ def _place(
         owner, attr = path
         if role in (Role.IMPORT, Role.ACCESS):
             return Subject(module, "class", owner), "methods", (attr,)
-        assertion = "params" if role in (Role.KWARGS, Role.WRAPPER) else seeks
+        assertion = "params" if role is Role.KWARGS else seeks
         return Subject(module, "function", f"{owner}.{attr}"), assertion, values
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
@@ -107,7 +107,7 @@ def _place(
     if seeks:
         return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
     if not is_class_name(name):
-        return Subject(module, "function", name), "params", values
+        return Subject(module, "function", name), "params" if values else None, values
     if role is Role.KWARGS and not name.endswith(_DATACLASS_SUFFIXES):
         return Subject(module, "function", f"{name}.__init__"), "params", values
     return Subject(module, "symbol", name), None, ()
@@ -138,6 +138,9 @@ def _read_place(
     return Subject(target.module, key, name), seeks, values
 
 
+_NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD)
+
+
 def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]):
     """Where a finding points: on the releases read when there are any, else by names."""
     if not views:
@@ -145,10 +148,12 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
     target = place(finding.ref, views, call=finding.role is Role.KWARGS)
     if target is None or target.absent:
         return None if finding.role in (Role.PATCH, Role.GUARD) else locate(finding.ref, modules)
-    if finding.role is Role.PATCH and len(target.path) == 1 and target.kind != "module":
-        namespace = place(Ref(finding.ref.parts[:-1], finding.ref.known), views)
+    if finding.role in _NAMESPACE_ROLES and len(target.path) == 1 and target.kind != "module":
+        # `from m import n`, `m.n`, `m.n = x` need m to bind n, wherever n is defined
+        parts = finding.ref.parts
+        namespace = place(Ref(parts[:-1], finding.ref.known), views) if len(parts) > 1 else None
         if namespace is not None and namespace.kind == "module" and not namespace.path:
-            return Target(namespace.module, finding.ref.parts[-1:], "value")
+            return Target(namespace.module, parts[-1:], "value")
     return target
 
 
