@@ -26,11 +26,8 @@ from canary.lock import (
     write_lock,
 )
 from canary.matrix import Matrix, MatrixError, load_matrix
-from canary.run import explicit_targets, is_explicit
 from canary.sources.index import IndexFile
-from canary.targets import Target
-
-SELECTIONS = ("releases", "all", "anchors")
+from canary.targets import Target, explicit_targets, is_explicit
 
 
 class Project(Protocol):
