@@ -205,6 +205,8 @@ def select_targets(matrix: Matrix, selection: str) -> list[Target]:
         labels = list(files)
     elif selection == "anchors":
         labels = list(matrix.versions.anchors)
+    elif selection == "latest":
+        labels = [max(files, key=Version)] if files else []
     else:
         spec = _specifier(matrix, selection)
         labels = [label for label in files if spec.contains(Version(label), prereleases=True)]
