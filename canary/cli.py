@@ -87,7 +87,7 @@ def selector_for(args: argparse.Namespace, matrices: list[Matrix]):
             raise UsageError(f"--source {args.source}: not a folder (or auto|index|github)")
         missing = [m.package for m in matrices if not _holds(folder, m)]
         if missing:
-            raise UsageError(
+            raise SourceError(
                 f"--source {args.source}: no package {', '.join(missing)} in it (looked at the "
                 "top, under the matrix's `src` and under src/); name the matrix it stands in for"
             )
