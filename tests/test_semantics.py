@@ -4,34 +4,18 @@ per-check acknowledged breaks, lines as `ast` counts them, a package beside a mo
 from __future__ import annotations
 
 import datetime
-import textwrap
 from pathlib import Path
 
 import pytest
+from judging import judge_matrix
 
-from canary.analysis import ModuleCache
-from canary.engine import VersionRun
-from canary.matrix import load_matrix
 from canary.outcomes import Status
-from canary.sources.local import LocalTree
-from canary.targets import Target
 
 TREE = Path(__file__).parent / "fixtures" / "semantics"
 
 
 def judge_all(tmp_path: Path, checks_yaml: str, version: str = "3.0.0", header: str = ""):
-    """Load a matrix of `checks_yaml` and judge every check on the fixture tree as `version`."""
-    text = (
-        "upstream: semup\n"
-        + header
-        + "checks:\n"
-        + textwrap.indent(textwrap.dedent(checks_yaml).strip(), "  ")
-    )
-    path = tmp_path / "semup.yaml"
-    path.write_text(text + "\n", encoding="utf-8")
-    matrix = load_matrix(path)
-    run = VersionRun(matrix, Target.parse(version), LocalTree(TREE, "semup"), ModuleCache())
-    return [run.result(check) for check in matrix.checks]
+    return judge_matrix(tmp_path, TREE, "semup", checks_yaml, version, header)
 
 
 def judge(tmp_path: Path, check_yaml: str, version: str = "3.0.0", header: str = ""):
