@@ -22,7 +22,7 @@ LOCATION = re.compile(r"(\S+\.py):(\d+)")
 EXPECTED = {
     "peft": [
         ("peft", "symbol", "LoraConfig", None, None, "error"),
-        ("peft", "function", "get_peft_model", "params", ["adapter_name"], "error"),
+        ("peft", "function", "get_peft_model", "accepts", ["adapter_name"], "error"),
         ("peft.tuners.lora", "symbol", "LoraLayer", None, None, "error"),
     ],
     "transformers": [
@@ -48,7 +48,7 @@ EXPECTED = {
             "transformers.trainer",
             "function",
             "Trainer.__init__",
-            "params",
+            "accepts",
             ["model", "args", "processing_class"],
             "error",
         ),
@@ -99,7 +99,7 @@ EXPECTED = {
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "params",
+            "accepts",
             ["gather_deepspeed3_params"],
             "error",
         ),
@@ -138,7 +138,7 @@ def run(*args, **kwargs) -> tuple[int, str]:
 
 def summary(check: dict) -> tuple:
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
-    assertion = next((k for k in ("methods", "params", "contains", "matches") if k in check), None)
+    assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
     return (
         check["module"],
         key,
@@ -206,7 +206,7 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
     status, text = run(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
     assert status == 0
     checks = [summary(c) for c in printed_matrices(text)["peft"]["checks"]]
-    assert ("peft.core", "function", "build", "params", ["adapter_name"], "error") in checks
+    assert ("peft.core", "function", "build", "accepts", ["adapter_name"], "error") in checks
     assert ("peft", "symbol", "get_peft_model", None, None, "error") in checks
     status, text = run(str(FIXTURE), ["peft"], None, None)
     assert "NOTE: the package root may only re-export it" in text
@@ -336,7 +336,7 @@ def test_proposed_checks_run_under_canary_check(tmp_path):
     assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
         "grpo-config": "pass",
         "disable-gradient-checkpointing": "warn",
-        "unwrap-model-for-generation-params": "pass",
+        "unwrap-model-for-generation-accepts": "pass",
         "grpo-trainer-prepare-inputs-source": "pass",
         "grpo-trainer-prepare-inputs-source-regex": "pass",
     }

@@ -251,7 +251,7 @@ def test_regexes_on_upstream_source_become_matches_with_inline_flags():
     ]
 
 
-def test_keyword_arguments_become_params():
+def test_keyword_arguments_become_accepts():
     code = """
     from trl.models.utils import unwrap_model_for_generation
     from transformers import trainer as tr
@@ -267,7 +267,7 @@ def test_keyword_arguments_become_params():
             "transformers.trainer",
             "function",
             "Trainer.__init__",
-            "params",
+            "accepts",
             ["model", "processing_class"],
             "error",
         ),
@@ -275,7 +275,7 @@ def test_keyword_arguments_become_params():
             "transformers.trainer",
             "function",
             "Trainer.training_step",
-            "params",
+            "accepts",
             ["model", "inputs"],
             "error",
         ),
@@ -283,7 +283,7 @@ def test_keyword_arguments_become_params():
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "params",
+            "accepts",
             ["gather_deepspeed3_params"],
             "error",
         ),

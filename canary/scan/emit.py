@@ -21,7 +21,7 @@ KNOWN_REPOS = {
     "peft": ("huggingface/peft", "src"),
     "transformers": ("huggingface/transformers", "src"),
 }
-_ID_SUFFIX = {None: "", "methods": "-methods", "params": "-params", "contains": "-source"}
+_ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _ID_SUFFIX["matches"] = "-source-regex"
 
 
@@ -140,10 +140,12 @@ def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None,
     keys = [k for k in ("symbol", "class", "function") if k in check] or [None]
     subject = check.get(keys[0]) if keys[0] else None
     facts = [(check.get("module"), keys[0], subject, None, set())]
-    for assertion in ("methods", "params", "contains", "matches"):
+    for assertion in ("methods", "params", "accepts", "contains", "matches"):
         values = check.get(assertion)
         if isinstance(values, list):
-            facts.append((check.get("module"), keys[0], subject, assertion, set(map(str, values))))
+            # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
+            for stated in ("params", "accepts") if assertion == "params" else (assertion,):
+                facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
     for alternative in check.get("any_of") or []:
         if isinstance(alternative, dict):
             facts.extend(_content(alternative))

@@ -1,7 +1,7 @@
 """Turn findings into proposed checks: one subject per upstream object, deduplicated.
 
 Each upstream object the downstream touches becomes one subject (module + symbol / class /
-function); its findings become at most one check per assertion (`params`, `contains`,
+function); its findings become at most one check per assertion (`accepts`, `contains`,
 `matches`, `methods`), or a bare existence check when nothing more specific is known.
 A check that another check implies (the symbol `Trainer` when `class: Trainer` is checked,
 a module when something in it is) is folded into that check's `why`.
@@ -18,7 +18,7 @@ from canary.scan.subjects import Target, is_class_name, locate, place
 from canary.scan.upstream import UpstreamView
 
 # Constructors of these are dataclasses: their keyword arguments are fields, often inherited,
-# not parameters of an `__init__` the class defines, so `params` would fail on every release.
+# not parameters of an `__init__` the class defines, so `accepts` would fail on every release.
 _DATACLASS_SUFFIXES = ("Config", "Arguments", "Args")
 
 _PHRASES = {
@@ -36,7 +36,7 @@ _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
 )
-_ORDER = {None: 0, "methods": 1, "params": 2, "contains": 3, "matches": 4}
+_ORDER = {None: 0, "methods": 1, "accepts": 2, "contains": 3, "matches": 4}
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Proposal:
     """One proposed check; `uses` are the findings its `why` cites."""
 
     subject: Subject
-    assertion: str | None  # "methods", "params", "contains", "matches" or None (exists)
+    assertion: str | None  # "methods", "accepts", "contains", "matches" or None (exists)
     values: list[str]
     severity: str
     uses: list[Finding]
@@ -97,7 +97,7 @@ def _place(
         owner, attr = path
         if role in (Role.IMPORT, Role.ACCESS):
             return Subject(module, "class", owner), "methods", (attr,)
-        assertion = "params" if role is Role.KWARGS else seeks
+        assertion = "accepts" if role is Role.KWARGS else seeks
         return Subject(module, "function", f"{owner}.{attr}"), assertion, values
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
@@ -107,9 +107,9 @@ def _place(
     if seeks:
         return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
     if not is_class_name(name):
-        return Subject(module, "function", name), "params" if values else None, values
+        return Subject(module, "function", name), "accepts" if values else None, values
     if role is Role.KWARGS and not name.endswith(_DATACLASS_SUFFIXES):
-        return Subject(module, "function", f"{name}.__init__"), "params", values
+        return Subject(module, "function", f"{name}.__init__"), "accepts", values
     return Subject(module, "symbol", name), None, ()
 
 
@@ -134,7 +134,7 @@ def _read_place(
         return None
     key = "function" if len(target.path) == 2 else target.kind
     if role is Role.KWARGS:
-        return (Subject(target.module, key, name), "params", values) if key == "function" else None
+        return (Subject(target.module, key, name), "accepts", values) if key == "function" else None
     return Subject(target.module, key, name), seeks, values
 
 
