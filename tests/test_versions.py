@@ -400,6 +400,44 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     assert lock_main([str(relaxed.path)], check=True, out=io.StringIO()) == 0
 
 
+LOCKED = ["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"]
+
+
+def test_one_new_release_is_only_new(locked, index):
+    """The index gives URLs, the lock keeps none: that is no change of a locked file."""
+    index.serve([*LOCKED, "1.2.0"])
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert out.getvalue() == (f"{lock_path(locked)}: stale: 1 new (1.2.0) (5 releases, 1 branch)\n")
+
+
+def test_a_locked_file_with_other_bytes_is_an_alarm(locked, index):
+    files = [dist(v) for v in LOCKED]
+    files[0] = {**files[0], "hashes": {"sha256": "f" * 64}, "size": 1}
+    index.serve(LOCKED, files)
+    path = lock_path(locked)
+    for check in (True, False):  # an alarm fails `canary lock` too, not only --check
+        out = io.StringIO()
+        assert lock_main([str(locked.path)], check=check, out=out) == 1
+        lines = out.getvalue().splitlines()
+        assert "1 changed (1.0.0)" in lines[0]
+        assert lines[1].startswith(
+            f"{path}: ALARM: 1.0.0: demo-1.0.0-py3-none-any.whl is not the file that was "
+            f"locked (sha256 {sha('demo-1.0.0-py3-none-any.whl')} -> {'f' * 64}; size "
+        )
+        assert "A published file never changes" in lines[1]
+
+
+def test_a_release_read_from_another_file_is_said_and_is_no_alarm(locked, index):
+    files = [dist(v) for v in LOCKED]
+    files[0] = dist("1.0.0", "binary")  # the pure wheel is gone, a platform wheel remains
+    index.serve(LOCKED, files)
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=False, out=out) == 0
+    assert "1 read from another file (1.0.0)" in out.getvalue()
+    assert "ALARM" not in out.getvalue()
+
+
 def test_lock_check_without_a_lock_is_stale_and_writes_nothing(index, tmp_path):
     index.serve(["1.0.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
