@@ -10,6 +10,7 @@ at run time); with neither, every release on the index is.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from typing import Protocol, TextIO
 
@@ -27,7 +28,8 @@ from canary.lock import (
 )
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.sources.index import IndexFile
-from canary.targets import Target, explicit_targets, is_explicit
+from canary.sources.tree import SourceError
+from canary.targets import SELECTIONS, Target, explicit_targets, is_explicit
 
 
 class Project(Protocol):
@@ -230,15 +232,59 @@ def _specifier(matrix: Matrix, selection: str) -> SpecifierSet:
 
 def _explicit(matrix: Matrix, selection: str) -> list[Target]:
     """Exactly the versions named, in the lock or not; the lock only lends its files (a
-    release's files never change, so even a stale lock's are right)."""
+    release's files never change, so even a stale lock's are right). A name that looks like a
+    mistyped keyword, or a version the index has never heard of, is refused before anything
+    is fetched."""
     lock = _current_lock(matrix)
     files: dict[Version, IndexFile | None] = {}
     if lock is not None:
         files = {Version(label): file for label, file in lock.resolution.releases}
+    targets = explicit_targets(selection)
+    for target in targets:
+        if target.branch:
+            _check_branch(matrix, target.label)
+    known = set(files) | set(exact_includes(matrix))
+    unknown = [t.label for t in targets if t.version is not None and t.version not in known]
+    if unknown:
+        _check_released(matrix, unknown)
     return [
-        Target(t.label, file=files.get(t.version)) if t.version is not None else t
-        for t in explicit_targets(selection)
+        Target(t.label, file=files.get(t.version)) if t.version is not None else t for t in targets
     ]
+
+
+def _check_branch(matrix: Matrix, name: str) -> None:
+    """Any branch may be named, but not a near miss of a keyword or of the matrix's branches."""
+    branches = branches_of(matrix)
+    if name in branches:
+        return
+    close = difflib.get_close_matches(name, [*SELECTIONS, *branches], n=1, cutoff=0.75)
+    if close:
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {name}: no such keyword, version or branch of the matrix; "
+            f"did you mean {close[0]}?",
+        )
+
+
+def _check_released(matrix: Matrix, labels: list[str]) -> None:
+    """Versions not in the lock must at least be listed on the index (one page, cached).
+    Without the page (offline, index down) the run itself reports what it cannot read."""
+    try:
+        project = index_client().project(matrix.pypi)
+    except SourceError:
+        return
+    listed = {version for label in project.versions if (version := _parse(label))}
+    missing = [label for label in labels if Version(label) not in listed]
+    if missing:
+        newest = max(listed, default=None)
+        hint = f" (the newest is {newest})" if newest is not None else ""
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {', '.join(missing)}: not a release of {matrix.pypi} on the package "
+            f"index{hint}",
+        )
 
 
 # -- commands ----------------------------------------------------------------------------

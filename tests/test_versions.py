@@ -255,7 +255,7 @@ def test_a_lock_records_no_url(locked, index):
         ("latest", ["1.0.0"]),
         (">=0.9.2,<1", ["0.9.2", "0.10.0"]),
         ("==0.9.*", ["0.9.0", "0.9.2"]),
-        ("0.9.2,main,0.9.1,3.0.0", ["0.9.2", "main", "0.9.1", "3.0.0"]),
+        ("0.9.2,main,0.10.0", ["0.9.2", "main", "0.10.0"]),
     ],
 )
 def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selection, expected):
@@ -285,6 +285,38 @@ def test_a_list_matches_lock_entries_by_pep440(locked):
     (target,) = select_targets(locked, "1.0")
     assert target.label == "1.0"
     assert target.file is not None and target.file.filename == "demo-1.0.0-py3-none-any.whl"
+
+
+def only_the_project_page(index: FakeIndex) -> bool:
+    return all(request.path == "/simple/demo/" for request, _ in index.server.log)
+
+
+def test_a_version_outside_the_lock_is_checked_against_the_index_once(locked, index):
+    targets = select_targets(locked, "0.9.1,0.8.0")
+    assert [(t.label, t.file) for t in targets] == [("0.9.1", None), ("0.8.0", None)]
+    assert only_the_project_page(index)
+
+
+def test_a_version_that_is_no_release_is_refused_before_any_fetch(locked, index):
+    with pytest.raises(SelectionError) as refused:
+        select_targets(locked, "1.0.0,9.9.9")
+    assert str(refused.value).endswith(
+        "--versions 9.9.9: not a release of demo on the package index (the newest is 1.1.0rc1)"
+    )
+    assert only_the_project_page(index)  # no file, no GitHub tag
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("anchor", "anchors"), ("lastest", "latest"), ("mian", "main")]
+)
+def test_a_near_miss_of_a_keyword_or_branch_says_what_was_meant(locked, typo, meant):
+    with pytest.raises(SelectionError, match=f"--versions {typo}: .*did you mean {meant}\\?"):
+        select_targets(locked, typo)
+
+
+def test_another_branch_may_be_named(locked):
+    (target,) = select_targets(locked, "feature/new-loss")
+    assert target.branch
 
 
 def test_a_bad_specifier_is_a_usage_error(locked):
