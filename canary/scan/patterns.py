@@ -215,8 +215,10 @@ class FileScanner(ast.NodeVisitor):
         file: str,
         upstreams: frozenset[str],
         calls: CallSites | None = None,
+        own: frozenset[str] = frozenset(),
     ) -> None:
         self.file = file
+        self.own = own  # the downstream's own top-level names, lowercase
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
@@ -438,11 +440,16 @@ class FileScanner(ast.NodeVisitor):
 
     def _expects_texts(self, source: Source | None, texts: tuple[str, ...], node: ast.AST) -> None:
         for literal in texts if source else ():
-            if source.expects(literal):
+            if source.expects(literal) and not self._own_marker(literal):
                 self._add(Role.CONTAINS, source.ref, node, (literal,))
 
+    def _own_marker(self, text: str) -> bool:
+        """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""
+        lowered = text.lower()
+        return any(name in lowered for name in self.own)
+
     def _expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
-        if source and regex and source.expects_match(regex):
+        if source and regex and source.expects_match(regex) and not self._own_marker(regex):
             self._add(Role.MATCHES, source.ref, node, (regex,))
 
     # --- bindings --------------------------------------------------------------------------
@@ -612,13 +619,18 @@ class FileScanner(ast.NodeVisitor):
 
 
 def scan_tree(
-    tree: ast.Module, file: str, upstreams: frozenset[str], calls: CallSites | None = None
+    tree: ast.Module,
+    file: str,
+    upstreams: frozenset[str],
+    calls: CallSites | None = None,
+    own: frozenset[str] = frozenset(),
 ) -> FileScanner:
     """Run the scanner over one parsed file; its findings and proven modules are on the result.
 
     `calls` gathers what the file passes to the package's functions, and binds their
-    parameters to what a previous pass gathered.
+    parameters to what a previous pass gathered; `own` are the downstream's own package
+    names, whose mentions in sought texts mark them as the downstream's.
     """
-    scanner = FileScanner(tree, file, upstreams, calls)
+    scanner = FileScanner(tree, file, upstreams, calls, own)
     scanner.visit(tree)
     return scanner

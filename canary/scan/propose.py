@@ -63,6 +63,7 @@ class Proposal:
     uses: list[Finding]
     note: str = ""
     gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
+    notes: list[str] = field(default_factory=list)  # comments for the reviewer (where it fails)
 
     @property
     def why(self) -> str:
