@@ -76,7 +76,8 @@ class Source:
             compiled = re.compile(regex, re.MULTILINE)
         except (re.error, RecursionError, OverflowError):
             return False
-        return not any(compiled.search(text) for text in self.inserted)
+        informative = len(regex.strip()) >= _INFORMATIVE
+        return informative and not any(compiled.search(text) for text in self.inserted)
 
 
 def _overlap(literal: str, inserted: str) -> bool:
@@ -339,8 +340,9 @@ class FileScanner(ast.NodeVisitor):
             key = _constant(expr.slice)
             rows = bound.rows if isinstance(bound, Rows) else ()
             return tuple(r[1] for r in rows if len(r) > 1 and r[0] == key and r[1] is not None)
-        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
-            found = [t for element in expr.elts for t in self._texts(element)]
+        if isinstance(expr, ast.Tuple | ast.List | ast.Set):  # of strings, not of tuples
+            flat = [e for e in expr.elts if not isinstance(e, ast.Tuple | ast.List | ast.Set)]
+            found = [t for element in flat for t in self._texts(element)]
             return tuple(found[:_MAX_TEXTS])
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = self._texts(expr.left), self._texts(expr.right)
