@@ -227,6 +227,7 @@ class FileScanner(ast.NodeVisitor):
         self.findings: list[Finding] = []
         self.guards: list[Guard] = []  # the conditions the statement being visited runs under
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
+        self.alternatives = False  # inside an `or`: a text tested there is one option of several
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
 
     # --- helpers ---------------------------------------------------------------------------
@@ -548,10 +549,17 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn):
+            if isinstance(op, ast.In | ast.NotIn) and not self.alternatives:
                 self._expects_texts(self._source_of(right), self._texts(left), left)
             left = right
         self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """`"a" in src or "b" in src` looks for either text: neither is required."""
+        outer = self.alternatives
+        self.alternatives = outer or isinstance(node.op, ast.Or)
+        self.generic_visit(node)
+        self.alternatives = outer
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._registers(node)

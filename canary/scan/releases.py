@@ -32,7 +32,7 @@ class Reading:
     """The releases of one upstream a scan reads; `problem` says why none could be.
 
     `runs` are the newest and the lowest release in range (or the local source); `labels`
-    every release in range, oldest first, each opened on demand (`run`) to find where a
+    every release in range, oldest first, each opened on demand (`open`) to find where a
     contract starts or stops holding.
     """
 
@@ -41,18 +41,15 @@ class Reading:
     problem: str = ""
     labels: list[str] = field(default_factory=list)
     _open: Callable[[str], VersionRun] | None = None
-    _opened: dict[str, VersionRun] = field(default_factory=dict)
 
     @property
     def views(self) -> list[UpstreamView]:
         return [UpstreamView(run.module, run.target.label) for run in self.runs]
 
-    def run(self, label: str) -> VersionRun:
-        """The release `label` (one of `labels`), opened once."""
-        if label not in self._opened:
-            known = {run.target.label: run for run in self.runs}
-            self._opened[label] = known.get(label) or self._open(label)
-        return self._opened[label]
+    def open(self, label: str) -> VersionRun:
+        """The release `label` (one of `labels`); the ends are kept, others opened anew."""
+        known = {run.target.label: run for run in self.runs}
+        return known.get(label) or self._open(label)
 
 
 def load_text(upstream: str, text: str) -> Matrix:

@@ -9,8 +9,9 @@ the engine's own detail.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
+from canary.engine import VersionRun
 from canary.matrix import Check, Matrix
 from canary.outcomes import Status
 from canary.scan.propose import Proposal
@@ -19,65 +20,93 @@ from canary.scan.releases import Reading
 _OK = (Status.PASS, Status.SKIP)
 
 
+@dataclass
+class _Bisection:
+    """Where between the ends a check starts (`rising`) or stops holding: labels[low] is on
+    the old side, labels[high] on the new side."""
+
+    check: Check
+    proposal: Proposal
+    rising: bool
+    detail: str
+    low: int
+    high: int
+
+    @property
+    def middle(self) -> int:
+        return (self.low + self.high) // 2
+
+    def narrow(self, holds: bool) -> None:
+        if holds == self.rising:
+            self.high = self.middle
+        else:
+            self.low = self.middle
+
+
 def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> None:
-    """Gate or annotate each proposal (the checks of `matrix`, in the same order)."""
+    """Gate or annotate each proposal (the checks of `matrix`, in the same order).
+
+    The bisections advance in step, each release between the ends read once per step and
+    let go before the next, so memory holds the two ends and one release at a time.
+    """
     if not reading.runs:
         return
+    pending = []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
-        _settle(check, proposal, reading)
+        bisection = _judge_ends(check, proposal, reading)
+        if bisection is not None:
+            pending.append(bisection)
+    while unsettled := [b for b in pending if b.high - b.low > 1]:
+        by_label: dict[str, list[_Bisection]] = {}
+        for bisection in unsettled:
+            by_label.setdefault(reading.labels[bisection.middle], []).append(bisection)
+        for label, group in by_label.items():
+            run = reading.open(label)
+            for bisection in group:
+                bisection.narrow(_verdict(run, bisection.check)[0] in _OK)
+    for bisection in pending:
+        _gate(bisection, reading)
 
 
-def _verdict(reading: Reading, label: str, check: Check) -> tuple[Status, str]:
-    status, detail = reading.run(label).judge(check)
+def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
+    status, detail = run.judge(check)
     return status, detail.removesuffix(f" -- {check.why}") if check.why else detail
 
 
-def _settle(check: Check, proposal: Proposal, reading: Reading) -> None:
+def _judge_ends(check: Check, proposal: Proposal, reading: Reading) -> _Bisection | None:
+    """Annotate what fails on the ends; a check holding on one end only is to be bisected."""
     ends = [run.target.label for run in reading.runs]
-    verdicts = {label: _verdict(reading, label, check) for label in ends}
+    verdicts = {run.target.label: _verdict(run, check) for run in reading.runs}
     failing = {label: v for label, v in verdicts.items() if v[0] not in _OK}
     if not failing:
-        return
+        return None
     newest, lowest = ends[0], ends[-1]
-    one_sided = len(failing) == 1 and len(ends) == 2 and not proposal.gate
-    if one_sided and (status := failing.get(lowest)) and status[0] is not Status.ERROR:
-        first = _first(reading.labels, lambda label: _holds(reading, label, check))
-        proposal.gate = f">={first}"
-        proposal.notes.append(
-            f"scan: holds from {first} on, not on {lowest} (lowest in range): {status[1]}"
-            " -- gated; unless the client only reaches it on newer releases, its range is wrong"
-        )
-        return
-    if one_sided and (status := failing.get(newest)) and status[0] is not Status.ERROR:
-        first = _first(reading.labels, lambda label: not _holds(reading, label, check))
-        proposal.gate = f"<{first}"
-        proposal.notes.append(
-            f"scan: holds until {first}: {status[1]} -- gated; a real break if the client"
-            f" still relies on it from {first} on"
-        )
-        return
+    if len(failing) == 1 and len(ends) == 2 and not proposal.gate:
+        (label, (status, detail)), last = next(iter(failing.items())), len(reading.labels) - 1
+        if status is not Status.ERROR:
+            return _Bisection(check, proposal, label == lowest, detail, 0, last)
     for label, (status, detail) in failing.items():
-        where = label if len(ends) == 1 else f"{label} ({_role(label, ends)})"
+        role = "newest in range" if label == newest else "lowest in range"
+        where = label if len(ends) == 1 else f"{label} ({role})"
         word = {Status.WARN: "WARNS", Status.ERROR: "ERROR"}.get(status, "FAILS")
         proposal.notes.append(f"{word} on {where}: {detail}")
+    return None
 
 
-def _role(label: str, ends: list[str]) -> str:
-    return "newest in range" if label == ends[0] else "lowest in range"
-
-
-def _holds(reading: Reading, label: str, check: Check) -> bool:
-    return _verdict(reading, label, check)[0] in _OK
-
-
-def _first(labels: list[str], condition: Callable[[str], bool]) -> str:
-    """The first label (oldest first) where `condition` holds, given that it holds on the last
-    and not on the first: a bisection, reading a handful of releases."""
-    low, high = 0, len(labels) - 1
-    while high - low > 1:
-        middle = (low + high) // 2
-        if condition(labels[middle]):
-            high = middle
-        else:
-            low = middle
-    return labels[high]
+def _gate(bisection: _Bisection, reading: Reading) -> None:
+    first = reading.labels[bisection.high]
+    lowest = reading.labels[0]
+    proposal = bisection.proposal
+    if bisection.rising:
+        proposal.gate = f">={first}"
+        proposal.notes.append(
+            f"scan: holds from {first} on, not on {lowest} (lowest in range):"
+            f" {bisection.detail} -- gated; unless the client only reaches it on newer"
+            " releases, its range is wrong"
+        )
+    else:
+        proposal.gate = f"<{first}"
+        proposal.notes.append(
+            f"scan: holds until {first}: {bisection.detail} -- gated; a real break if the"
+            f" client still relies on it from {first} on"
+        )
