@@ -117,6 +117,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
 
 
+def cmd_action(args: argparse.Namespace) -> int:
+    from canary.action.command import run_step
+
+    return run_step(args.step)
+
+
+ACTION_STEPS = ("plan", "lock", "check", "compare", "propose-locks", "verdict")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="canary", description=__doc__)
     parser.add_argument("--version", action="version", version=f"canary {__version__}")
@@ -171,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a site-packages or checkout of the upstreams, to find where re-exports are defined",
     )
     scan.set_defaults(func=cmd_scan)
+
+    action = commands.add_parser("action", help="one step of the GitHub Action (action.yml)")
+    action.add_argument("step", choices=ACTION_STEPS)
+    action.set_defaults(func=cmd_action)
     return parser
 
 

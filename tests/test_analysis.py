@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from canary import index_store
 from canary.analysis import ModuleCache, ParseError, index_module
 from canary.index_store import IndexStore
 
@@ -56,7 +57,7 @@ def test_corrupt_store_entry_is_rebuilt(tmp_path):
     info = cache.get(grpo_bytes(), name, "g.py", is_package=False)
     assert cache.parses == 1
     assert "GRPOTrainer" in info.classes
-    assert entry.read_text().startswith('{"format":1')
+    assert entry.read_text().startswith(f'{{"format":{index_store.FORMAT}')
 
 
 @pytest.mark.parametrize(
