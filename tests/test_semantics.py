@@ -235,6 +235,12 @@ CASES = [
         "exported lazily from semup.lazy4.tokenization",
     ),
     (
+        "lazy4-augmented",
+        "{id: c, module: semup.lazy4, symbol: PRETRAINED_MAP}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.configuration",
+    ),
+    (
         "lazy4-update",
         "{id: c, module: semup.lazy4, symbol: GenerationMixin}",
         Status.PASS,
@@ -336,6 +342,18 @@ CASES = [
         "{id: c, module: semup.getattr, symbol: Linear4bit}",
         Status.PASS,
         "served by semup.getattr.__getattr__ from semup.getattr.bnb",
+    ),
+    (
+        "getattr-table",
+        "{id: c, module: semup.getattr, symbol: TablePipeline}",
+        Status.PASS,
+        "served by semup.getattr.__getattr__ from semup.getattr.pipelines",
+    ),
+    (
+        "submodule",
+        "{id: c, module: semup.getattr, symbol: bnb}",
+        Status.PASS,
+        "bnb is the submodule semup.getattr.bnb",
     ),
     ("getattr-plain-binding", "{id: c, module: semup.getattr, symbol: LoraLayer}", Status.PASS, ""),
     # inherited methods: C3 order across two modules, an override, a base outside the upstream

@@ -2,7 +2,7 @@
 
 - `__all__` (a literal list or tuple, `+=`, `.extend`, `.append`), which decides what
   `from m import *` binds;
-- lazy structures: transformers 4.x `_import_structure` dicts (literals, `[...] = `,
+- lazy structures: transformers 4.x `_import_structure` dicts (literals, `[...] = `, `+=`,
   `.append`, `.extend`, `.update`, under availability if/else and try/except), transformers 5.x
   `define_import_structure(...)` over a folder's submodules, trl's `_LazyModule`, and the
   module-level `__getattr__` of peft's packages;
@@ -107,6 +107,10 @@ class ExportsCollector:
             self.assign(node.target, node.value)
         elif isinstance(node, ast.AugAssign) and ast.unparse(node.target) == "__all__":
             self.extend_all(_strings(node.value))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+            owner = ast.unparse(node.target.value)
+            if owner in self.structures:  # `_import_structure["x"] += ["Name"]`
+                self.structure(owner).add_value(_string(node.target.slice), node.value)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self.call(node.value)
         elif isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
@@ -186,7 +190,8 @@ class ExportsCollector:
         return table  # type: ignore[return-value]
 
     def module_getattr(self, node: ast.FunctionDef) -> None:
-        """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub."""
+        """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub, and
+        `if name in TABLE: importlib.import_module(TABLE[name])` serves TABLE's keys."""
         if not node.args.args:
             return
         param = node.args.args[0].arg
@@ -201,6 +206,23 @@ class ExportsCollector:
                         if bound in wanted:
                             where = "." * statement.level + (statement.module or "")
                             self.getattr_names.setdefault(bound, []).append(where)
+            table = self._table_tested(child.test, param)
+            if table and any(_call_name(n) == "import_module" for n in ast.walk(child)):
+                for name, where in table.items():
+                    self.getattr_names.setdefault(name, []).append(where)
+
+    def _table_tested(self, test: ast.expr, param: str) -> dict[str, str] | None:
+        """The module-level str -> str dict in `name in TABLE`, if that is the test."""
+        if not (
+            isinstance(test, ast.Compare)
+            and isinstance(test.ops[0], ast.In)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == param
+            and isinstance(test.comparators[0], ast.Name)
+        ):
+            return None
+        value = self.simple.get(test.comparators[0].id)
+        return self.alias_table(value) if isinstance(value, ast.Dict) else None
 
     # -- results ---------------------------------------------------------------------------
 

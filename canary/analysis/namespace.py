@@ -43,8 +43,17 @@ class Namespace:
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
-        found = self._find(module, name, set())
+        found = self._find(module, name, set()) or self._submodule(module, name)
         return found if found is not None else self._missing(module, name)
+
+    def _submodule(self, module: ModuleInfo, name: str, how: str = "") -> Found | None:
+        """`from package import sub` imports the submodule when the package binds no `sub`."""
+        if not module.path.endswith("__init__.py"):
+            return None
+        target = self.lookup(f"{module.name}.{name}")
+        if target is None:
+            return None
+        return Found(target, (), f"{name} is the submodule {target.name}{how}")
 
     def _find(self, module: ModuleInfo, name: str, seen: set[str]) -> Found | None:
         if module.name in seen:
@@ -93,7 +102,7 @@ class Namespace:
                 continue
             if origin == f"{module.name}.{name}":  # a submodule served as an attribute
                 return Found(target, (), f"{name} is the submodule {origin}, {how}")
-            found = self._find(target, name, set(seen))
+            found = self._find(target, name, set(seen)) or self._submodule(target, name)
             if found is not None:
                 return Found(found.module, found.bindings, f"{how} from {found.module.name}")
         for folder in lazy.folders:
