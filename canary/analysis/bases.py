@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.namespace import Found, Namespace
 
+_NOTHING_TO_LOOK_FOR = frozenset(
+    ("object", "typing.Generic", "Generic", "typing.Protocol", "Protocol", "abc.ABC", "ABC")
+)
+
 #: Import chains longer than this are given up on (a cycle the seen-set does not catch).
 _MAX_HOPS = 24
 
@@ -81,9 +85,9 @@ class Hierarchy:
         return self._bases[ref.key]
 
     def resolve(self, module: ModuleInfo, dotted: str) -> ClassRef | Unresolved | None:
-        """The class a base expression names in `module`; None for `object` and `Generic`,
-        which define nothing a patch could look for."""
-        if dotted in ("object", "typing.Generic", "Generic", "typing.Protocol", "Protocol"):
+        """The class a base expression names in `module`; None for `object`, `Generic` and
+        `ABC`, which define nothing a patch could look for."""
+        if dotted in _NOTHING_TO_LOOK_FOR:
             return None
         head, _, rest = dotted.partition(".")
         return self._resolve(module, head, rest, _MAX_HOPS)
