@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from canary import bounded_regex
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import line_at
@@ -65,7 +66,7 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
         if text not in source:
             return _fail(f"source of {subject} lacks {text!r}")
     for pattern in contract.matches:
-        if not pattern.search(source):
+        if not bounded_regex.search(pattern, source):
             return _fail(f"no match for /{pattern.pattern}/ in source of {subject}")
     for text in contract.not_contains:
         if text in source:

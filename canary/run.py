@@ -10,17 +10,26 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
-from canary.matrix import Matrix
-from canary.outcomes import Result, RunReport, UpstreamInfo
+from canary.matrix import Check, Matrix
+from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
-from canary.targets import Target
+from canary.targets import Target, explicit_targets, is_explicit
 
 #: Chooses the targets of a matrix for a `--versions` selection (canary.versions provides it).
 Selector = Callable[[Matrix, str], list[Target]]
+
+
+class ProgressSink(Protocol):
+    """Told the size of the plan, then each version judged (canary.progress draws it)."""
+
+    def start(self, total: int, releases: int) -> None: ...
+
+    def advance(self, upstream: str) -> None: ...
 
 
 def default_jobs() -> int:
@@ -38,6 +47,7 @@ class Runner:
     offline: bool = False
     jobs: int = field(default_factory=default_jobs)
     modules: ModuleCache = field(default_factory=ModuleCache)
+    progress: ProgressSink | None = None
     _context: object | None = None
 
     @property
@@ -67,7 +77,13 @@ class Runner:
             why = "a branch" if target.branch else "not read from the package index"
             raise SourceError(f"{where}: {why}, and the matrix names no `github` repository")
         ref = target.label if target.branch else matrix.tag.format(version=target.label)
-        return self.context.github_tree(matrix.github, ref, matrix.src)
+        tree = self.context.github_tree(matrix.github, ref, matrix.src)
+        if not matrix.src and _only_under_src(tree, matrix.package):
+            raise SourceError(
+                f"{where}: {matrix.github} keeps the package under src/ and the matrix has no "
+                "`src:`; set src: src"
+            )
+        return tree
 
     def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
         try:
@@ -84,10 +100,27 @@ class Runner:
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
         plan = [(m, t) for m in matrices for t in self.select(m, selection)]
+        if self.progress is not None:
+            self.progress.start(len(plan), sum(not t.branch for _, t in plan))
+
+        def judged(item: tuple[Matrix, Target]) -> list[Result]:
+            try:
+                version_run = self.version_run(*item)
+            except Exception as exc:  # one bad input must not abort the whole run
+                return [unjudged(item[0], item[1], check, exc) for check in item[0].checks]
+            results = []
+            for check in item[0].checks:
+                try:
+                    results.append(version_run.result(check))
+                except Exception as exc:
+                    results.append(unjudged(item[0], item[1], check, exc))
+            return results
 
         def judge(item: tuple[Matrix, Target]) -> list[Result]:
-            version_run = self.version_run(*item)
-            return [version_run.result(check) for check in item[0].checks]
+            results = judged(item)
+            if self.progress is not None:
+                self.progress.advance(item[0].upstream)
+            return results
 
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             batches = list(pool.map(judge, plan))
@@ -103,6 +136,22 @@ class Runner:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
         return self.context.stats.as_dict()
+
+
+def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:
+    """The `error` for a check an unforeseen fault kept from being judged: the rest of the
+    run goes on, and the detail says what happened so it can be reported."""
+    detail = f"canary could not judge this: {type(exc).__name__}: {str(exc)[:300]}"
+    return Result(matrix.upstream, check.id, target.label, Status.ERROR, detail)
+
+
+def _only_under_src(tree: Tree, package: str) -> bool:
+    """A repository with a src/ layout read as if the package sat at its top: every check
+    would fail for a reason that is no contract's."""
+    top = package.split(".")[0]
+    if tree.read(f"{top}/__init__.py") is not None or tree.read(f"{top}.py") is not None:
+        return False
+    return tree.read_meta(f"src/{top}/__init__.py") is not None
 
 
 def module_paths(matrix: Matrix) -> list[str]:
@@ -122,17 +171,9 @@ def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
         anchors=tuple(v for v in matrix.versions.anchors if v in labels),
         broken=tuple(v for v in matrix.versions.broken if v in labels),
         branches=tuple(t.label for t in targets if t.branch),
+        matrix=str(matrix.path),
+        lines={check.id: check.line for check in matrix.checks},
     )
-
-
-def is_explicit(selection: str) -> bool:
-    """A comma-separated list of exact versions or branch names (not a keyword or specifier)."""
-    keywords = {"releases", "all", "anchors"}
-    return selection not in keywords and not any(c in selection for c in "<>=!~*")
-
-
-def explicit_targets(selection: str) -> list[Target]:
-    return [Target.parse(label.strip()) for label in selection.split(",") if label.strip()]
 
 
 def local_selector(folder: Path) -> Selector:

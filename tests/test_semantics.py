@@ -504,3 +504,27 @@ def test_acknowledgement_beats_a_release_marked_broken(tmp_path):
     result = judge(tmp_path, check, header=header)
     assert result.status == Status.XFAIL
     assert "this check only" in result.detail
+
+
+def test_long_star_chains_and_deep_inheritance_are_walked_without_recursion(tmp_path):
+    """An upstream may chain thousands of star imports or bases: no RecursionError."""
+    package = tmp_path / "tree" / "deep"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    links = 1500
+    for i in range(links):
+        (package / f"m{i}.py").write_text(f"from .m{i + 1} import *\n")
+    (package / f"m{links}.py").write_text("class Base0:\n    def hook(self):\n        pass\n")
+    chain = "".join(f"class Base{i + 1}(Base{i}):\n    pass\n" for i in range(200))
+    (package / "classes.py").write_text(f"from .m0 import *\n{chain}")
+    checks = (
+        "- {id: star, module: deep.m0, symbol: Base0}\n"
+        "- {id: deep, module: deep.classes, function: Base200.hook}\n"
+        "- {id: near, module: deep.classes, function: Base3.hook}\n"
+    )
+    star, deep, near = judge_matrix(tmp_path, tmp_path / "tree", "deep", checks, "1.0.0")
+    assert star.status == Status.PASS, star.detail
+    assert deep.status == Status.FAIL
+    assert "deep.classes.Base136 (over 64 bases deep)" in deep.detail
+    assert near.status == Status.PASS
+    assert near.detail == "hook inherited from deep.m1500.Base0"

@@ -17,6 +17,9 @@ _NOTHING_TO_LOOK_FOR = frozenset(
     ("object", "typing.Generic", "Generic", "typing.Protocol", "Protocol", "abc.ABC", "ABC")
 )
 
+#: Inheritance deeper than this is not followed (the bases beyond are named as unread).
+_MAX_DEPTH = 64
+
 #: Import chains longer than this are given up on (a cycle the seen-set does not catch).
 _MAX_HOPS = 24
 
@@ -143,6 +146,9 @@ class Hierarchy:
         self, ref: ClassRef, unresolved: list[Unresolved], active: set[tuple[str, str]]
     ) -> list[ClassRef]:
         if ref.key in active:  # a cycle through re-exports: stop rather than recurse
+            return [ref]
+        if len(active) >= _MAX_DEPTH:
+            unresolved.append(Unresolved(ref.qualname, f"over {_MAX_DEPTH} bases deep"))
             return [ref]
         active = active | {ref.key}
         bases, outside = self.bases(ref)

@@ -17,6 +17,9 @@ from canary.analysis.model import Binding, ModuleInfo
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
 
+#: Lazy modules served by lazy modules: past this many hops the chain is not followed.
+_MAX_LAZY_HOPS = 32
+
 #: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
 _SKIPPED_PREFIXES = ("convert_", "modular_")
 
@@ -33,6 +36,10 @@ class Found:
         if not self.bindings:
             return [self.module.text]
         return [self.module.segment(b.span) for b in self.bindings]
+
+
+#: Said by a lazy module that replaces its module: the name is not there, look no further.
+_STOP = Found(ModuleInfo("", "", ""), ())
 
 
 class Namespace:
@@ -55,28 +62,43 @@ class Namespace:
             return None
         return Found(target, (), f"{name} is the submodule {target.name}{how}")
 
-    def _find(self, module: ModuleInfo, name: str, seen: set[str]) -> Found | None:
-        if module.name in seen:
-            return None
-        seen.add(module.name)
+    def _find(
+        self, module: ModuleInfo, name: str, seen: set[str], hops: int = _MAX_LAZY_HOPS
+    ) -> Found | None:
+        """Depth first through star imports, with a stack rather than recursion: an upstream
+        may chain thousands of them."""
+        pending = [module]
+        while pending:
+            current = pending.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            found = self._here(current, name, seen, hops)
+            if found is _STOP:  # replaced by a lazy module: its own star imports do not count
+                continue
+            if found is not None:
+                return found
+            stars = [self.lookup(origin) for origin in current.star_imports]
+            pending.extend(
+                star
+                for star in reversed(stars)
+                if star is not None and star.name not in seen and self._star_exports(star, name)
+            )
+        return None
+
+    def _here(self, module: ModuleInfo, name: str, seen: set[str], hops: int) -> Found | None:
+        """The name as `module` itself binds or serves it; _STOP when a lazy module that
+        replaces `module` decides it is not there."""
         lazy = module.lazy
         if lazy is not None and lazy.replaces:
-            found = self._lazy(module, name, seen)
+            found = self._lazy(module, name, seen, hops)
             if found is not None or lazy.complete:
-                return found
+                return found or _STOP
         bindings = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
         if bindings:
             return Found(module, bindings)
         if lazy is not None and not lazy.replaces:
-            found = self._lazy(module, name, seen)
-            if found is not None:
-                return found
-        for origin in module.star_imports:
-            star = self.lookup(origin)
-            if star is not None and self._star_exports(star, name):
-                found = self._find(star, name, seen)
-                if found is not None:
-                    return found
+            return self._lazy(module, name, seen, hops)
         return None
 
     @staticmethod
@@ -89,9 +111,10 @@ class Namespace:
             return name in module.all_names
         return not name.startswith("_")
 
-    def _lazy(self, module: ModuleInfo, name: str, seen: set[str]) -> Found | None:
+    def _lazy(self, module: ModuleInfo, name: str, seen: set[str], hops: int) -> Found | None:
         lazy = module.lazy
-        assert lazy is not None
+        if lazy is None or hops <= 0:
+            return None
         how = "exported lazily" if lazy.replaces else f"served by {module.name}.__getattr__"
         if name in lazy.extra:
             own = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
@@ -102,16 +125,16 @@ class Namespace:
                 continue
             if origin == f"{module.name}.{name}":  # a submodule served as an attribute
                 return Found(target, (), f"{name} is the submodule {origin}, {how}")
-            found = self._find(target, name, set(seen)) or self._submodule(target, name)
+            found = self._find(target, name, set(seen), hops - 1) or self._submodule(target, name)
             if found is not None:
                 return Found(found.module, found.bindings, f"{how} from {found.module.name}")
         for folder in lazy.folders:
-            found = self._in_folder(module, folder, name)
+            found = self._in_folder(module, folder, name, hops - 1)
             if found is not None:
                 return Found(found.module, found.bindings, f"{how} from {found.module.name}")
         return None
 
-    def _in_folder(self, module: ModuleInfo, folder: str, name: str) -> Found | None:
+    def _in_folder(self, module: ModuleInfo, folder: str, name: str, hops: int) -> Found | None:
         """transformers' `define_import_structure(folder)`: every submodule of the folder
         exports its `__all__`. The submodules are found through the TYPE_CHECKING imports
         that mirror the structure, the likeliest first (a model's folder named in the name)."""
@@ -148,7 +171,7 @@ class Namespace:
             if info.name.rsplit(".", 1)[-1].startswith(_SKIPPED_PREFIXES):
                 continue
             if info.all_names is not None and name in info.all_names:
-                found = self._find(info, name, set())
+                found = self._find(info, name, set(), hops)
                 if found is not None:
                     return found
         return None
