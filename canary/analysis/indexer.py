@@ -9,6 +9,7 @@ import ast
 import io
 import tokenize
 
+from canary.analysis.budget import check_cost
 from canary.analysis.model import (
     MAX_SOURCE_BYTES,
     Binding,
@@ -164,6 +165,7 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
     if len(data) > MAX_SOURCE_BYTES:
         raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
+    check_cost(data, path)
     text = decode(data, path)
     try:
         tree = ast.parse(text, filename=path)
