@@ -13,6 +13,7 @@ from canary.matrix import Check, Matrix
 from canary.outcomes import Result, Status
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
+from canary.verdicts import Verdicts
 
 
 def module_files(name: str) -> tuple[tuple[str, bool], ...]:
@@ -30,8 +31,10 @@ class VersionRun:
         target: Target,
         tree: Tree | SourceError,
         cache: ModuleCache,
+        verdicts: Verdicts | None = None,
     ):
         self.matrix = matrix
+        self.verdicts = verdicts
         self.target = target
         self.tree = tree
         self.cache = cache
@@ -89,6 +92,12 @@ class VersionRun:
             source=self.source,
         )
 
+    def evaluate(self, check: Check) -> str | None:
+        """What is wrong with the check's contract on this version (None: it holds)."""
+        if check.contract is not None:
+            return evaluate(check.contract, self.module)
+        return evaluate_any(check.any_of, self.module)
+
     def judge(self, check: Check) -> tuple[Status, str]:
         if check.gate is not None:
             try:
@@ -98,10 +107,10 @@ class VersionRun:
             if check.gated_out(version):
                 return Status.SKIP, f"{version} is outside {check.gate}"
         try:
-            if check.contract is not None:
-                detail = evaluate(check.contract, self.module)
+            if self.verdicts is None:
+                detail = self.evaluate(check)
             else:
-                detail = evaluate_any(check.any_of, self.module)
+                detail = self.verdicts.detail(check, lambda: self.evaluate(check))
         except (SourceError, ParseError) as exc:
             return Status.ERROR, str(exc)
         broken = self.matrix.versions.broken.get(self.target.label)
