@@ -173,8 +173,10 @@ class CheckItem(pytest.Item):
             )
 
     def repr_failure(self, excinfo, style=None):
+        # The reason alone: pytest prints the item's id above it and before it in the short
+        # summary line, so repeating the id would only push the reason off a narrow line.
         if isinstance(excinfo.value, CheckFailed | SourceUnavailable):
-            return f"{self.matrix.upstream}::{self.name}: {excinfo.value}"
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):
