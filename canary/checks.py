@@ -1,19 +1,39 @@
 """Evaluate one contract against the modules of one upstream version.
 
-A contract either holds (None) or fails with a detail a maintainer can act on: what is missing
-and, where cheap, what is there instead.
+A contract holds or fails. A failure carries a detail a maintainer can act on: what is missing
+and, where cheap, what is there instead; a pass carries one too when it held in a way worth
+knowing (a keyword absorbed by **kwargs, a renamed keyword).
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.lines import line_at
+from canary.analysis.parameters import first_difference, render
 from canary.matrix import Contract
 
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    holds: bool
+    detail: str = ""  # a failure: what is wrong; a pass: how it held, when that is worth saying
+
+
+def _pass(note: str = "") -> Verdict:
+    return Verdict(True, note)
+
+
+def _fail(detail: str) -> Verdict:
+    return Verdict(False, detail)
 
 
 def _similar(name: str, candidates: Iterable[str], label: str) -> str:
@@ -31,38 +51,38 @@ def _imported(module: ModuleInfo, name: str, what: str) -> str | None:
     return None
 
 
-def _missing_name(module: ModuleInfo, name: str, what: str, pool: Iterable[str]) -> str:
+def _missing_name(module: ModuleInfo, name: str, what: str, pool: Iterable[str]) -> Verdict:
     imported = _imported(module, name, what)
     if imported:
-        return imported
+        return _fail(imported)
     detail = f"{module.name} has no {what} {name}{_similar(name, pool, 'similar:')}"
     if module.star_imports:
         detail += f"; it star-imports {', '.join(module.star_imports)}"
-    return detail
+    return _fail(detail)
 
 
-def _source_detail(source: str, subject: str, contract: Contract) -> str | None:
+def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
     for text in contract.contains:
         if text not in source:
-            return f"source of {subject} lacks {text!r}"
+            return _fail(f"source of {subject} lacks {text!r}")
     for pattern in contract.matches:
         if not pattern.search(source):
-            return f"no match for /{pattern.pattern}/ in source of {subject}"
+            return _fail(f"no match for /{pattern.pattern}/ in source of {subject}")
     for text in contract.not_contains:
         if text in source:
-            line = source[: source.index(text)].count("\n") + 1
-            return f"source of {subject} contains {text!r} (its line {line})"
-    return None
+            line = line_at(source, source.index(text))
+            return _fail(f"source of {subject} contains {text!r} (its line {line})")
+    return _pass()
 
 
-def _class_detail(module: ModuleInfo, cls: ClassInfo, contract: Contract) -> str | None:
+def _class_verdict(module: ModuleInfo, cls: ClassInfo, contract: Contract) -> Verdict:
     for method in contract.methods:
         if method not in cls.methods:
-            return _no_method(cls, method)
+            return _fail(_no_method(cls, method))
     for base in contract.bases:
         if not any(_base_matches(actual, base) for actual in cls.bases):
-            return f"bases of {cls.name} are ({', '.join(cls.bases)})"
-    return _source_detail(module.segment(cls.span), f"class {cls.name}", contract)
+            return _fail(f"bases of {cls.name} are ({', '.join(cls.bases)})")
+    return _source_verdict(module.segment(cls.span), f"class {cls.name}", contract)
 
 
 def _base_matches(actual: str, wanted: str) -> bool:
@@ -76,26 +96,82 @@ def _no_method(cls: ClassInfo, method: str) -> str:
     return f"{cls.name} has no method {method}{has}"
 
 
-def _function_detail(
-    module: ModuleInfo, fn: FunctionInfo, qualname: str, contract: Contract
-) -> str | None:
-    missing = [p for p in contract.params if p not in fn.params]
+def _accepted(fn: FunctionInfo, name: str, version: Version | None) -> str | None:
+    """How `fn` accepts the keyword `name`: "" as a parameter, else the way it is taken in;
+    None when a call passing `name=` would raise TypeError."""
+    by_name = {p.name: p for p in fn.params}
+    param = by_name.get(name)
+    if param is not None and param.kind in ("normal", "kwonly"):
+        return ""
+    for rename in fn.renames:
+        if rename.old != name or _refused(rename.raises, rename.version, version):
+            continue
+        target = by_name.get(rename.new) if rename.new else None
+        if target is not None and target.kind in ("normal", "kwonly"):
+            return f"{name} renamed to {rename.new} by @deprecate_kwarg"
+    kwargs = next((p for p in fn.params if p.kind == "kwarg"), None)
+    if kwargs is not None:
+        return f"{name} absorbed by **{kwargs.name}"
+    return None
+
+
+def _refused(raises: bool, since: str | None, version: Version | None) -> bool:
+    """A deprecation that raises from `since` on refuses the old keyword there (and wherever
+    the version cannot be told, rather than passing on a guess)."""
+    if not raises:
+        return False
+    try:
+        return version is None or since is None or version >= Version(since.lstrip("v"))
+    except InvalidVersion:
+        return True
+
+
+def _names(fn: FunctionInfo) -> str:
+    return render(tuple(type(p)(p.name, p.kind) for p in fn.params))
+
+
+def _function_verdict(
+    module: ModuleInfo,
+    fn: FunctionInfo,
+    qualname: str,
+    contract: Contract,
+    version: Version | None,
+) -> Verdict:
+    missing = [p for p in contract.params if p not in fn.names]
     if missing:
-        return f"params of {qualname} are ({', '.join(fn.params)}); missing {', '.join(missing)}"
-    return _source_detail(module.segment(fn.span), qualname, contract)
+        return _fail(f"params of {qualname} are {_names(fn)}; missing {', '.join(missing)}")
+    notes = []
+    for name in contract.accepts:
+        how = _accepted(fn, name, version)
+        if how is None:
+            return _fail(f"{qualname}{_names(fn)} does not accept {name}")
+        if how:
+            notes.append(how)
+    if contract.signature is not None:
+        pin = contract.signature
+        difference = first_difference(fn.params, pin.params, fn.returns, pin.returns)
+        if difference:
+            return _fail(
+                f"signature of {qualname} is {render(fn.params, fn.returns)}; pinned "
+                f"{render(pin.params, pin.returns)}: {difference}"
+            )
+    verdict = _source_verdict(module.segment(fn.span), qualname, contract)
+    if verdict.holds and notes:
+        return _pass("; ".join(notes))
+    return verdict
 
 
-def _first_holding(variants: list, detail_of: Callable[[object], str | None]) -> str | None:
+def _first_holding(variants: list, verdict_of: Callable[[object], Verdict]) -> Verdict:
     """Names defined twice (if/else branches) hold when any definition satisfies the check."""
-    detail = None
+    verdict = _fail("")
     for variant in variants:
-        detail = detail_of(variant)
-        if detail is None:
-            return None
-    return detail
+        verdict = verdict_of(variant)
+        if verdict.holds:
+            return verdict
+    return verdict
 
 
-def _class_variants(module: ModuleInfo, name: str) -> list[ClassInfo] | str:
+def _class_variants(module: ModuleInfo, name: str) -> list[ClassInfo] | Verdict:
     variants = module.classes.get(name)
     if not variants:
         return _missing_name(module, name, "class", module.classes)
@@ -125,55 +201,61 @@ def _binding_module(
     return None
 
 
-def evaluate(contract: Contract, lookup: ModuleLookup) -> str | None:
-    """None when the contract holds, else the failure detail."""
+def evaluate(contract: Contract, lookup: ModuleLookup, version: Version | None = None) -> Verdict:
+    """Whether the contract holds on the version whose modules `lookup` finds."""
     module = lookup(contract.module)
     if module is None:
-        return f"module {contract.module} not found"
+        return _fail(f"module {contract.module} not found")
     if contract.symbol is not None:
         owner = _binding_module(module, contract.symbol, lookup, set())
         if owner is None:
             return _missing_name(module, contract.symbol, "symbol", module.bindings)
         return _first_holding(
             owner.bindings[contract.symbol],
-            lambda b: _source_detail(owner.segment(b.span), contract.symbol, contract),
+            lambda b: _source_verdict(owner.segment(b.span), contract.symbol, contract),
         )
     if contract.class_ is not None:
         variants = _class_variants(module, contract.class_)
-        if isinstance(variants, str):
+        if isinstance(variants, Verdict):
             return variants
-        return _first_holding(variants, lambda cls: _class_detail(module, cls, contract))
+        return _first_holding(variants, lambda cls: _class_verdict(module, cls, contract))
     if contract.function is not None:
-        return _evaluate_function(module, contract)
-    return _source_detail(module.text, f"module {module.name}", contract)
+        return _evaluate_function(module, contract, version)
+    return _source_verdict(module.text, f"module {module.name}", contract)
 
 
-def _evaluate_function(module: ModuleInfo, contract: Contract) -> str | None:
+def _evaluate_function(module: ModuleInfo, contract: Contract, version: Version | None) -> Verdict:
     name = contract.function
+
+    def judge(fn: FunctionInfo) -> Verdict:
+        return _function_verdict(module, fn, name, contract, version)
+
     if "." not in name:
         variants = module.functions.get(name)
         if not variants:
             return _missing_name(module, name, "function", module.functions)
-        return _first_holding(variants, lambda fn: _function_detail(module, fn, name, contract))
+        return _first_holding(variants, judge)
     class_name, method = name.split(".")
     classes = _class_variants(module, class_name)
-    if isinstance(classes, str):
+    if isinstance(classes, Verdict):
         return classes
 
-    def in_class(cls: ClassInfo) -> str | None:
+    def in_class(cls: ClassInfo) -> Verdict:
         methods = cls.methods.get(method)
         if not methods:
-            return _no_method(cls, method)
-        return _first_holding(methods, lambda fn: _function_detail(module, fn, name, contract))
+            return _fail(_no_method(cls, method))
+        return _first_holding(methods, judge)
 
     return _first_holding(classes, in_class)
 
 
-def evaluate_any(alternatives: tuple[Contract, ...], lookup: ModuleLookup) -> str | None:
+def evaluate_any(
+    alternatives: tuple[Contract, ...], lookup: ModuleLookup, version: Version | None = None
+) -> Verdict:
     details = []
     for i, alternative in enumerate(alternatives, 1):
-        detail = evaluate(alternative, lookup)
-        if detail is None:
-            return None
-        details.append(f"({i}) {detail}")
-    return "none of the alternatives holds: " + "; ".join(details)
+        verdict = evaluate(alternative, lookup, version)
+        if verdict.holds:
+            return verdict
+        details.append(f"({i}) {verdict.detail}")
+    return _fail("none of the alternatives holds: " + "; ".join(details))

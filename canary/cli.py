@@ -1,4 +1,4 @@
-"""The `canary` command: check, versions, lock, report, cache, scan."""
+"""canary: check that the upstream contracts your patches rely on hold on every release."""
 
 from __future__ import annotations
 
@@ -10,24 +10,61 @@ from canary import __version__
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.parse_pool import ParsePool
+from canary.progress import Progress, is_cold
 from canary.reports import FORMATS, render, report_main, terminal_style
+from canary.reports.dispatch import default_format
+from canary.reports.output import OutputError, prepare_output, write_output
+from canary.reports.text import stats_line, summary_line
 from canary.run import Runner, default_jobs, local_selector, offline_mode, release_selector
+from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
 
 EXIT_OK, EXIT_RED, EXIT_USAGE = 0, 1, 2
+MAX_JOBS = 256
+
+EXIT_CODES = """exit status:
+  0  every check holds (pass, skip, xfail, xpass, warn)
+  1  a check failed, or a source could not be read (fail or error)
+  2  a usage error or a matrix that does not load; nothing was run"""
 
 
 class UsageError(Exception):
     """Bad command-line input: exit 2 with the message, no traceback."""
 
 
-def find_matrices(paths: list[str]) -> list[Path]:
-    """Explicit paths, else every matrices/*.yaml of the current project."""
-    if paths:
-        return [Path(p) for p in paths]
-    found = sorted(Path("matrices").glob("*.yaml"))
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Defaults shown beside the options that have one; examples and exit codes as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default not in (None, False, 0, argparse.SUPPRESS) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _matrices_in(folder: Path) -> list[Path]:
+    found = sorted(folder.glob("*.yaml"))
     if not found:
-        raise UsageError("no matrices given and no matrices/*.yaml in the current folder")
+        raise UsageError(f"{folder}: a folder without *.yaml matrices")
+    return found
+
+
+def find_matrices(paths: list[str]) -> list[Path]:
+    """Explicit paths, else every matrices/*.yaml of the current project. A folder means its
+    matrices, and a bare name such as `trl` means matrices/trl.yaml."""
+    if not paths:
+        if not Path("matrices").is_dir():
+            raise UsageError("no matrices given and no matrices/*.yaml in the current folder")
+        return _matrices_in(Path("matrices"))
+    found: list[Path] = []
+    for name in paths:
+        path, short = Path(name), Path("matrices") / f"{name}.yaml"
+        if path.is_dir():
+            found += _matrices_in(path)
+        elif not path.exists() and path.suffix == "" and short.is_file():
+            found.append(short)
+        else:
+            found.append(path)  # a missing file is load_matrix's "cannot read" error
     return found
 
 
@@ -43,20 +80,35 @@ def load_all(paths: list[str]) -> list[Matrix]:
     return matrices
 
 
-def selector_for(args: argparse.Namespace):
+def selector_for(args: argparse.Namespace, matrices: list[Matrix]):
     if args.source not in ("auto", "index", "github"):
         folder = Path(args.source)
         if not folder.is_dir():
             raise UsageError(f"--source {args.source}: not a folder (or auto|index|github)")
+        missing = [m.package for m in matrices if not _holds(folder, m)]
+        if missing:
+            raise SourceError(
+                f"--source {args.source}: no package {', '.join(missing)} in it (looked at the "
+                "top, under the matrix's `src` and under src/); name the matrix it stands in for"
+            )
         return local_selector(folder), folder
     return release_selector, None
 
 
-def write_output(text: str, output: str | None) -> None:
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+def _holds(folder: Path, matrix: Matrix) -> bool:
+    top = matrix.package.split(".")[0]
+    root = LocalTree(folder, matrix.package, matrix.src).root
+    return (root / top).is_dir() or (root / f"{top}.py").is_file()
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= jobs <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{jobs} is outside 1..{MAX_JOBS}")
+    return jobs
 
 
 def exit_status(report: RunReport) -> int:
@@ -70,29 +122,56 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> int:
     matrices = load_all(args.matrices)
-    select, folder = selector_for(args)
+    select, folder = selector_for(args, matrices)
+    output = prepare_output(args.output) if args.output else None
+    fmt = args.format or default_format(args.output)
     runner = Runner(
         select=select, source_path=folder, source=args.source, offline=args.offline, jobs=args.jobs
     )
+    runner.progress = progress_for(args, runner)
     pool = ParsePool()
     runner.modules.parse = pool
     try:
         report = runner.run(matrices, args.versions)
     finally:
         pool.close()
-    width, color = (None, False) if args.output else terminal_style(sys.stdout)
-    write_output(render(args.format, report, width=width, color=color), args.output)
+        if runner.progress is not None:
+            runner.progress.close()
+    if output is None:
+        width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
+        sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
+    else:
+        write_output(output, render(fmt, report))
+        print(f"{summary_line(report)} ({stats_line(report)})\nwrote {output}")
     return exit_status(report)
 
 
+def progress_for(args: argparse.Namespace, runner: Runner) -> Progress | None:
+    """A status line on a terminal's stderr (never with -q, never in a log)."""
+    if args.quiet or not sys.stderr.isatty():
+        return None
+    cold = None
+    if args.source in ("auto", "index", "github"):
+        from canary.sources.cache import default_cache_dir
+
+        root = default_cache_dir()
+        cold = root if is_cold(root) and not args.offline else None
+    return Progress(sys.stderr, lambda: runner.stats().get("bytes_downloaded", 0), cold_cache=cold)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    return report_main(args.results, args.format, args.output, args.baseline)
+    return report_main(
+        args.results, args.format or default_format(args.output), args.output, args.baseline
+    )
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
     from canary.versions import versions_main
 
-    return versions_main(args.matrix, sys.stdout)
+    found = find_matrices([args.matrix])
+    if len(found) != 1:
+        raise UsageError(f"{args.matrix}: holds {len(found)} matrices; name one")
+    return versions_main(str(found[0]), sys.stdout)
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -134,37 +213,88 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
 
 
+CHECK_EXAMPLES = """examples:
+  canary check                              every matrices/*.yaml on every locked release
+  canary check trl --versions anchors       matrices/trl.yaml on its anchors only
+  canary check --format json --output out/results.json
+
+"""
+
+
+def cmd_action(args: argparse.Namespace) -> int:
+    from canary.action.command import run_step
+
+    return run_step(args.step)
+
+
+ACTION_STEPS = ("plan", "lock", "check", "compare", "propose-locks", "verdict")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="canary", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="canary",
+        description=__doc__,
+        formatter_class=HelpFormatter,
+        epilog="examples:\n  canary check\n  canary lock --check\n\n" + EXIT_CODES,
+    )
     parser.add_argument("--version", action="version", version=f"canary {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    check = commands.add_parser("check", help="check matrices against upstream versions")
-    check.add_argument("matrices", nargs="*", metavar="MATRIX")
+    def command(name: str, help: str, epilog: str | None = None) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=help, description=help, epilog=epilog, formatter_class=HelpFormatter
+        )
+
+    check = command(
+        "check", "check matrices against upstream versions", CHECK_EXAMPLES + EXIT_CODES
+    )
+    check.add_argument(
+        "matrices",
+        nargs="*",
+        metavar="MATRIX",
+        help="a matrix file, a folder of them, or a name (trl: matrices/trl.yaml); "
+        "none: every matrices/*.yaml",
+    )
     check.add_argument(
         "--versions",
         default="releases",
-        help="releases (default) | all | anchors | a PEP 440 specifier | a comma-separated list",
+        help="releases | all (with branches) | anchors | latest | a PEP 440 specifier | "
+        "a comma-separated list of versions and branches",
     )
+    check.add_argument("--source", default="auto", help="auto | index | github | a local folder")
     check.add_argument(
-        "--source", default="auto", help="auto (default) | index | github | a local folder"
+        "--format",
+        choices=FORMATS,
+        help="report format (default: text; github under GitHub Actions)",
     )
-    check.add_argument("--format", default="text", choices=FORMATS)
-    check.add_argument("--output", help="write the report to this file")
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE")
     check.add_argument("--offline", action="store_true", help="use the cache alone")
-    check.add_argument("--jobs", type=int, default=default_jobs(), help="versions fetched at once")
+    check.add_argument(
+        "--jobs", type=_jobs, default=default_jobs(), help=f"versions read at once (1..{MAX_JOBS})"
+    )
+    loudness = check.add_mutually_exclusive_group()
+    loudness.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress line on the terminal"
+    )
+    loudness.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="in plain text, one line per check x version instead of version ranges",
+    )
     check.set_defaults(func=cmd_check)
 
-    versions = commands.add_parser("versions", help="the resolved version list of a matrix")
+    versions = command("versions", "the resolved version list of a matrix")
     versions.add_argument("matrix", metavar="MATRIX")
     versions.set_defaults(func=cmd_versions)
 
-    lock = commands.add_parser("lock", help="refresh the committed version lists")
+    lock = command("lock", "refresh the committed version lists", EXIT_CODES)
     lock.add_argument("matrices", nargs="*", metavar="MATRIX")
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     lock.set_defaults(func=cmd_lock)
 
-    cache = commands.add_parser("cache", help="show, empty or prune the canary cache")
+    cache = command("cache", "show, empty or prune the canary cache")
     cache.add_argument("action", choices=["info", "clear", "prune"])
     cache.add_argument(
         "--older-than",
@@ -174,14 +304,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cache.set_defaults(func=cmd_cache, parser=cache)
 
-    report = commands.add_parser("report", help="render saved JSON results; drift since a baseline")
+    report = command("report", "render saved JSON results; drift since a baseline")
     report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")
     report.add_argument("--baseline", metavar="OLD.json", help="list what changed since it")
-    report.add_argument("--format", default="text", choices=FORMATS)
+    report.add_argument(
+        "--format", choices=FORMATS, help="default: text; github under GitHub Actions"
+    )
     report.add_argument("--output", metavar="FILE")
     report.set_defaults(func=cmd_report)
 
-    scan = commands.add_parser("scan", help="propose matrix checks from a downstream codebase")
+    scan = command("scan", "propose matrix checks from a downstream codebase")
     scan.add_argument("path", metavar="PATH", help="the downstream codebase (read, never run)")
     scan.add_argument(
         "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
@@ -194,6 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a site-packages or checkout of the upstreams, to find where re-exports are defined",
     )
     scan.set_defaults(func=cmd_scan)
+
+    action = commands.add_parser("action", help="one step of the GitHub Action (action.yml)")
+    action.add_argument("step", choices=ACTION_STEPS)
+    action.set_defaults(func=cmd_action)
     return parser
 
 
@@ -201,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (MatrixError, UsageError) as exc:
+    except (MatrixError, UsageError, OutputError) as exc:
         print(f"canary: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except SourceError as exc:

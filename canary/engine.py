@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 
 from packaging.version import Version
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
 from canary.branch_version import VersionUnknown, declared_version
-from canary.checks import evaluate, evaluate_any
-from canary.matrix import Check, Matrix
+from canary.checks import Verdict, evaluate, evaluate_any
+from canary.matrix import Acknowledgement, Check, Matrix
 from canary.outcomes import Result, Status
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
@@ -17,9 +18,10 @@ from canary.verdicts import Verdicts
 
 
 def module_files(name: str) -> tuple[tuple[str, bool], ...]:
-    """Where a dotted module may live, in lookup order, and whether that file is a package."""
+    """Where a dotted module may live, in Python's lookup order, and whether that file is a
+    package: a package `m/__init__.py` wins over a module `m.py` beside it."""
     base = name.replace(".", "/")
-    return (f"{base}.py", False), (f"{base}/__init__.py", True)
+    return (f"{base}/__init__.py", True), (f"{base}.py", False)
 
 
 class VersionRun:
@@ -92,34 +94,54 @@ class VersionRun:
             source=self.source,
         )
 
-    def evaluate(self, check: Check) -> str | None:
-        """What is wrong with the check's contract on this version (None: it holds)."""
+    def evaluate(self, check: Check, version: Version | None) -> Verdict:
+        """Whether the check's contract holds on this version, and what is wrong if not."""
         if check.contract is not None:
-            return evaluate(check.contract, self.module)
-        return evaluate_any(check.any_of, self.module)
+            return evaluate(check.contract, self.module, version)
+        return evaluate_any(check.any_of, self.module, version)
 
     def judge(self, check: Check) -> tuple[Status, str]:
-        if check.gate is not None:
+        version = None
+        if check.gate is not None or check.broken:
             try:
                 version = self.gate_version()
             except VersionUnknown as exc:
-                return Status.ERROR, f"gated check on {self.target.label}: {exc}"
-            if check.gated_out(version):
-                return Status.SKIP, f"{version} is outside {check.gate}"
+                if check.gate is not None:
+                    return Status.ERROR, f"gated check on {self.target.label}: {exc}"
+        if check.gate is not None and check.gated_out(version):
+            return Status.SKIP, f"{version} is outside {check.gate}"
         try:
+            at = version or self.target.version
             if self.verdicts is None:
-                detail = self.evaluate(check)
+                verdict = self.evaluate(check, at)
             else:
-                detail = self.verdicts.detail(check, lambda: self.evaluate(check))
+                verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
         except (SourceError, ParseError) as exc:
             return Status.ERROR, str(exc)
+        detail = None if verdict.holds else verdict.detail
+        acknowledged = check.acknowledgement(version) if version is not None else None
+        if acknowledged is not None:
+            return _acknowledged(acknowledged, detail)
         broken = self.matrix.versions.broken.get(self.target.label)
         if broken is not None:
             if detail is None:
                 return Status.XPASS, f"known broken ({broken}) but the contract holds"
             return Status.XFAIL, f"{detail} [known broken: {broken}]"
         if detail is None:
-            return Status.PASS, ""
+            return Status.PASS, verdict.detail
         if check.severity == "info":
             return Status.WARN, detail
         return Status.FAIL, f"{detail} -- {check.why}" if check.why else detail
+
+
+def _acknowledged(ack: Acknowledgement, detail: str | None) -> tuple[Status, str]:
+    """A per-check `broken` entry: expected to fail, stale when it passes, red once expired."""
+    if detail is None:
+        return Status.XPASS, (
+            f"acknowledged broken ({ack.reason}) but the contract holds: "
+            f"the acknowledgement for {ack.versions} is stale"
+        )
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    if ack.expired(today):
+        return Status.ERROR, f"acknowledgement expired on {ack.until_date}: {ack.reason} ({detail})"
+    return Status.XFAIL, f"{detail} [acknowledged: {ack.reason}]"

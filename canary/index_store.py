@@ -8,24 +8,55 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from canary.analysis import Binding, ClassInfo, FunctionInfo, ModuleInfo, Span
+from canary.analysis import (
+    Binding,
+    ClassInfo,
+    FunctionInfo,
+    LazyExports,
+    ModuleInfo,
+    Param,
+    Rename,
+    Span,
+)
 from canary.code_version import code_fingerprint
 from canary.sources.cache import Cache
 from canary.sources.tree import SourceError
 
 
 def _fn(fn: FunctionInfo) -> list[Any]:
-    return [list(fn.params), fn.span.start, fn.span.end]
+    params = [[p.name, p.kind, p.default, p.annotation] for p in fn.params]
+    renames = [[r.old, r.new, r.version, r.raises] for r in fn.renames]
+    return [params, fn.span.start, fn.span.end, renames, fn.returns]
 
 
 def _unfn(name: str, data: list[Any]) -> FunctionInfo:
-    return FunctionInfo(name, tuple(data[0]), Span(data[1], data[2]))
+    params, start, end, renames, returns = data
+    return FunctionInfo(
+        name,
+        tuple(Param(*p) for p in params),
+        Span(start, end),
+        tuple(Rename(*r) for r in renames),
+        returns,
+    )
+
+
+def _lazy(lazy: LazyExports | None) -> list[Any] | None:
+    if lazy is None:
+        return None
+    return [{k: list(v) for k, v in lazy.names.items()}, list(lazy.folders), list(lazy.extra)]
+
+
+def _unlazy(data: list[Any] | None) -> LazyExports | None:
+    if data is None:
+        return None
+    names, folders, extra = data
+    return LazyExports({k: tuple(v) for k, v in names.items()}, tuple(folders), tuple(extra))
 
 
 def dump(info: ModuleInfo) -> dict[str, Any]:
     return {
         "bindings": {
-            name: [[b.kind, b.span.start, b.span.end, b.origin] for b in bindings]
+            name: [[b.kind, b.span.start, b.span.end, b.origin, b.typing_only] for b in bindings]
             for name, bindings in info.bindings.items()
         },
         "functions": {name: [_fn(f) for f in fns] for name, fns in info.functions.items()},
@@ -42,6 +73,10 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
             for name, classes in info.classes.items()
         },
         "star_imports": info.star_imports,
+        "typing_star_imports": info.typing_star_imports,
+        "all": None if info.all_names is None else list(info.all_names),
+        "lazy": _lazy(info.lazy),
+        "aliases": info.aliases,
     }
 
 
@@ -52,7 +87,7 @@ def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
         path=path,
         text=text,
         bindings={
-            n: [Binding(k, Span(s, e), o) for k, s, e, o in bs]
+            n: [Binding(k, Span(s, e), o, t) for k, s, e, o, t in bs]
             for n, bs in data["bindings"].items()
         },
         functions={n: [_unfn(n, f) for f in fs] for n, fs in data["functions"].items()},
@@ -69,6 +104,10 @@ def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
             for n, cs in data["classes"].items()
         },
         star_imports=list(data["star_imports"]),
+        typing_star_imports=list(data["typing_star_imports"]),
+        all_names=None if data["all"] is None else tuple(data["all"]),
+        lazy=_unlazy(data["lazy"]),
+        aliases=dict(data["aliases"]),
     )
 
 

@@ -6,6 +6,7 @@ person reading it has to fix the YAML, not debug canary.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 from dataclasses import dataclass, field
@@ -17,15 +18,18 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from canary import yamlmarks
+from canary.analysis import Param
+from canary.analysis.parameters import parse_signature
 from canary.yamlmarks import MarkedDict
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
-LIST_KEYS = ("methods", "bases", "params", "contains", "matches", "not_contains")
-CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS)
+LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
+CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "own")
 GATE_KEYS = ("since", "until", "versions")
-CHECK_KEYS = ("id", "why", "severity", "any_of", *GATE_KEYS, *CONTRACT_KEYS)
+CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
+ACK_KEYS = ("reason", "until_date")
 SEVERITIES = ("error", "info")
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -57,9 +61,39 @@ class Contract:
     methods: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
+    accepts: tuple[str, ...] = ()
+    signature: Signature | None = None
+    own: bool = False  # methods must be defined in the class's own body, not inherited
     contains: tuple[str, ...] = ()
     matches: tuple[re.Pattern[str], ...] = ()
     not_contains: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A `signature:` pin: the text as written and the parameters it parses to."""
+
+    text: str
+    params: tuple[Param, ...]
+    returns: str | None = None
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """A known break of one check: on `versions` it is expected to fail, until `until_date`."""
+
+    versions: str  # an exact version or a PEP 440 specifier, as written
+    reason: str
+    line: int
+    until_date: datetime.date | None = None
+
+    def covers(self, version: Version) -> bool:
+        if self.versions[:1].isdigit():
+            return version == Version(self.versions)
+        return SpecifierSet(self.versions).contains(version, prereleases=True)
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.until_date is not None and today > self.until_date
 
 
 @dataclass(frozen=True)
@@ -71,6 +105,11 @@ class Check:
     gate: SpecifierSet | None = None
     contract: Contract | None = None
     any_of: tuple[Contract, ...] = ()
+    broken: tuple[Acknowledgement, ...] = ()
+
+    def acknowledgement(self, version: Version) -> Acknowledgement | None:
+        """The first acknowledged break covering `version`, if any."""
+        return next((ack for ack in self.broken if ack.covers(version)), None)
 
     def gated_out(self, version: Version) -> bool:
         """True when `version` lies outside the check's since/until/versions gate."""
@@ -294,6 +333,7 @@ class _Loader:
                 check_id,
             )
         gate = self.gate(data, check_id)
+        broken = self.acknowledgements(data, check_id)
         if "any_of" in data:
             return Check(
                 id=check_id,
@@ -302,11 +342,72 @@ class _Loader:
                 severity=severity,
                 gate=gate,
                 any_of=self.alternatives(data, check_id),
+                broken=broken,
             )
         contract = self.contract(data, check_id, inherited_module=None)
         return Check(
-            id=check_id, why=why, line=line, severity=severity, gate=gate, contract=contract
+            id=check_id,
+            why=why,
+            line=line,
+            severity=severity,
+            gate=gate,
+            contract=contract,
+            broken=broken,
         )
+
+    def acknowledgements(self, data: MarkedDict, check_id: str) -> tuple[Acknowledgement, ...]:
+        """`broken:` on a check: version or range -> reason, or -> {reason, until_date}."""
+        if "broken" not in data:
+            return ()
+        table = data["broken"]
+        line = data.lines["broken"]
+        if not isinstance(table, MarkedDict) or not table:
+            raise self.fail(
+                line,
+                "broken: must map a version or PEP 440 range to a reason, "
+                'e.g. {"1.14.0": "why"} or {">=1.14,<1.15": {reason: "why", until_date: '
+                "2027-03-01}}",
+                check_id,
+            )
+        acks = []
+        for key, value in table.items():
+            key_line = table.lines[key]
+            if not isinstance(key, str) or key[:1].isdigit():
+                self.version(key, key_line, f"broken: {key}", check_id)
+            else:
+                self.specifier(key, key_line, f"broken: {key!r}", check_id)
+            reason, until = self.acknowledgement_value(value, key_line, str(key), check_id)
+            acks.append(Acknowledgement(str(key), reason, key_line, until))
+        return tuple(acks)
+
+    def acknowledgement_value(
+        self, value: Any, line: int, key: str, check_id: str
+    ) -> tuple[str, datetime.date | None]:
+        if isinstance(value, str) and value.strip():
+            return value, None
+        if not isinstance(value, MarkedDict):
+            raise self.fail(
+                line, f"broken: {key}: must be a reason, or {{reason, until_date}}", check_id
+            )
+        self.unknown_keys(value, ACK_KEYS, f"broken: {key}", check_id)
+        reason = self.string(value, "reason", required=True, check=check_id)
+        if not reason or not reason.strip():
+            raise self.fail(value.lines["reason"], f"broken: {key}: reason is empty", check_id)
+        until = value.get("until_date")
+        if until is None:
+            return reason, None
+        if isinstance(until, str):
+            try:
+                until = datetime.date.fromisoformat(until)
+            except ValueError:
+                until = None
+        if not isinstance(until, datetime.date) or isinstance(until, datetime.datetime):
+            raise self.fail(
+                value.lines["until_date"],
+                f"broken: {key}: until_date must be a date such as 2027-03-01",
+                check_id,
+            )
+        return reason, until
 
     def gate(self, data: MarkedDict, check_id: str) -> SpecifierSet | None:
         parts = []
@@ -360,12 +461,13 @@ class _Loader:
             ("methods", "class", class_),
             ("bases", "class", class_),
             ("params", "function", function),
+            ("accepts", "function", function),
         ):
             if lists[key] and present is None:
                 raise self.fail(
                     data.lines[key], f"{key}: needs `{needs}` in the same check", check_id
                 )
-        for key in ("methods", "params"):
+        for key in ("methods", "params", "accepts"):
             for name in lists[key]:
                 if not _NAME.match(name):
                     raise self.fail(data.lines[key], f"{key}: {name!r} is not a name", check_id)
@@ -385,10 +487,47 @@ class _Loader:
             methods=lists["methods"],
             bases=lists["bases"],
             params=lists["params"],
+            accepts=lists["accepts"],
+            signature=self.signature(data, check_id, function),
+            own=self.own(data, check_id, class_, function),
             contains=lists["contains"],
             matches=tuple(patterns),
             not_contains=lists["not_contains"],
         )
+
+    def signature(self, data: MarkedDict, check_id: str, function: str | None) -> Signature | None:
+        text = self.string(data, "signature", check=check_id)
+        if text is None:
+            return None
+        line = data.lines["signature"]
+        if function is None:
+            raise self.fail(line, "signature: needs `function` in the same check", check_id)
+        if not text.strip().startswith("("):
+            raise self.fail(
+                line,
+                f"signature: {text!r} must start with '(', e.g. '(self, x, *, y=None)'",
+                check_id,
+            )
+        try:
+            params, returns = parse_signature(text)
+        except (SyntaxError, ValueError, RecursionError) as exc:
+            why = getattr(exc, "msg", None) or str(exc)
+            raise self.fail(
+                line, f"signature: {text!r} is not a Python signature ({why})", check_id
+            ) from None
+        return Signature(text.strip(), params, returns)
+
+    def own(self, data: MarkedDict, check_id: str, class_: str | None, function: str | None):
+        if "own" not in data:
+            return False
+        line = data.lines["own"]
+        if not isinstance(data["own"], bool):
+            raise self.fail(line, f"own: must be true or false, not {_kind(data['own'])}", check_id)
+        if class_ is None and (function is None or "." not in function):
+            raise self.fail(
+                line, "own: needs `class` (with methods) or `function: Class.method`", check_id
+            )
+        return data["own"]
 
     def function_name(self, data: MarkedDict, check_id: str) -> str | None:
         name = self.string(data, "function", check=check_id)

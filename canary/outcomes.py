@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Status(str, enum.Enum):
@@ -70,6 +70,10 @@ class UpstreamInfo:
     anchors: tuple[str, ...] = ()
     broken: tuple[str, ...] = ()
     branches: tuple[str, ...] = ()
+    #: the matrix file as given on the command line, and the line of each check id in it,
+    #: so CI annotations point at the check a maintainer has to look at
+    matrix: str = ""
+    lines: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
@@ -17,11 +18,19 @@ from canary.matrix import Matrix
 from canary.outcomes import Result, RunReport, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
-from canary.targets import Target
+from canary.targets import Target, explicit_targets, is_explicit
 from canary.verdicts import Verdicts
 
 #: Chooses the targets of a matrix for a `--versions` selection (canary.versions provides it).
 Selector = Callable[[Matrix, str], list[Target]]
+
+
+class ProgressSink(Protocol):
+    """Told the size of the plan, then each version judged (canary.progress draws it)."""
+
+    def start(self, total: int, releases: int) -> None: ...
+
+    def advance(self, upstream: str) -> None: ...
 
 
 def default_jobs() -> int:
@@ -40,6 +49,7 @@ class Runner:
     jobs: int = field(default_factory=default_jobs)
     modules: ModuleCache = field(default_factory=ModuleCache)
     remember: bool = True  # remember verdicts per release file (off to measure the parsing)
+    progress: ProgressSink | None = None
     _context: object | None = None
 
     @property
@@ -110,6 +120,8 @@ class Runner:
         results = [version_run.result(check) for check in matrix.checks]
         if verdicts is not None:
             verdicts.save()
+        if self.progress is not None:
+            self.progress.advance(matrix.upstream)
         return results
 
     def judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
@@ -136,6 +148,8 @@ class Runner:
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
         plan = [(m, t) for m in matrices for t in self.select(m, selection)]
+        if self.progress is not None:
+            self.progress.start(len(plan), sum(not t.branch for _, t in plan))
         results = [result for batch in self.judge_all(plan) for result in batch]
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
@@ -188,17 +202,9 @@ def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
         anchors=tuple(v for v in matrix.versions.anchors if v in labels),
         broken=tuple(v for v in matrix.versions.broken if v in labels),
         branches=tuple(t.label for t in targets if t.branch),
+        matrix=str(matrix.path),
+        lines={check.id: check.line for check in matrix.checks},
     )
-
-
-def is_explicit(selection: str) -> bool:
-    """A comma-separated list of exact versions or branch names (not a keyword or specifier)."""
-    keywords = {"releases", "all", "anchors"}
-    return selection not in keywords and not any(c in selection for c in "<>=!~*")
-
-
-def explicit_targets(selection: str) -> list[Target]:
-    return [Target.parse(label.strip()) for label in selection.split(",") if label.strip()]
 
 
 def local_selector(folder: Path) -> Selector:

@@ -1,4 +1,5 @@
-"""A version to check: a release (maybe with the index file a lock recorded) or a branch."""
+"""A version to check: a release (maybe with the index file a lock recorded) or a branch, and
+the `--versions` values that name versions directly rather than by keyword or specifier."""
 
 from __future__ import annotations
 
@@ -27,3 +28,16 @@ class Target:
     @property
     def version(self) -> Version | None:
         return None if self.branch else Version(self.label)
+
+
+#: `--versions` keywords; anything else is a PEP 440 specifier or a list of exact labels
+SELECTIONS = ("releases", "all", "anchors", "latest")
+
+
+def is_explicit(selection: str) -> bool:
+    """A comma-separated list of exact versions or branch names (not a keyword or specifier)."""
+    return selection not in SELECTIONS and not any(c in selection for c in "<>=!~*")
+
+
+def explicit_targets(selection: str) -> list[Target]:
+    return [Target.parse(label.strip()) for label in selection.split(",") if label.strip()]

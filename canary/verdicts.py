@@ -1,11 +1,12 @@
 """Verdicts remembered per release file, so a warm run answers every check on a release it has
 judged before without opening the release at all (no listing, no member, no index is loaded).
 
-What a check's contract concludes (a failure detail, or None when it holds) depends only on the
-check, the release's files and canary's code. One cache entry per release file (keyed by project,
-file name, the index's sha256 and canary's code fingerprint) maps each check's fingerprint to its
-detail; it is verified like every other entry. Gates, known-broken versions and severity are
-applied afresh on every run; errors (a source or parse fault) are never remembered.
+What a check's contract concludes (whether it holds, and its detail) depends only on the check,
+the release (its files and version) and canary's code. One cache entry per release file (keyed by
+project, file name, the index's sha256 and canary's code fingerprint) maps each check's
+fingerprint to that verdict; it is verified like every other entry. Gates, known-broken versions
+and severity are applied afresh on every run; errors (a source or parse fault) are never
+remembered.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from canary.checks import Verdict
 from canary.code_version import code_fingerprint
 from canary.matrix import Check
 from canary.sources.cache import Cache
@@ -51,6 +53,15 @@ def check_key(check: Check) -> str:
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:32]
 
 
+def _is_verdict(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], bool)
+        and isinstance(value[1], str)
+    )
+
+
 class Verdicts:
     """The remembered details of one release file, and the ones this run adds."""
 
@@ -58,15 +69,15 @@ class Verdicts:
         self.cache = cache
         self.key = f"{release}@{code_fingerprint()}"
         self._known = self._read()
-        self._new: dict[str, str | None] = {}
+        self._new: dict[str, list] = {}
 
-    def _read(self) -> dict[str, str | None]:
+    def _read(self) -> dict[str, list]:
         try:
             raw = self.cache.load(_KIND, self.key)
             data = json.loads(raw) if raw else {}
-        except (SourceError, ValueError):
+        except (SourceError, ValueError, RecursionError):
             return {}
-        if not isinstance(data, dict) or not all(isinstance(d, str | None) for d in data.values()):
+        if not isinstance(data, dict) or not all(_is_verdict(v) for v in data.values()):
             return {}
         return data
 
@@ -75,14 +86,15 @@ class Verdicts:
         the release."""
         return all(check_key(c) in self._known or c.gated_out(version) for c in checks)
 
-    def detail(self, check: Check, evaluate: Callable[[], str | None]) -> str | None:
-        """The remembered detail of `check`, else `evaluate()` (remembered unless it raises)."""
+    def verdict(self, check: Check, evaluate: Callable[[], Verdict]) -> Verdict:
+        """The remembered verdict of `check`, else `evaluate()` (remembered unless it raises)."""
         key = check_key(check)
         if key in self._known:
-            return self._known[key]
-        detail = evaluate()
-        self._new[key] = detail
-        return detail
+            holds, detail = self._known[key]
+            return Verdict(holds, detail)
+        verdict = evaluate()
+        self._new[key] = [verdict.holds, verdict.detail]
+        return verdict
 
     def save(self) -> None:
         """Merge what this run learned into the entry (other processes may have added some)."""

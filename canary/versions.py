@@ -26,11 +26,8 @@ from canary.lock import (
     write_lock,
 )
 from canary.matrix import Matrix, MatrixError, load_matrix
-from canary.run import explicit_targets, is_explicit
 from canary.sources.index import IndexFile
-from canary.targets import Target
-
-SELECTIONS = ("releases", "all", "anchors")
+from canary.targets import Target, explicit_targets, is_explicit
 
 
 class Project(Protocol):
@@ -208,6 +205,8 @@ def select_targets(matrix: Matrix, selection: str) -> list[Target]:
         labels = list(files)
     elif selection == "anchors":
         labels = list(matrix.versions.anchors)
+    elif selection == "latest":
+        labels = [max(files, key=Version)] if files else []
     else:
         spec = _specifier(matrix, selection)
         labels = [label for label in files if spec.contains(Version(label), prereleases=True)]

@@ -50,6 +50,13 @@ class Route:
     ranges: bool = True
     bad_content_range: bool = False
     faults: deque[str] = field(default_factory=deque)
+    #: answer 302 to this URL instead of serving the body
+    redirect: str | None = None
+    #: seconds between single bytes of the body (and of the headers, with drip_headers)
+    drip: float = 0.0
+    drip_headers: bool = False
+    #: extra response headers
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,13 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
             self._serve(route, fault)
 
         def _serve(self, route: Route, fault: str) -> None:
-            headers = {"Content-Type": route.content_type}
+            if route.redirect is not None:
+                self._send(302, b"", {"Location": route.redirect})
+                return
+            if route.drip:
+                self._drip(route)
+                return
+            headers = {"Content-Type": route.content_type, **route.headers}
             if route.etag:
                 headers["ETag"] = route.etag
                 if self.headers.get("If-None-Match") == route.etag:
@@ -165,6 +178,22 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
                 self._send(status, body, headers, cut=len(body) // 2)
                 return
             self._send(status, body, headers)
+
+        def _drip(self, route: Route) -> None:
+            """One byte at a time, each well within any read timeout, until the client leaves."""
+            head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(route.body)}\r\n"
+            head += "".join(f"X-Pad-{i}: {'x' * 50}\r\n" for i in range(90)) + "\r\n"
+            data = (head.encode() if route.drip_headers else b"") + route.body
+            if not route.drip_headers:
+                self.wfile.write(head.encode())
+            self.close_connection = True
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(route.drip)
+            except OSError:
+                return
 
         def _send(
             self, status: int, body: bytes, headers: dict[str, str] | None = None, cut: int = -1

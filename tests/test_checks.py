@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from judging import judge_matrix
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun
 from canary.matrix import load_matrix
 from canary.outcomes import Status
-from canary.sources.local import LocalTree
 from canary.targets import Target
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
@@ -19,18 +18,10 @@ CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
 
 def judge(tmp_path: Path, check_yaml: str, version: str = "2.0.0", header: str = ""):
     """Load a one-check matrix and judge it on the fixture tree as `version`."""
-    text = (
-        "upstream: fakeup\nsrc: src\n"
-        + header
-        + "checks:\n"
-        + textwrap.indent(textwrap.dedent(check_yaml).strip(), "  ")
+    (result,) = judge_matrix(
+        tmp_path, CHECKOUT, "fakeup", check_yaml, version, "src: src\n" + header
     )
-    path = tmp_path / "fakeup.yaml"
-    path.write_text(text + "\n")
-    matrix = load_matrix(path)
-    tree = LocalTree(CHECKOUT, "fakeup", "src")
-    run = VersionRun(matrix, Target.parse(version), tree, ModuleCache())
-    return run.result(matrix.checks[0])
+    return result
 
 
 CASES = [

@@ -136,7 +136,7 @@ def test_an_edited_verdict_is_refused_and_the_check_judged_again(project):
     cold = judge(path, files)
     for entry in verdict_entries(cache):
         magic, meta, data = entry.read_bytes().split(b"\n", 2)
-        edited = json.dumps({key: None for key in json.loads(data)})  # every check "holds"
+        edited = json.dumps({key: [True, ""] for key in json.loads(data)})  # all "hold"
         entry.write_bytes(b"\n".join([magic, meta, edited.encode()]))
     assert judge(path, files) == cold
 

@@ -90,19 +90,72 @@ def test_user_agent_names_canary_and_its_version(server):
     assert server.log[-1].headers["User-Agent"] == f"canary/{__version__}"
 
 
-def test_token_goes_to_github_origins_only_and_never_into_messages():
+def test_token_goes_on_github_requests_to_github_origins_only_and_never_into_messages():
     with serving() as github, serving() as other:
         github.add("/f", BODY)
         other.add("/f", BODY)
         http = client(token="sekrit-token", token_origins=[github.url + "/api"])
-        http.get(github.url + "/f")
-        http.get(other.url + "/f")
+        http.get(github.url + "/f", github=True)
+        http.get(other.url + "/f", github=True)
         assert github.log[-1].headers["Authorization"] == "Bearer sekrit-token"
         assert "Authorization" not in other.log[-1].headers
+        http.get(github.url + "/f")  # a file URL from the index, even on a GitHub host
+        assert "Authorization" not in github.log[-1].headers
         github.fault("/f", *["503"] * 5)
         with pytest.raises(SourceError) as caught:
-            http.get(github.url + "/f")
+            http.get(github.url + "/f", github=True)
         assert "sekrit" not in str(caught.value)
+
+
+def test_a_url_whose_host_depends_on_the_parser_is_refused_and_gets_no_token():
+    """`http://evil\\@github-host/x.whl` is the GitHub host to urllib.parse but `evil` to the
+    connection: the origin check must not pass it, whoever built the request."""
+    with serving() as github, serving() as evil:
+        github.add("/x.whl", BODY)
+        evil.add("/%5C@" + github.url.split("//")[1] + "/x.whl", BODY)
+        http = client(token="sekrit-token", token_origins=[github.url])
+        tricky = evil.url + "\\@" + github.url.split("//")[1] + "/x.whl"
+        for github_request in (False, True):
+            with pytest.raises(SourceError, match="ambiguous URL"):
+                http.get(tricky, github=github_request)
+        assert evil.log == []
+
+
+def test_the_token_does_not_follow_a_redirect_to_another_host():
+    with serving() as github, serving() as elsewhere:
+        elsewhere.add("/file", BODY)
+        github.add("/go", b"", redirect=elsewhere.url + "/file")
+        http = client(token="sekrit-token", token_origins=[github.url])
+        assert http.get(github.url + "/go", github=True).content == BODY
+        assert github.log[-1].headers["Authorization"] == "Bearer sekrit-token"
+        assert "Authorization" not in elsewhere.log[-1].headers
+
+
+def test_redirects_are_bounded(server):
+    server.add("/loop", b"", redirect=server.url + "/loop")
+    with pytest.raises(SourceError, match="more than 5 redirects"):
+        client().get(server.url + "/loop")
+
+
+def test_a_server_dripping_bytes_is_cut_at_the_total_deadline(server):
+    """Each byte comes well within the read timeout, so only a total deadline ends it."""
+    server.add("/drip", BODY, drip=0.05)
+    policy = RetryPolicy(attempts=3, backoff=0.001, read_timeout=5.0, deadline=0.5)
+    with pytest.raises(SourceError, match=r"no complete answer within 0.5 s"):
+        client(policy).get(server.url + "/drip")
+    assert len(server.requests_to("/drip")) == 1  # no retry past the deadline
+
+
+def test_a_server_dripping_its_headers_is_cut_at_the_total_deadline(server):
+    server.add("/drip-head", BODY, drip=0.05, drip_headers=True)
+    policy = RetryPolicy(attempts=2, backoff=0.001, read_timeout=5.0, deadline=0.5)
+    with pytest.raises(SourceError, match=r"within 0.5 s"):
+        client(policy).get(server.url + "/drip-head")
+
+
+def test_a_lone_surrogate_in_a_url_is_an_error_not_a_crash(server):
+    with pytest.raises(SourceError, match="not a valid URL"):
+        client().get(server.url + "/\udc80.whl")
 
 
 def test_credentials_in_urls_are_not_printed(server):
@@ -117,7 +170,7 @@ def test_github_rate_limit_waits_for_a_near_reset(server):
     http = client(token="t", token_origins=[server.url])
     server.fault("/f", "ratelimit:1")
     started = time.monotonic()
-    assert http.get(server.url + "/f").content == BODY
+    assert http.get(server.url + "/f", github=True).content == BODY
     assert time.monotonic() - started >= 0.4
 
 
@@ -126,7 +179,7 @@ def test_github_rate_limit_with_a_far_reset_is_an_error_saying_so(server):
     server.fault("/f", "ratelimit:3600")
     started = time.monotonic()
     with pytest.raises(SourceError, match=r"GitHub rate limit exhausted; it resets in \d+ s"):
-        http.get(server.url + "/f")
+        http.get(server.url + "/f", github=True)
     assert time.monotonic() - started < 2
 
 

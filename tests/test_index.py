@@ -102,6 +102,22 @@ def test_pick_file_prefers_pure_wheels_then_wheels_then_sdists(index):
     assert project.pick_file("not a version") is None
 
 
+def test_pick_file_among_platform_wheels_is_linux_x86_64_whatever_the_listing_order():
+    names = [
+        "big-0.5-py3-none-macosx_14_0_arm64.whl",
+        "big-0.5-py3-none-win_amd64.whl",
+        "big-0.5-py3-none-manylinux_2_24_x86_64.whl",
+        "big-0.5-py3-none-manylinux_2_24_aarch64.whl",
+        "big-0.5.tar.gz",
+    ]
+    for order in (names, names[::-1]):
+        files = [IndexFile(n, "/f/" + n, 1, None, False, None) for n in order]
+        project = Project("big", ["0.5"], files)
+        assert project.pick_file("0.5").filename == "big-0.5-py3-none-manylinux_2_24_x86_64.whl"
+    others = [IndexFile(n, "/f/" + n, 1, None, False, None) for n in (names[1], names[0])]
+    assert Project("big", ["0.5"], others).pick_file("0.5").filename == names[0]
+
+
 def test_html_fallback_with_hashes_yanked_and_requires_python(index):
     project = client(index).project("old")
     assert project.versions == ["1.0", "1.1"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 import sys
 import textwrap
@@ -49,6 +50,100 @@ BAD = [
         HEAD + "  - id: c\n    module: trl\n    params: [a]\n",
         5,
         ["params: needs `function`"],
+    ),
+    (
+        "accepts-without-function",
+        HEAD + "  - id: c\n    module: trl\n    class: A\n    accepts: [a]\n",
+        6,
+        ["check 'c'", "accepts: needs `function`"],
+    ),
+    (
+        "accepts-not-a-name",
+        HEAD + "  - id: c\n    module: trl\n    function: f\n    accepts: ['a b']\n",
+        6,
+        ["accepts: 'a b' is not a name"],
+    ),
+    (
+        "signature-without-function",
+        HEAD + "  - id: c\n    module: trl\n    signature: '(a)'\n",
+        5,
+        ["check 'c'", "signature: needs `function`"],
+    ),
+    (
+        "signature-no-parenthesis",
+        HEAD + "  - id: c\n    module: trl\n    function: f\n    signature: 'a, b'\n",
+        6,
+        ["signature: 'a, b' must start with '('"],
+    ),
+    (
+        "signature-not-python",
+        HEAD + "  - id: c\n    module: trl\n    function: f\n    signature: '(a, *, *, b)'\n",
+        6,
+        ["check 'c'", "is not a Python signature"],
+    ),
+    (
+        "signature-injection",
+        HEAD
+        + "  - id: c\n    module: trl\n    function: f\n    signature: '(a): pass\\ndef g(b)'\n",
+        6,
+        ["is not a Python signature"],
+    ),
+    (
+        "own-not-bool",
+        HEAD + "  - id: c\n    module: trl\n    class: A\n    own: yes please\n",
+        6,
+        ["own: must be true or false"],
+    ),
+    (
+        "own-without-class",
+        HEAD + "  - id: c\n    module: trl\n    function: f\n    own: true\n",
+        6,
+        ["own: needs `class`"],
+    ),
+    (
+        "broken-not-mapping",
+        HEAD + "  - id: c\n    module: trl\n    broken: ['1.0']\n",
+        5,
+        ["check 'c'", "broken: must map a version or PEP 440 range to a reason"],
+    ),
+    (
+        "broken-unquoted-version",
+        HEAD + "  - id: c\n    module: trl\n    broken:\n      1.14: why\n",
+        6,
+        ["check 'c'", "version must be a quoted string"],
+    ),
+    (
+        "broken-bad-version",
+        HEAD + "  - id: c\n    module: trl\n    broken:\n      '1.x': why\n",
+        6,
+        ["'1.x' is not a PEP 440 version"],
+    ),
+    (
+        "broken-bad-range",
+        HEAD + "  - id: c\n    module: trl\n    broken:\n      '>=1.x': why\n",
+        6,
+        ["is not a PEP 440 specifier"],
+    ),
+    (
+        "broken-no-reason",
+        HEAD + "  - id: c\n    module: trl\n    broken:\n      '1.0': ''\n",
+        6,
+        ["broken: 1.0: must be a reason"],
+    ),
+    (
+        "broken-unknown-key",
+        HEAD
+        + "  - id: c\n    module: trl\n    broken:\n      '1.0': {reason: x, until: 2027-01-01}\n",
+        6,
+        ["until: unknown key in broken: 1.0", "did you mean 'until_date'?"],
+    ),
+    (
+        "broken-bad-date",
+        HEAD
+        + "  - id: c\n    module: trl\n    broken:\n      '1.0':\n"
+        + "        reason: x\n        until_date: soon\n",
+        8,
+        ["until_date must be a date such as 2027-03-01"],
     ),
     (
         "bad-regex",
@@ -209,17 +304,37 @@ def test_good_matrix_loads_every_key(tmp_path):
             not_contains: ["z"]
             severity: info
             versions: "<2"
+            broken:
+              "0.20.0": "a typo in that release"
+              ">=0.21,<0.22":
+                reason: "reverted upstream"
+                until_date: 2027-03-01
+          - id: pin
+            module: trl.trainer.grpo_trainer
+            function: GRPOTrainer.compute_loss
+            accepts: [num_items_in_batch]
+            signature: "(self, model, inputs, return_outputs=False, num_items_in_batch=None)"
+            own: true
         """)
     )
     matrix = load_matrix(path)
     assert matrix.versions.broken == {"0.19.0": "bad upload"}
     assert matrix.versions.include == ("main", "0.17.0")
     assert matrix.line_of("versions.anchors") == 12
-    assert [c.id for c in matrix.checks] == ["dgc", "grpo"]
+    assert [c.id for c in matrix.checks] == ["dgc", "grpo", "pin"]
     assert matrix.checks[0].line == 16
     assert str(matrix.checks[0].gate) == ">=0.27.0"
     assert matrix.checks[1].contract.matches[0].pattern == "^y"
     assert matrix.package == "trl" and matrix.src == ""
+    acks = matrix.checks[1].broken
+    assert [(a.versions, a.reason, a.until_date) for a in acks] == [
+        ("0.20.0", "a typo in that release", None),
+        (">=0.21,<0.22", "reverted upstream", datetime.date(2027, 3, 1)),
+    ]
+    assert acks[1].line == 33
+    pin = matrix.checks[2].contract
+    assert pin.accepts == ("num_items_in_batch",) and pin.own
+    assert [p.name for p in pin.signature.params][-1] == "num_items_in_batch"
 
 
 def test_cli_exits_2_without_traceback(tmp_path):

@@ -96,7 +96,7 @@ def test_report_with_baseline_exits_0_when_nothing_is_new(saved, capsys):
 
 def test_report_without_baseline_exits_like_check(saved, tmp_path, capsys):
     assert report_main([str(saved["new"])], "text", None, None) == 1
-    assert "FAIL  trl::a[1.2] a is fail" in capsys.readouterr().out
+    assert "FAIL  trl::a[1.2\u2013main] a is fail" in capsys.readouterr().out
     green = tmp_path / "green.json"
     green.write_text(to_json(build({"trl": (["1.0"], {"a": "."})})), encoding="utf-8")
     assert report_main([str(green)], "text", None, None) == 0
@@ -129,7 +129,7 @@ def test_report_merges_several_results(tmp_path, capsys):
 def test_report_reads_stdin(saved, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(saved["old"].read_text(encoding="utf-8")))
     assert report_main(["-"], "text", None, None) == 1
-    assert "FAIL  trl::b[1.0] b is fail" in capsys.readouterr().out
+    assert "FAIL  trl::b[1.0\u20131.1] b is fail" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

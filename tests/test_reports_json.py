@@ -53,6 +53,8 @@ def test_json_has_exactly_spec_keys_and_all_statuses():
         "anchors": ["1.0.0"],
         "broken": ["0.19.0"],
         "branches": ["main"],
+        "matrix": "matrices/trl.yaml",
+        "lines": {"a": 10, "b": 15},
     }
 
 

@@ -49,6 +49,8 @@ def build(
             anchors=(anchors or {}).get(upstream, ()),
             broken=(broken or {}).get(upstream, ()),
             branches=tuple(v for v in versions if not v[0].isdigit()),
+            matrix=f"matrices/{upstream}.yaml",
+            lines={check: 10 + 5 * n for n, check in enumerate(rows)},
         )
     default = {"requests": 7, "bytes_downloaded": 1234, "cache_hits": 2, "seconds": 0.5}
     return RunReport(results=results, stats=stats or default, upstreams=infos)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from test_reports_support import build, releases
 
+from canary.outcomes import Result, Status
 from canary.reports import render, terminal_style
+from canary.reports.text import human_size
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -44,7 +47,7 @@ def test_plain_lines_have_no_escape_codes_even_when_color_is_asked_without_width
 def test_empty_run_says_so():
     assert render("text", build({})) == "no results\n"
     grid = render("text", build({}), width=80).splitlines()
-    assert grid[-1] == "no results (0.5s, 7 requests, 1234 bytes downloaded, 2 cache hits)"
+    assert grid[-1] == "no results (0.5s, 7 requests, 1.2 kB downloaded, 2 cache hits)"
 
 
 def test_grid_fits_the_width_and_keeps_the_break_point_visible():
@@ -103,3 +106,89 @@ def test_terminal_style_only_on_a_tty(monkeypatch):
     assert terminal_style(Tty()) == (97, True)
     monkeypatch.setenv("NO_COLOR", "1")
     assert terminal_style(Tty()) == (97, False)
+
+
+def test_plain_lines_group_versions_into_ranges_and_verbose_lists_each():
+    report = build({"trl": (releases(6), {"a": "..FFF.", "b": "EE...."})})
+    assert render("text", report).splitlines() == [
+        "FAIL  trl::a[0.0.2\u20130.0.4] a is fail",
+        "ERROR trl::b[0.0.0\u20130.0.1] b is error",
+        "7 pass, 3 fail, 2 error",
+    ]
+    verbose = render("text", report, verbose=True).splitlines()
+    assert verbose[:3] == [
+        "FAIL  trl::a[0.0.2] a is fail",
+        "FAIL  trl::a[0.0.3] a is fail",
+        "FAIL  trl::a[0.0.4] a is fail",
+    ]
+    assert len(verbose) == 6
+
+
+UNREACHABLE = (
+    "https://raw.githubusercontent.com/o/{up}/main/{up}/x.py: ConnectionError: "
+    "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries exceeded "
+    '(Caused by NameResolutionError("HTTPSConnection(...)")) (after 5 attempts)'
+)
+
+
+def unreadable(upstream: str, checks: int, version: str = "main") -> list[Result]:
+    detail = UNREACHABLE.format(up=upstream)
+    return [
+        Result(
+            upstream,
+            f"c{n}",
+            version,
+            Status.ERROR,
+            f"gated check on main: {detail}" * (n % 2) or detail,
+        )
+        for n in range(checks)
+    ]
+
+
+def test_an_unreadable_source_is_one_line_with_a_short_cause_and_a_count():
+    report = build({"trl": (["1.0", "main"], {"a": "F.", "b": ".."})})
+    report.results = [r for r in report.results if r.version != "main"]
+    report.results += unreadable("trl", 3) + unreadable("peft", 2)
+    lines = render("text", report).splitlines()
+    assert lines == [
+        "FAIL  trl::a[1.0] a is fail",
+        "ERROR trl[main], peft[main] GitHub unreachable (name resolution failed); 5 checks not run",
+        "1 pass, 1 fail, 5 error",
+    ]
+
+
+def test_offline_with_an_empty_cache_is_one_line():
+    versions = releases(4)
+    report = build({"trl": (versions, {})})
+    report.results = [
+        Result("trl", check, v, Status.ERROR, f"offline: listing of trl-{v}.whl not in cache")
+        for v in versions
+        for check in ("a", "b")
+    ]
+    assert render("text", report) == (
+        "ERROR trl[0.0.0\u20130.0.3] not in the cache (offline; run once online to fill it); "
+        "8 checks not run\n"
+    )
+
+
+def test_a_narrow_terminal_wraps_the_reason_and_never_cuts_it():
+    detail = "GRPOTrainer has no method _get_per_token_logps (has _get_per_token_logps_and_x)"
+    report = build({"trl": (releases(3), {"a": "FF."})})
+    report.results = [
+        Result(r.upstream, r.check, r.version, r.status, detail if r.detail else "")
+        for r in report.results
+    ]
+    lines = render("text", report, width=40).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("FAIL"))
+    joined = " ".join(line.strip() for line in lines[start : start + 4])
+    assert detail in joined
+    assert "…" not in joined
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [(0, "0 B"), (999, "999 B"), (1234, "1.2 kB"), (84_512_000, "84.5 MB"), (3.2e9, "3.2 GB")],
+)
+def test_sizes_read_like_pip_does(count, text):
+    assert human_size(count) == text

@@ -166,20 +166,21 @@ def test_pr_workflow_installs_and_tests_as_the_readme_says():
         assert not odd, f"job {name!r} runs pytest not as `{shlex.join(test)} ...`: {odd}"
 
 
-def test_nightly_installs_and_runs_canary_as_the_readme_says():
-    """The nightly uses canary as a user would: the README's first Quick start block."""
-    install, check = readme_pair(0)
-    jobs = {name: job_commands(job) for name, job in load(NIGHTLY_WORKFLOW)["jobs"].items()}
-    canary_jobs = {name: c for name, c in jobs.items() if any(words[0] == "canary" for words in c)}
-    assert canary_jobs, "the nightly workflow runs no canary command"
-    for name, commands in canary_jobs.items():
-        check_job(name, commands, install, check)
+def test_nightly_runs_the_repositorys_own_action():
+    """The nightly uses canary as an adopting repository would: through action.yml, in nightly
+    mode, on this repository's matrices (test_action.py checks that the Action installs with
+    the README's first Quick start block)."""
+    steps = [step for job in load(NIGHTLY_WORKFLOW)["jobs"].values() for step in job["steps"]]
+    own = [step for step in steps if step.get("uses") == "./"]
+    assert len(own) == 1, "the nightly should run the Action once"
+    assert own[0]["with"]["mode"] == "nightly"
+    assert own[0]["with"]["matrices"] == "matrices"
 
 
 @pytest.mark.parametrize("workflow", workflow_files(), ids=lambda path: path.name)
 def test_workflow_is_least_privilege_and_bounded(workflow: Path):
     """Read-only token by default, one run per concurrency group, a time limit on every job,
-    every action at a fixed version."""
+    every action at a fixed version (a local action is the checkout's own)."""
     spec = load(workflow)
     assert spec.get("permissions") == {"contents": "read"}, "top-level permissions widen the token"
     assert "concurrency" in spec, "no concurrency group"
@@ -187,4 +188,34 @@ def test_workflow_is_least_privilege_and_bounded(workflow: Path):
         assert isinstance(job.get("timeout-minutes"), int), f"job {name!r} has no timeout-minutes"
         for step in job.get("steps", []):
             action, _, ref = step.get("uses", "x@pinned").partition("@")
+            if action.startswith("./"):
+                continue
             assert ref and ref not in ("main", "master", "latest"), f"{action} is not pinned"
+
+
+def test_the_actions_steps_pass_actionlint(tmp_path: Path):
+    """actionlint reads an action's metadata only for the inputs a workflow gives it, so the
+    Action's steps are linted as the steps of a reusable workflow taking the same inputs: every
+    expression, condition and input given to another action is checked."""
+    action = load(ROOT / "action.yml")
+    inputs = {name: {"type": "string", "required": False} for name in action["inputs"]}
+    workflow = {
+        "on": {"workflow_call": {"inputs": inputs}},
+        "permissions": {"contents": "read"},
+        "jobs": {
+            "action": {
+                "runs-on": "ubuntu-24.04",
+                "timeout-minutes": 5,
+                "steps": action["runs"]["steps"],
+            }
+        },
+    }
+    path = tmp_path / "action-steps.yml"
+    path.write_text(yaml.safe_dump(workflow, sort_keys=False), encoding="utf-8")
+    result = run_actionlint(path)
+    findings = (result.stdout + result.stderr).strip()
+    assert result.returncode == 0 and not findings, f"actionlint on action.yml's steps:\n{findings}"
+    for step in action["runs"]["steps"]:
+        assert "uses" in step or step.get("shell") == "bash", f"{step.get('name')}: no shell"
+        name, _, ref = step.get("uses", "x@pinned").partition("@")
+        assert ref and ref not in ("main", "master", "latest"), f"{name} is not pinned"

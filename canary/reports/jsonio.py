@@ -1,7 +1,8 @@
 """SPEC's JSON object, written and read back, so `canary report` renders without re-running.
 
 The object is exactly SPEC's (`results`, `summary` with every status, `stats` with four keys)
-plus an additive `upstreams` key carrying each UpstreamInfo (anchors, broken, branches, order).
+plus an additive `upstreams` key carrying each UpstreamInfo (anchors, broken, branches, order,
+and where each check is written: `matrix` file and `lines` of check ids).
 Reading tolerates a file without `upstreams` (other producers, older runs): versions are then
 ordered by PEP 440 with branch labels last.
 """
@@ -36,7 +37,11 @@ def to_json(report: RunReport) -> str:
         "summary": summarize(report.results),
         "stats": stats_of(report),
         "upstreams": {
-            name: {key: list(getattr(info, key)) for key in INFO_KEYS}
+            name: {
+                **{key: list(getattr(info, key)) for key in INFO_KEYS},
+                "matrix": info.matrix,
+                "lines": info.lines,
+            }
             for name, info in report.upstreams.items()
         },
     }
@@ -80,7 +85,16 @@ def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInf
             isinstance(info.get(key, []), list) for key in INFO_KEYS
         ):
             raise ReportError(f'upstreams["{name}"] is not an object of lists')
-        infos[name] = UpstreamInfo(**{key: tuple(map(str, info.get(key, []))) for key in INFO_KEYS})
+        matrix, lines = info.get("matrix", ""), info.get("lines", {})
+        if not isinstance(matrix, str) or not isinstance(lines, dict):
+            raise ReportError(f'upstreams["{name}"]: "matrix" or "lines" has the wrong type')
+        if not all(isinstance(line, int) for line in lines.values()):
+            raise ReportError(f'upstreams["{name}"]["lines"] is not an object of line numbers')
+        infos[name] = UpstreamInfo(
+            **{key: tuple(map(str, info.get(key, []))) for key in INFO_KEYS},
+            matrix=matrix,
+            lines=lines,
+        )
     return infos
 
 

@@ -1,13 +1,21 @@
-"""Terminal output: grep-friendly lines in logs, the grid squeezed to the width on a TTY."""
+"""Terminal output: grouped lines in logs, the grid squeezed to the width on a TTY.
+
+A log gets one line per check and detail with its versions as ranges (`FAIL  trl::grpo[0.20.0
+to 1.16.0] ...`, written with an en dash), a source that could not be read once per cause, and
+the summary; `verbose` gives one line per check x version instead. A terminal gets the grid,
+the same grouped lines wrapped (never cut) to its width, and the legend.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
 import shutil
+import textwrap
 from typing import TextIO
 
 from canary.outcomes import Result, RunReport, Status, summarize
+from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import (
     UpstreamGrid,
     build_grids,
@@ -65,11 +73,22 @@ def summary_line(report: RunReport) -> str:
     return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
 
 
+def human_size(count: float) -> str:
+    """Bytes as a person reads them: 950 B, 12.3 kB, 84.5 MB (powers of 1000, like pip)."""
+    if count < 1000:
+        return f"{count:.0f} B"
+    for unit in ("kB", "MB", "GB"):
+        count /= 1000
+        if count < 1000 or unit == "GB":
+            break
+    return f"{count:.1f} {unit}"
+
+
 def stats_line(report: RunReport) -> str:
     stats = stats_of(report)
     return (
         f"{stats['seconds']:.1f}s, {stats['requests']} requests, "
-        f"{stats['bytes_downloaded']} bytes downloaded, {stats['cache_hits']} cache hits"
+        f"{human_size(stats['bytes_downloaded'])} downloaded, {stats['cache_hits']} cache hits"
     )
 
 
@@ -83,9 +102,33 @@ def result_line(result: Result) -> str:
     return f"{line} {result.detail}" if result.detail else line
 
 
-def render_lines(report: RunReport) -> str:
-    """One line per result that is neither pass nor skip, then the summary line."""
-    lines = [result_line(r) for r in report.results if r.status not in QUIET]
+def finding_lines(report: RunReport) -> list[tuple[Status, str]]:
+    """Per check, one line per (status, detail) with its versions as ranges; then one line
+    per source that could not be read."""
+    faults, rest = split_faults(report)
+    order = version_order(report)
+    lines = []
+    for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
+        for check in grid.checks:
+            loud = [c for c in grid.row(check) if c.status not in QUIET]
+            for (status, detail), versions in grouped(loud).items():
+                where = spans_text(versions, grid.versions)
+                text = f"{label(status)} {grid.name}::{check}[{where}]"
+                lines.append((status, f"{text} {detail}" if detail else text))
+    lines += [(Status.ERROR, f"{label(Status.ERROR)} {fault.line(order)}") for fault in faults]
+    return lines
+
+
+def render_lines(report: RunReport, verbose: bool = False) -> str:
+    """Grouped findings (or, verbose, one line per result that is neither pass nor skip), then
+    the summary line. A run where one unreadable source stopped everything is that one line."""
+    if verbose:
+        lines = [result_line(r) for r in report.results if r.status not in QUIET]
+        return "\n".join([*lines, summary_line(report)]) + "\n"
+    faults, rest = split_faults(report)
+    if len(faults) == 1 and not rest:
+        return f"{label(Status.ERROR)} {faults[0].line(version_order(report))}\n"
+    lines = [text for _, text in finding_lines(report)]
     return "\n".join([*lines, summary_line(report)]) + "\n"
 
 
@@ -145,14 +188,14 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     return lines
 
 
-def _detail_lines(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
+def _detail_lines(report: RunReport, width: int, color: bool) -> list[str]:
+    """The grouped findings wrapped to the width, continuation lines indented."""
     lines = []
-    for check in grid.checks:
-        loud = [c for c in grid.row(check) if c.status not in QUIET]
-        for (status, detail), versions in grouped(loud).items():
-            where = spans_text(versions, grid.versions)
-            text = _clip(f"{label(status)} {grid.name}::{check}[{where}] {detail}", width)
-            lines.append(_paint(text, status, color))
+    for status, text in finding_lines(report):
+        wrapped = textwrap.wrap(
+            text, max(20, width), subsequent_indent=" " * 6, break_on_hyphens=False
+        )
+        lines += [_paint(part, status, color) for part in wrapped]
     return lines
 
 
@@ -176,12 +219,15 @@ def render_grid(report: RunReport, width: int, color: bool) -> str:
     lines: list[str] = []
     for grid in grids:
         lines += [*_grid_block(grid, width, color), ""]
-    for grid in grids:
-        lines += _detail_lines(grid, width, color)
-    summary = f"{summary_line(report)} ({stats_line(report)})"
-    return "\n".join([*lines, *legend, summary]) + "\n"
+    lines += _detail_lines(report, width, color)
+    summary = textwrap.wrap(f"{summary_line(report)} ({stats_line(report)})", max(20, width))
+    return "\n".join([*lines, *legend, *summary]) + "\n"
 
 
-def render_text(report: RunReport, width: int | None = None, color: bool = False) -> str:
+def render_text(
+    report: RunReport, width: int | None = None, color: bool = False, verbose: bool = False
+) -> str:
     """The grid when a terminal width is known, grep-friendly lines otherwise."""
-    return render_lines(report) if width is None else render_grid(report, width, color)
+    if width is None:
+        return render_lines(report, verbose)
+    return render_grid(report, width, color)

@@ -103,12 +103,17 @@ class GitHubTree:
         if self._tarball is not None:
             if repo_path in self._tarball.links:
                 raise SourceError(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
+            if repo_path in self._tarball.refused:
+                why = self._tarball.refused[repo_path]
+                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} {why}")
             return self._tarball.files.get(repo_path)
         url = self._url(repo_path)
 
         def fetch(etag: str | None) -> Reply:
             headers = {"If-None-Match": etag} if etag else {}
-            return self.http.get(url, headers, allow=(404,), max_bytes=self.limits.max_member)
+            return self.http.get(
+                url, headers, allow=(404,), max_bytes=self.limits.max_member, github=True
+            )
 
         entry = self.cache.revalidate(self._key(repo_path), redact(url), fetch)
         if entry.absent:
@@ -125,7 +130,8 @@ class GitHubTree:
 
             def fetch(etag: str | None) -> Reply:
                 headers = {"Accept": "application/vnd.github.sha"}
-                return self.http.get(url, {**headers, **({"If-None-Match": etag} if etag else {})})
+                headers.update({"If-None-Match": etag} if etag else {})
+                return self.http.get(url, headers, max_bytes=self.limits.max_answer, github=True)
 
             if self.cache.revalidate(self._ref_key(), redact(url), fetch).absent:
                 raise SourceError(f"{redact(url)}: ref {self.ref!r} not found in {self.repo}")
@@ -143,7 +149,7 @@ class GitHubTree:
             if self._tarball is not None:
                 return
             url = f"{self.api_url}/repos/{self.repo}/tarball/{quote(self.ref, safe='/')}"
-            reply = self.http.get(url, allow=(), max_bytes=self.limits.max_download)
+            reply = self.http.get(url, allow=(), max_bytes=self.limits.max_download, github=True)
             try:
                 unpacked = unpack_tar(reply.content, self.limits)
             except TarFormatError as exc:
@@ -151,9 +157,10 @@ class GitHubTree:
             stripped = Unpacked(
                 {_strip_top(n): d for n, d in unpacked.files.items() if "/" in n},
                 {_strip_top(n) for n in unpacked.links if "/" in n},
+                {_strip_top(n): why for n, why in unpacked.refused.items() if "/" in n},
             )
             for path in remember:
-                if path not in stripped.links:
+                if path not in stripped.links and path not in stripped.refused:
                     self.cache.put_fresh(self._key(path), stripped.files.get(path))
             self.cache.put_fresh(self._ref_key(), b"")  # the tarball proves the ref exists
             self._ref_checked = True

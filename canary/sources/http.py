@@ -2,8 +2,11 @@
 
 Transient trouble (resets, timeouts, truncated bodies, 429, 5xx) is retried with exponential
 backoff and jitter, honoring Retry-After within a bound; anything left after the retries becomes
-a SourceError naming the URL and the cause. A GitHub token goes to the configured GitHub origins
-only and never appears in a message.
+a SourceError naming the URL and the cause. Every request ends within a total deadline (see
+canary.sources.deadline), redirects included. A GitHub token goes only on the requests canary's
+GitHub source builds (`github=True`), only to the configured GitHub origins as the connection
+itself parses them, and never appears in a message; URLs that two parsers read differently
+are refused.
 """
 
 from __future__ import annotations
@@ -11,15 +14,18 @@ from __future__ import annotations
 import email.utils
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from canary import __version__
+from canary.sources.deadline import Deadline, DeadlineAdapter, bounded
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
@@ -44,6 +50,10 @@ class RetryPolicy:
     rate_limit_wait_cap: float = 60.0
     connect_timeout: float = 10.0
     read_timeout: float = 60.0
+    #: a whole `get`, its retries, waits and redirects included, ends by then (a server
+    #: dripping bytes never trips the read timeout)
+    deadline: float = 300.0
+    max_redirects: int = 5
 
     def delay(self, retry: int) -> float:
         """Exponential backoff with jitter for the given retry (0-based)."""
@@ -69,18 +79,45 @@ class _Retryable(Exception):
         self.wait = wait
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_CREDENTIALS = re.compile(r"//[^/?#\s]*@")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def redact(url: str) -> str:
-    """The URL without user:password, safe for messages."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    """The URL without user:password (everything before the authority's last `@`)."""
+    return _USERINFO.sub(r"\1", url)
 
 
 def origin(url: str) -> str:
-    """scheme://host:port of a URL: the unit a token is scoped to."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}".lower()
+    """scheme://host:port as the connection is made: urllib3's parser, the one requests uses."""
+    try:
+        parts = parse_url(url)
+    except LocationParseError:
+        return ""
+    scheme = (parts.scheme or "").lower()
+    return f"{scheme}://{(parts.host or '').lower()}:{parts.port or _DEFAULT_PORTS.get(scheme)}"
+
+
+def checked_url(url: str) -> str:
+    """The URL, if it can be sent and every parser agrees on its host; else a SourceError.
+
+    `https://evil\\@host/` is host `host` to urllib.parse but `evil` to the connection: a
+    check made with one parser and a request made with the other would disagree."""
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(f"{redact(url)!a}: not a valid URL (unencodable text)") from None
+    try:
+        connects_to = parse_url(url)
+        split = urlsplit(url)
+    except (LocationParseError, ValueError) as exc:
+        raise SourceError(f"{redact(url)}: not a valid URL: {_short(exc)}") from None
+    if (connects_to.scheme or "").lower() not in _DEFAULT_PORTS:
+        raise SourceError(f"{redact(url)}: not an http(s) URL")
+    if "\\" in split.netloc or (connects_to.host or "").lower() != (split.hostname or ""):
+        raise SourceError(f"{redact(url)}: ambiguous URL (its host depends on the parser)")
+    return url
 
 
 def github_token() -> str | None:
@@ -121,7 +158,7 @@ class Http:
         self._token_origins = frozenset(origin(o) for o in token_origins)
         self._sleep = sleep
         self._session = requests.Session()
-        adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
+        adapter = DeadlineAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers["User-Agent"] = USER_AGENT
@@ -139,27 +176,35 @@ class Http:
         *,
         allow: Iterable[int] = (404,),
         max_bytes: int | None = None,
+        github: bool = False,
     ) -> Reply:
-        """GET with retries. 2xx, 304 and the `allow` statuses are returned; others raise."""
+        """GET with retries. 2xx, 304 and the `allow` statuses are returned; others raise.
+
+        `github` marks a request canary's GitHub source built: only those carry the token."""
         allowed = frozenset(allow)
         policy = self.policy
+        checked_url(url)
         host = origin(url)
         if host in self._unreachable:
             raise SourceError(f"{redact(url)}: {host} unreachable: {self._unreachable[host]}")
+        deadline = Deadline(policy.deadline)
         cause = "no attempt made"
         retry = 0
         rate_limit_waited = False
         connected = False
         while retry < policy.attempts:
+            if deadline.remaining() <= 0:
+                cause = f"{cause}; no complete answer within {policy.deadline:g} s"
+                raise SourceError(f"{redact(url)}: {cause}")
             try:
-                reply = self._attempt(url, headers, max_bytes)
+                reply = self._attempt(url, headers, max_bytes, github, deadline)
                 connected = True
                 if reply.status < 300 or reply.status == 304 or reply.status in allowed:
                     return reply
-                wait = self._rate_limit_wait(url, reply, rate_limit_waited)
+                wait = self._rate_limit_wait(url, reply, rate_limit_waited, github)
                 if wait is not None:
                     rate_limit_waited = True
-                    self._sleep(wait)
+                    self._sleep(min(wait, max(0.0, deadline.remaining())))
                     continue
                 if reply.status not in _RETRY_STATUSES:
                     raise SourceError(f"{redact(url)}: HTTP {reply.status}")
@@ -172,44 +217,70 @@ class Http:
             except _RETRY_ERRORS as exc:
                 connected = connected or not isinstance(exc, requests.ConnectionError)
                 cause, wait = f"{type(exc).__name__}: {_short(exc)}", None
+                if deadline.expired:
+                    connected, cause = True, f"no complete answer within {policy.deadline:g} s"
             except requests.RequestException as exc:
                 raise SourceError(f"{redact(url)}: {type(exc).__name__}: {_short(exc)}") from None
             retry += 1
             if retry < policy.attempts:
                 delay = policy.delay(retry - 1) if wait is None else wait
-                self._sleep(min(delay, policy.retry_after_cap))
+                self._sleep(max(0.0, min(delay, policy.retry_after_cap, deadline.remaining())))
         cause = f"{cause} (after {policy.attempts} attempts)"
         if not connected:
             self._unreachable[host] = cause
         raise SourceError(f"{redact(url)}: {cause}")
 
-    def _attempt(self, url: str, headers: Mapping[str, str] | None, max_bytes: int | None) -> Reply:
-        """One request, body read whole and checked against Content-Length."""
-        sent = dict(headers or {})
-        if self._token and origin(url) in self._token_origins:
-            sent["Authorization"] = f"Bearer {self._token}"
-        self.stats.add(requests=1)
+    def _attempt(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        max_bytes: int | None,
+        github: bool,
+        deadline: Deadline,
+    ) -> Reply:
+        """One request, redirects followed by hand (their bodies are never read), body read
+        whole and checked against Content-Length; the token goes to GitHub origins only."""
         timeout = (self.policy.connect_timeout, self.policy.read_timeout)
-        with self._session.get(url, headers=sent, timeout=timeout, stream=True) as resp:
-            body = bytearray()
-            try:
-                for chunk in resp.iter_content(64 * 1024):
-                    body += chunk
-                    if max_bytes is not None and len(body) > max_bytes:
-                        raise SourceError(
-                            f"{redact(url)}: response exceeds the {max_bytes} byte limit"
-                        )
-            finally:
-                self.stats.add(bytes_downloaded=resp.raw.tell() or len(body))
-            expected = resp.headers.get("Content-Length")
-            encoded = resp.headers.get("Content-Encoding", "identity") != "identity"
-            if expected and expected.isdigit() and not encoded and int(expected) != len(body):
-                raise _Retryable(f"truncated body ({len(body)} of {expected} bytes)")
-            return Reply(resp.url or url, resp.status_code, resp.headers, bytes(body))
+        hop = url
+        for _ in range(self.policy.max_redirects + 1):
+            sent = dict(headers or {})
+            if github and self._token and origin(hop) in self._token_origins:
+                sent["Authorization"] = f"Bearer {self._token}"
+            self.stats.add(requests=1)
+            with (
+                bounded(deadline),
+                self._session.get(
+                    hop, headers=sent, timeout=timeout, stream=True, allow_redirects=False
+                ) as resp,
+            ):
+                if resp.is_redirect:
+                    hop = checked_url(urljoin(hop, resp.headers["Location"]))
+                    continue
+                return self._read(url, resp, max_bytes, deadline)
+        raise SourceError(f"{redact(url)}: more than {self.policy.max_redirects} redirects")
 
-    def _rate_limit_wait(self, url: str, reply: Reply, waited: bool) -> float | None:
+    def _read(
+        self, url: str, resp: requests.Response, max_bytes: int | None, deadline: Deadline
+    ) -> Reply:
+        body = bytearray()
+        try:
+            for chunk in resp.iter_content(64 * 1024):
+                body += chunk
+                if max_bytes is not None and len(body) > max_bytes:
+                    raise SourceError(f"{redact(url)}: response exceeds the {max_bytes} byte limit")
+        finally:
+            self.stats.add(bytes_downloaded=resp.raw.tell() or len(body))
+        if deadline.expired:  # the watchdog cut the connection: what came is not the body
+            raise _Retryable(f"no complete answer within {deadline.seconds:g} s")
+        expected = resp.headers.get("Content-Length")
+        encoded = resp.headers.get("Content-Encoding", "identity") != "identity"
+        if expected and expected.isdigit() and not encoded and int(expected) != len(body):
+            raise _Retryable(f"truncated body ({len(body)} of {expected} bytes)")
+        return Reply(resp.url or url, resp.status_code, resp.headers, bytes(body))
+
+    def _rate_limit_wait(self, url: str, reply: Reply, waited: bool, github: bool) -> float | None:
         """Seconds to wait for GitHub's rate-limit reset; raise when too long or waited once."""
-        if reply.status not in (403, 429) or origin(url) not in self._token_origins:
+        if reply.status not in (403, 429) or not github:
             return None
         if reply.headers.get("x-ratelimit-remaining") != "0":
             return None
@@ -227,4 +298,4 @@ class Http:
 def _short(exc: Exception) -> str:
     """The first line of an exception, without the nesting urllib3 adds."""
     text = str(exc).splitlines()[0] if str(exc) else ""
-    return text[:200]
+    return _CREDENTIALS.sub("//", text)[:200]

@@ -106,11 +106,16 @@ class Project:
 
     def pick_file(self, version: str) -> IndexFile | None:
         """The file to read sources from: a non-yanked pure-Python wheel first, then any wheel,
-        then an sdist (the Python sources are the same in each)."""
+        then an sdist (the Python sources are the same in each). Among platform wheels (vLLM,
+        bitsandbytes) the Linux x86-64 one wins, then the first filename: the choice never depends
+        on the order the index lists files in, and it is the same platform on every release."""
         candidates = [f for f in self.files(version) if _kind_rank(f.filename) is not None]
         if not candidates:
             return None
-        return min(candidates, key=lambda f: (f.yanked, _kind_rank(f.filename)))
+        return min(
+            candidates,
+            key=lambda f: (f.yanked, _kind_rank(f.filename), _not_linux_x86_64(f), f.filename),
+        )
 
 
 def _file_version(filename: str) -> Version | None:
@@ -131,6 +136,14 @@ def _kind_rank(filename: str) -> int | None:
             return 0
         return 1 if pure else 2
     return 3 if filename.endswith((".tar.gz", ".zip")) else None
+
+
+def _not_linux_x86_64(file: IndexFile) -> bool:
+    """False for a Linux x86-64 wheel: the platform every platform-wheel release ships."""
+    if not file.filename.endswith(".whl"):
+        return True
+    tags = parse_wheel_filename(file.filename)[3]
+    return not any(t.platform.endswith("x86_64") and "linux" in t.platform for t in tags)
 
 
 class IndexClient:

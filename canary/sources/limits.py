@@ -11,12 +11,24 @@ MiB = 1024 * 1024
 class Limits:
     """Caps applied to every remote archive; all sizes in bytes."""
 
-    #: largest decompressed size of one member (zip bombs); Python sources are far below it
-    max_member: int = 64 * MiB
+    #: largest decompressed size of one member, and of one file from GitHub: the largest
+    #: source file the analysis parses (canary.analysis.MAX_SOURCE_BYTES), so nothing larger
+    #: is ever decompressed or cached (a 300 KiB zip bomb must not become 300 MiB of cache)
+    max_member: int = 8 * MiB
+    #: most members one archive may have (a million tiny members cost far more than bytes)
+    max_members: int = 100_000
+    #: largest central directory read from a zip
+    max_directory: int = 64 * MiB
+    #: largest project page from the index (the largest real ones are a few MiB)
+    max_index_page: int = 64 * MiB
+    #: largest small answer from the GitHub API (does a ref exist)
+    max_answer: int = 1 * MiB
     #: largest file downloaded whole (a server ignoring Range, an sdist, a GitHub tarball)
     max_download: int = 512 * MiB
-    #: largest total decompressed size of a tarball's members
+    #: largest total decompressed size of a tarball's members (they are streamed, not held)
     max_unpacked: int = 1024 * MiB
+    #: largest total size of the source and metadata members a tarball's reading keeps
+    max_kept: int = 256 * MiB
     #: first tail read of a wheel: this share of its size, plus tail_extra, at least tail_min;
     #: sized so that in typical wheels it brings the EOCD, central directory and RECORD at once
     tail_share: float = 0.02

@@ -45,6 +45,8 @@ class RangeReader:
         self.limits = limits
         self._whole: bytes | None = None
         self._lock = threading.Lock()
+        # its own lock: the URL is resolved while `_lock` is held (a locked sdist's download)
+        self._url_lock = threading.Lock()
 
     @property
     def label(self) -> str:
@@ -56,7 +58,7 @@ class RangeReader:
     @property
     def url(self) -> str:
         if callable(self._url):
-            with self._lock:
+            with self._url_lock:
                 if callable(self._url):
                     self._url = self._url()
         return self._url
@@ -97,6 +99,11 @@ class RangeReader:
             if self._whole is None:
                 self._whole = self._download()
             return self._whole
+
+    def forget_whole(self) -> None:
+        """Drop the downloaded file (a tar reader keeps only the members it needs)."""
+        with self._lock:
+            self._whole = None
 
     def _range(self, spec: str) -> Reply | None:
         """A range reply, or None when the server sent the whole file (kept, not re-fetched)."""

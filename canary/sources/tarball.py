@@ -1,23 +1,36 @@
-"""Tar archives (sdists, GitHub tarballs), read whole and in memory, never extracted to disk.
+"""Tar archives (sdists, GitHub tarballs), streamed from memory, never extracted to disk.
 
-Tar has no index, so the archive is downloaded whole (capped). Only regular files are kept;
-links are remembered so that asking for one is an error rather than a silent follow; members
-with absolute or `..` paths are dropped; the total unpacked size is capped (tar/gzip bombs).
+Tar has no index, so the archive is downloaded whole (capped) and read once, member by member,
+decompressing as it goes: only the files a check may read (sources and small metadata) are
+kept, each capped at the source limit, and the number of members is capped too. Links, devices
+and FIFOs are remembered so that asking for one is an error rather than a silent follow or a
+silent absence; members with absolute or `..` paths are dropped; the total unpacked size is
+capped (tar/gzip bombs), and so is any single read the tar reader makes (a "long name" header
+declaring a gigabyte).
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
 import json
+import lzma
 import tarfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from canary.sources.cache import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tree import SourceError
+
+#: files a check may ask for: Python sources and the small text files versions come from
+_KEPT_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".txt")
+#: whole archives unpacked at once in a process: each holds its download and kept members
+_UNPACKING = threading.BoundedSemaphore(2)
 
 
 class TarFormatError(Exception):
@@ -26,10 +39,15 @@ class TarFormatError(Exception):
 
 @dataclass
 class Unpacked:
-    """The regular files of a tar archive by normalized name, and the names that are links."""
+    """The kept regular files of a tar archive by normalized name, the names that are links,
+    and the names that cannot be read with the reason (a device, a FIFO, over the cap)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     links: set[str] = field(default_factory=set)
+    refused: dict[str, str] = field(default_factory=dict)
+
+    def names(self) -> set[str]:
+        return set(self.files) | self.links | set(self.refused)
 
 
 def is_safe(name: str) -> bool:
@@ -39,28 +57,95 @@ def is_safe(name: str) -> bool:
     return all(part not in ("", ".", "..") for part in name.split("/"))
 
 
+def _kept(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return "." not in base or base.endswith(_KEPT_SUFFIXES) or base == "PKG-INFO"
+
+
+class _Bounded:
+    """A decompressed stream that refuses oversized single reads and reading too far.
+
+    tarfile reads a "long name" or pax header whole in one read: the cap on one read keeps a
+    header declaring a gigabyte from being decompressed into memory."""
+
+    def __init__(self, inner: BinaryIO, max_read: int, max_total: int) -> None:
+        self.inner, self.max_read, self.max_total = inner, max_read, max_total
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > self.max_read:
+            raise TarFormatError(f"a tar header or member asks for over {self.max_read} bytes")
+        self._check(self.inner.tell() + size)
+        return self.inner.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0:
+            raise TarFormatError("unexpected seek in a tar stream")
+        self._check(offset)
+        return self.inner.seek(offset)
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def _check(self, position: int) -> None:
+        if position > self.max_total:
+            raise TarFormatError(f"unpacks to over {self.max_total} bytes")
+
+
+def _decompressed(data: bytes) -> BinaryIO:
+    """A streaming reader of the tar inside gzip, bzip2 or xz (or none), by magic bytes."""
+    raw = io.BytesIO(data)
+    if data[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw)
+    if data[:3] == b"BZh":
+        return bz2.BZ2File(raw)
+    if data[:6] == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(raw)
+    return raw
+
+
 def unpack_tar(data: bytes, limits: Limits) -> Unpacked:
-    """Read every member of a (possibly compressed) tar held in memory."""
+    """Stream every member of a (possibly compressed) tar held in memory."""
     unpacked = Unpacked()
-    total = 0
+    declared = kept = count = 0
+    stream = _Bounded(_decompressed(data), limits.max_member + 64 * 1024, limits.max_unpacked)
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+        # "r:" rather than a stream: its reads go straight to `stream`, where they are capped
+        with tarfile.open(fileobj=stream, mode="r:") as archive:  # type: ignore[call-overload]
             for member in archive:
+                count += 1
+                if count > limits.max_members:
+                    raise TarFormatError(f"has over {limits.max_members} members")
+                archive.members.clear()  # read in order once: no memory per member
                 name = member.name.removeprefix("./")
-                total += max(member.size, 0)
-                if total > limits.max_unpacked:
+                declared += max(member.size, 0)
+                if declared > limits.max_unpacked:
                     raise TarFormatError(f"unpacks to over {limits.max_unpacked} bytes")
                 if not is_safe(name):
                     continue
                 if member.issym() or member.islnk():
                     unpacked.links.add(name)
-                elif member.isfile():
+                elif member.ischr() or member.isblk():
+                    unpacked.refused[name] = "is a device, not a regular file"
+                elif member.isfifo():
+                    unpacked.refused[name] = "is a FIFO, not a regular file"
+                elif not member.isfile():
+                    continue
+                elif member.size > limits.max_member:
+                    unpacked.refused[name] = (
+                        f"is {member.size} bytes, over the {limits.max_member} byte cap"
+                    )
+                elif not _kept(name):
+                    unpacked.refused[name] = "is not a source or metadata file"
+                else:
+                    kept += member.size
+                    if kept > limits.max_kept:
+                        raise TarFormatError(f"holds over {limits.max_kept} bytes of sources")
                     handle = archive.extractfile(member)
                     content = handle.read() if handle else b""
                     if len(content) != member.size:
                         raise TarFormatError(f"member {name!r} is truncated")
                     unpacked.files[name] = content
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
         raise TarFormatError(f"not a readable tar archive: {exc}") from exc
     return unpacked
 
@@ -74,21 +159,22 @@ class RemoteTar:
         self.key = key
         self.limits = limits
         self._unpacked: Unpacked | None = None
-        self._names: tuple[set[str], set[str]] | None = None
+        self._listing: Unpacked | None = None
         self._lock = threading.Lock()
 
     def names(self) -> set[str]:
-        """Every file and link name (links are refused by read_many)."""
-        files, links = self._listing()
-        return files | links
+        """Every member name (links and refused members are errors in read_many)."""
+        return self._names().names()
 
     def read_many(self, names: Iterable[str]) -> dict[str, bytes]:
-        """The bytes of each named regular file; a link is a SourceError."""
-        _files, links = self._listing()
+        """The bytes of each named regular file; a link or refused member is a SourceError."""
+        listing = self._names()
         found: dict[str, bytes] = {}
         for name in names:
-            if name in links:
+            if name in listing.links:
                 raise SourceError(f"{self.reader.label}: {name} is a link, not read")
+            if name in listing.refused:
+                raise SourceError(f"{self.reader.label}: {name} {listing.refused[name]}")
             cached = self.cache.get(f"{self.key}/{name}")
             if cached is None:
                 self.cache.require_online(f"{name} of {self.reader.label}")
@@ -97,19 +183,30 @@ class RemoteTar:
             found[name] = cached
         return found
 
-    def _listing(self) -> tuple[set[str], set[str]]:
+    def _names(self) -> Unpacked:
+        """The listing: names only (`files` maps each kept name to b"")."""
         with self._lock:
-            if self._names is None:
+            if self._listing is None:
                 what = f"listing of {self.reader.label}"
-                raw = self.cache.get_or_fetch(f"{self.key}#listing", what, self._fetch_listing)
-                data = json.loads(raw)
-                self._names = set(data["files"]), set(data["links"])
-            return self._names
+                key = f"{self.key}#listing"
+                raw = self.cache.get_or_fetch(key, what, self._fetch_listing)
+                try:
+                    self._listing = _listing_from(raw)
+                except _Malformed:  # verified bytes of the wrong shape: fetch them again
+                    self.cache.require_online(what)
+                    raw = self._fetch_listing()
+                    self.cache.put(key, raw)
+                    self._listing = _listing_from(raw)
+            return self._listing
 
     def _fetch_listing(self) -> bytes:
         unpacked = self._unpack_locked()
         return json.dumps(
-            {"files": sorted(unpacked.files), "links": sorted(unpacked.links)}
+            {
+                "files": sorted(unpacked.files),
+                "links": sorted(unpacked.links),
+                "refused": unpacked.refused,
+            }
         ).encode()
 
     def _unpack(self) -> Unpacked:
@@ -118,8 +215,31 @@ class RemoteTar:
 
     def _unpack_locked(self) -> Unpacked:
         if self._unpacked is None:
-            try:
-                self._unpacked = unpack_tar(self.reader.whole(), self.limits)
-            except TarFormatError as exc:
-                raise SourceError(f"{self.reader.label}: {exc}") from None
+            with _UNPACKING:
+                try:
+                    self._unpacked = unpack_tar(self.reader.whole(), self.limits)
+                except TarFormatError as exc:
+                    raise SourceError(f"{self.reader.label}: {exc}") from None
+                finally:
+                    self.reader.forget_whole()  # the kept members are all that is needed now
         return self._unpacked
+
+
+class _Malformed(SourceError):
+    """A cached listing of the wrong shape."""
+
+
+def _listing_from(raw: bytes) -> Unpacked:
+    """A listing, checked for shape: an ill-typed entry is refetched, never a crash."""
+    try:
+        data = json.loads(raw)
+        files, links = data["files"], data["links"]
+        refused = data.get("refused", {})
+        if not (
+            all(isinstance(n, str) for n in [*files, *links, *refused])
+            and all(isinstance(r, str) for r in refused.values())
+        ):
+            raise TypeError("names must be strings")
+        return Unpacked(dict.fromkeys(files, b""), set(links), dict(refused))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise _Malformed(f"malformed tar listing: {type(exc).__name__}") from None

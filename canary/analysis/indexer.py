@@ -1,74 +1,24 @@
-"""A compact, static index of one Python module: what it binds, defines and where.
+"""The module indexer: one pass over a parsed module records what it binds and defines.
 
-Upstream code is untrusted input: it is parsed with `ast`, never imported. A module is
-parsed once per content (the index is cached by hash), and every check reads the index.
+Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
-import hashlib
 import io
-import threading
 import tokenize
-from collections import OrderedDict
-from dataclasses import dataclass, field
 
-#: Largest source file we agree to parse; upstream files are well under 1 MB.
-MAX_SOURCE_BYTES = 8 * 1024 * 1024
-
-
-class ParseError(Exception):
-    """The file exists but is not Python this interpreter can parse (an `error` outcome)."""
-
-
-@dataclass(frozen=True)
-class Span:
-    start: int  # first line, decorators included (1-based)
-    end: int  # last line, inclusive
-
-
-@dataclass(frozen=True)
-class Binding:
-    """One way a module-level name gets bound."""
-
-    kind: str  # "def", "class", "assign", "import"
-    span: Span
-    origin: str | None = None  # for imports: "package.module" or "package.module.name"
-
-
-@dataclass(frozen=True)
-class FunctionInfo:
-    name: str
-    params: tuple[str, ...]
-    span: Span
-
-
-@dataclass(frozen=True)
-class ClassInfo:
-    name: str
-    bases: tuple[str, ...]
-    methods: dict[str, list[FunctionInfo]]
-    span: Span
-
-
-@dataclass
-class ModuleInfo:
-    name: str
-    path: str
-    text: str
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    classes: dict[str, list[ClassInfo]] = field(default_factory=dict)
-    functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
-    star_imports: list[str] = field(default_factory=list)
-
-    @functools.cached_property
-    def lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
-
-    def segment(self, span: Span) -> str:
-        return "".join(self.lines[span.start - 1 : span.end])
+from canary.analysis.model import (
+    MAX_SOURCE_BYTES,
+    Binding,
+    ClassInfo,
+    FunctionInfo,
+    ModuleInfo,
+    ParseError,
+    Span,
+)
+from canary.analysis.parameters import FunctionNode, parameters, renames
 
 
 def _span(node: ast.stmt) -> Span:
@@ -77,19 +27,14 @@ def _span(node: ast.stmt) -> Span:
     return Span(start, node.end_lineno or node.lineno)
 
 
-def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
-    args = node.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if args.vararg:
-        names.append(args.vararg.arg)
-    names.extend(a.arg for a in args.kwonlyargs)
-    if args.kwarg:
-        names.append(args.kwarg.arg)
-    return tuple(names)
-
-
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionInfo:
-    return FunctionInfo(node.name, _params(node), _span(node))
+def _function(node: FunctionNode) -> FunctionInfo:
+    return FunctionInfo(
+        node.name,
+        parameters(node.args),
+        _span(node),
+        renames(node),
+        ast.unparse(node.returns) if node.returns else None,
+    )
 
 
 def _nested_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
@@ -232,36 +177,3 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     except RecursionError:
         raise ParseError(f"{path}: nested too deeply to index") from None
     return info
-
-
-class ModuleCache:
-    """Indexes keyed by (content hash, module name): identical files across releases parse once,
-    and with a `store` (an IndexStore) once across runs too."""
-
-    def __init__(self, capacity: int = 64, store=None, parse=index_module):
-        self.capacity = capacity
-        self.store = store
-        self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes
-        self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
-        self._lock = threading.Lock()
-        self.parses = 0
-
-    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        digest = hashlib.sha256(data).hexdigest()
-        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
-        if info is None:
-            info = self.parse(data, name, path, is_package=is_package)
-            with self._lock:
-                self.parses += 1
-            if self.store:
-                self.store.put(key, info)
-        with self._lock:
-            self._items[key] = info
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-        return info

@@ -1,0 +1,24 @@
+"""`canary action STEP`: one step of action.yml (see canary/action/__init__.py)."""
+
+from __future__ import annotations
+
+from canary.action import nightly, steps
+from canary.action.runner import ActionError, command
+
+STEPS = {  # the names are canary.cli.ACTION_STEPS
+    "plan": steps.plan,
+    "lock": steps.lock,
+    "check": steps.check,
+    "compare": nightly.compare,
+    "propose-locks": nightly.propose_locks,
+    "verdict": steps.verdict,
+}
+
+
+def run_step(name: str) -> int:
+    step = STEPS[name]
+    try:
+        return step() or 0
+    except ActionError as exc:
+        command("error", f"canary: {exc}")
+        return exc.status

@@ -1,0 +1,210 @@
+"""The steps every mode runs: plan (matrices, cache key), lock, check, verdict.
+
+canary runs through its command line (`canary.cli.main`), exactly the commands a user runs;
+these steps only choose the arguments and carry the results to GitHub.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from canary.action.runner import (
+    ActionError,
+    add_summary,
+    command,
+    flag_input,
+    set_output,
+    text_input,
+    work_dir,
+)
+from canary.cli import main
+from canary.lock import lock_path
+from canary.matrix import MatrixError, load_matrix
+from canary.reports import FORMATS
+
+DEFAULT_MATRICES = "canary"
+CACHE_PREFIX = "canary-v1"
+ARTIFACTS = {"check": "canary-results", "nightly": "canary-nightly-results"}
+
+
+def mode() -> str:
+    chosen = text_input("mode", "check")
+    if chosen not in ARTIFACTS:
+        raise ActionError(f"input mode: expected check or nightly, got {chosen!r}")
+    return chosen
+
+
+def artifact_name() -> str:
+    """Each mode its own artifact, so the nightly's baseline is never a PR run's results."""
+    return text_input("results-artifact", ARTIFACTS[mode()])
+
+
+def matrix_files(spec: str | None = None) -> list[Path]:
+    """The `matrices` input: folders (their *.yaml), files or globs, separated by white space."""
+    spec = spec if spec is not None else text_input("matrices", DEFAULT_MATRICES)
+    found: dict[Path, None] = {}
+    for entry in spec.split():
+        path = Path(entry)
+        if path.is_dir():
+            matched = sorted(path.glob("*.yaml"))
+        elif path.is_file():
+            matched = [path]
+        else:
+            matched = sorted(p for p in Path().glob(entry) if p.is_file())
+        if not matched:
+            raise ActionError(f"input matrices: {entry!r} names no matrix file")
+        found.update(dict.fromkeys(matched))
+    if not found:
+        raise ActionError("input matrices is empty")
+    return list(found)
+
+
+def lock_files(matrices: list[Path]) -> list[Path]:
+    try:
+        return [lock_path(load_matrix(path)) for path in matrices]
+    except MatrixError as exc:
+        raise ActionError(f"{exc}") from None
+
+
+def cache_key(matrices: list[Path]) -> str:
+    """Keyed on the lock files: releases are immutable, so until a lock moves nothing new is
+    fetched. A missing lock counts too, so adding one changes the key."""
+    digest = hashlib.sha256()
+    for lock in lock_files(matrices):
+        digest.update(lock.as_posix().encode() + b"\0")
+        digest.update(lock.read_bytes() if lock.is_file() else b"(none)")
+        digest.update(b"\0")
+    runner_os = os.environ.get("RUNNER_OS", sys.platform)
+    return f"{CACHE_PREFIX}-{runner_os}-{digest.hexdigest()[:24]}"
+
+
+def canary(*args: str) -> tuple[int, str]:
+    """`canary ARGS` in this process: (exit status, what it printed on stdout)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            status = main(list(args))
+        except SystemExit as exc:  # argparse refusing the arguments
+            status = exc.code if isinstance(exc.code, int) else 2
+    return status, out.getvalue()
+
+
+def results_path() -> Path:
+    return work_dir() / "results.json"
+
+
+def plan() -> None:
+    """Validate the inputs before anything is fetched; name the cache and the artifact."""
+    matrices = matrix_files()
+    mode()
+    flag_input("cache", True)
+    flag_input("fail-on-error", True)
+    runner_os = os.environ.get("RUNNER_OS", sys.platform)
+    set_output("cache-key", cache_key(matrices))
+    set_output("cache-prefix", f"{CACHE_PREFIX}-{runner_os}-")
+    set_output("artifact", artifact_name())
+    set_output("results", str(results_path()))
+    print(f"canary: {len(matrices)} matrices: {' '.join(map(str, matrices))}")
+
+
+def lock() -> None:
+    """Refresh the locks (the nightly); say whether any moved, keep canary's account of it."""
+    matrices = matrix_files()
+    before = {path: _read(path) for path in lock_files(matrices)}
+    status, printed = canary("lock", *map(str, matrices))
+    sys.stdout.write(printed)
+    if status != 0:
+        raise ActionError(f"canary lock exited {status}", status)
+    changed = [str(path) for path, old in before.items() if _read(path) != old]
+    summary = "\n".join(
+        [
+            "The nightly canary run refreshed the version locks:",
+            "",
+            "```",
+            printed.rstrip(),
+            "```",
+            "",
+        ]
+    )
+    (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
+    set_output("locks-changed", "true" if changed else "false")
+    set_output("changed-locks", "\n".join(changed))
+    set_output("cache-key", cache_key(matrices))
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def check() -> None:
+    """Run the checks once into JSON; annotate the failing checks; draw the grid (check mode:
+    the nightly draws it beside what changed, in its compare step)."""
+    matrices = [str(path) for path in matrix_files()]
+    versions = text_input("versions", "all" if mode() == "nightly" else "releases")
+    results = results_path()
+    status, _ = canary(
+        *_check_args(matrices, versions), "--format", "json", "--output", str(results)
+    )
+    if status > 1 or not results.is_file():
+        raise ActionError(f"canary check exited {status} without results", status)
+    annotate(matrices, versions)
+    if mode() == "check":
+        add_summary(render(results, "markdown"))
+    counts = json.loads(results.read_text(encoding="utf-8"))["summary"]
+    for status in ("fail", "error"):
+        set_output(status, str(counts.get(status, 0)))
+    set_output("results", str(results))
+
+
+def _check_args(matrices: list[str], versions: str) -> list[str]:
+    return ["check", *matrices, "--versions", versions]
+
+
+def annotate(matrices: list[str], versions: str) -> None:
+    """Annotations at the failing checks' matrix lines. Rendered by `canary check --format
+    github` from the cache the run above just filled, so nothing is fetched twice."""
+    if "github" not in FORMATS:  # until `--format github` lands
+        command("notice", "this canary cannot annotate matrix lines yet (no --format github)")
+        return
+    status, printed = canary(*_check_args(matrices, versions), "--offline", "--format", "github")
+    if status > 1:
+        raise ActionError(f"canary check --format github exited {status}", status)
+    sys.stdout.write(printed)
+
+
+def render(results: Path, fmt: str, baseline: Path | None = None) -> str:
+    """`canary report` of saved results; with a baseline, what changed comes first."""
+    out = work_dir() / f"report.{fmt}"
+    args = ["report", str(results), "--format", fmt, "--output", str(out)]
+    status, _ = canary(*args, *(["--baseline", str(baseline)] if baseline else []))
+    if status > 1:
+        raise ActionError(f"canary report exited {status}", status)
+    return out.read_text(encoding="utf-8")
+
+
+def verdict() -> int:
+    """The job's colour, decided last so that the cache and the results are kept either way."""
+    results = json.loads(results_path().read_text(encoding="utf-8"))["summary"]
+    fails, errors = results.get("fail", 0), results.get("error", 0)
+    if mode() == "nightly":
+        if os.environ.get("CANARY_NEW_BREAKAGE") == "true":
+            command(
+                "error",
+                "New upstream breakage since the previous nightly run; see the job summary.",
+            )
+            return 1
+        return 0
+    if fails or (errors and flag_input("fail-on-error", True)):
+        command(
+            "error", f"canary: {fails} failed and {errors} errored checks; see the job summary."
+        )
+        return 1
+    if errors:
+        command("warning", f"canary: {errors} checks could not be read (fail-on-error is off).")
+    return 0

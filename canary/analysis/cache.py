@@ -1,0 +1,43 @@
+"""Module indexes keyed by content: identical files across releases are parsed once."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+
+from canary.analysis.indexer import decode, index_module
+from canary.analysis.model import ModuleInfo
+
+
+class ModuleCache:
+    """Indexes keyed by (content hash, module name): identical files across releases parse once,
+    and with a `store` (an IndexStore) once across runs too."""
+
+    def __init__(self, capacity: int = 64, store=None, parse=index_module):
+        self.capacity = capacity
+        self.store = store
+        self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes
+        self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
+        self._lock = threading.Lock()
+        self.parses = 0
+
+    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+        digest = hashlib.sha256(data).hexdigest()
+        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+        if info is None:
+            info = self.parse(data, name, path, is_package=is_package)
+            with self._lock:
+                self.parses += 1
+            if self.store:
+                self.store.put(key, info)
+        with self._lock:
+            self._items[key] = info
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return info

@@ -1,0 +1,109 @@
+"""What the static index knows of one module: the records every check reads.
+
+Plain frozen records, so an index can be persisted (canary.index_store) and shipped between
+processes (canary.parse_pool) without the source it came from.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from canary.analysis.lines import source_lines
+
+#: Largest source file we agree to parse; upstream files are well under 1 MB.
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
+
+
+class ParseError(Exception):
+    """The file exists but is not Python this interpreter can parse (an `error` outcome)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int  # first line, decorators included (1-based, as `ast` counts lines)
+    end: int  # last line, inclusive
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One way a module-level name gets bound."""
+
+    kind: str  # "def", "class", "assign", "import"
+    span: Span
+    origin: str | None = None  # for imports: "package.module" or "package.module.name"
+    typing_only: bool = False  # under `if TYPE_CHECKING:`: bound for type checkers only
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter as written: its kind, and its default and annotation as source text."""
+
+    name: str
+    kind: str  # "posonly", "normal", "vararg", "kwonly", "kwarg"
+    default: str | None = None
+    annotation: str | None = None
+
+
+@dataclass(frozen=True)
+class Rename:
+    """A keyword a deprecation decorator maps onto another (`@deprecate_kwarg(old, new_name=)`)."""
+
+    old: str
+    new: str | None  # None: the old keyword is only warned about, passed on unchanged
+    version: str | None = None  # the release the decorator names
+    raises: bool = False  # raise_if_greater_or_equal_version=True: refused from `version` on
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    name: str
+    params: tuple[Param, ...]
+    span: Span
+    renames: tuple[Rename, ...] = ()
+    returns: str | None = None  # the return annotation as source text
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    name: str
+    bases: tuple[str, ...]
+    methods: dict[str, list[FunctionInfo]]
+    span: Span
+
+
+@dataclass(frozen=True)
+class LazyExports:
+    """What a module replaced by a lazy module (`sys.modules[__name__] = _LazyModule(...)`)
+    really exports: names by the submodule that defines them, and folders whose submodules
+    export their `__all__` (transformers 5's `define_import_structure`)."""
+
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> submodules
+    folders: tuple[str, ...] = ()  # dotted packages whose submodules' `__all__` is exported
+    extra: tuple[str, ...] = ()  # names given directly (`extra_objects={"__version__": ...}`)
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    path: str
+    text: str
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    classes: dict[str, list[ClassInfo]] = field(default_factory=dict)
+    functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
+    star_imports: list[str] = field(default_factory=list)
+    typing_star_imports: list[str] = field(default_factory=list)
+    all_names: tuple[str, ...] | None = None  # `__all__` when it is literal, else None
+    lazy: LazyExports | None = None
+    aliases: dict[str, str] = field(default_factory=dict)  # legacy submodule -> real submodule
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return source_lines(self.text)
+
+    def segment(self, span: Span) -> str:
+        return "".join(self.lines[span.start - 1 : span.end])

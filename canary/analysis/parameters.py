@@ -1,0 +1,159 @@
+"""Signatures as written: parameters with their kinds, defaults and annotations as source text,
+and the keywords a deprecation decorator renames on the way in.
+
+A `signature:` pin is parsed with the same code as upstream functions, so both sides compare
+in one normal form (`ast.unparse`), whatever the spacing or quoting of either.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from canary.analysis.model import Param, Rename
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+#: Decorators that map a deprecated keyword onto a parameter (transformers' utils.deprecation).
+RENAMING_DECORATORS = ("deprecate_kwarg",)
+#: Their positional parameters, in order.
+_RENAME_ARGS = ("old_name", "version", "new_name")
+
+
+def _text(node: ast.expr | None) -> str | None:
+    return None if node is None else ast.unparse(node)
+
+
+def parameters(args: ast.arguments) -> tuple[Param, ...]:
+    """Every parameter in signature order; defaults align to the end of the positional ones."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    defaults += args.defaults
+    params = [
+        Param(
+            a.arg,
+            "posonly" if i < len(args.posonlyargs) else "normal",
+            _text(default),
+            _text(a.annotation),
+        )
+        for i, (a, default) in enumerate(zip(positional, defaults, strict=True))
+    ]
+    if args.vararg:
+        params.append(Param(args.vararg.arg, "vararg", None, _text(args.vararg.annotation)))
+    params.extend(
+        Param(a.arg, "kwonly", _text(d), _text(a.annotation))
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    )
+    if args.kwarg:
+        params.append(Param(args.kwarg.arg, "kwarg", None, _text(args.kwarg.annotation)))
+    return tuple(params)
+
+
+def _literal(node: ast.expr | None) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def renames(node: FunctionNode) -> tuple[Rename, ...]:
+    """`@deprecate_kwarg("old", "1.0", new_name="new")` and the like, read from the call."""
+    found = []
+    for decorator in node.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        name = ast.unparse(decorator.func).rsplit(".", 1)[-1]
+        if name not in RENAMING_DECORATORS:
+            continue
+        given = dict(zip(_RENAME_ARGS, decorator.args, strict=False))
+        given.update((k.arg, k.value) for k in decorator.keywords if k.arg)
+        old = _literal(given.get("old_name"))
+        new = _literal(given.get("new_name"))
+        version = _literal(given.get("version"))
+        if not isinstance(old, str):
+            continue
+        found.append(
+            Rename(
+                old=old,
+                new=new if isinstance(new, str) else None,
+                version=version if isinstance(version, str) else None,
+                raises=_literal(given.get("raise_if_greater_or_equal_version")) is True,
+            )
+        )
+    return tuple(found)
+
+
+def parse_signature(text: str) -> tuple[tuple[Param, ...], str | None]:
+    """A `signature:` pin such as "(self, x, *, y=None) -> int"; raises SyntaxError."""
+    tree = ast.parse(f"def _pinned{text.strip()}:\n    pass\n")
+    node = tree.body[0]
+    if len(tree.body) != 1 or not isinstance(node, ast.FunctionDef):
+        raise SyntaxError("not one signature")
+    return parameters(node.args), _text(node.returns)
+
+
+def render(params: tuple[Param, ...], returns: str | None = None) -> str:
+    """The signature as Python would print it: `/` and `*` markers, stars, defaults."""
+    parts: list[str] = []
+    for i, param in enumerate(params):
+        previous = params[i - 1].kind if i else None
+        if param.kind == "kwonly" and previous not in ("kwonly", "vararg"):
+            parts.append("*")
+        parts.append(_render_param(param))
+        following = params[i + 1].kind if i + 1 < len(params) else None
+        if param.kind == "posonly" and following != "posonly":
+            parts.append("/")
+    arrow = f" -> {returns}" if returns else ""
+    return f"({', '.join(parts)}){arrow}"
+
+
+def _render_param(param: Param) -> str:
+    star = {"vararg": "*", "kwarg": "**"}.get(param.kind, "")
+    annotation = f": {param.annotation}" if param.annotation else ""
+    if param.default is None:
+        return f"{star}{param.name}{annotation}"
+    equals = " = " if annotation else "="
+    return f"{star}{param.name}{annotation}{equals}{param.default}"
+
+
+def _described(param: Param) -> str:
+    kind = {"posonly": "positional-only ", "kwonly": "keyword-only "}.get(param.kind, "")
+    return f"{kind}parameter {_render_param(param)}"
+
+
+_KINDS = {
+    "posonly": "positional-only",
+    "normal": "positional-or-keyword",
+    "vararg": "*args",
+    "kwonly": "keyword-only",
+    "kwarg": "**kwargs",
+}
+
+
+def first_difference(
+    actual: tuple[Param, ...],
+    pinned: tuple[Param, ...],
+    actual_returns: str | None = None,
+    pinned_returns: str | None = None,
+) -> str | None:
+    """None when `actual` matches the pin, else the first difference in words.
+
+    Names, order, kinds and defaults must agree; an annotation is compared only where the
+    pin writes one, so a pin without annotations does not break when upstream adds them."""
+    for i, (have, want) in enumerate(zip(actual, pinned, strict=False), 1):
+        where = f"parameter {i}"
+        if have.name != want.name:
+            return f"{where} is {have.name}, not {want.name}"
+        if have.kind != want.kind:
+            return f"{where} {have.name} is {_KINDS[have.kind]}, not {_KINDS[want.kind]}"
+        if have.default != want.default:
+            if want.default is None:
+                return f"{where} {have.name} has a default ({have.default})"
+            if have.default is None:
+                return f"{where} {have.name} has no default (pinned {want.default})"
+            return f"{where} {have.name} defaults to {have.default}, not {want.default}"
+        if want.annotation is not None and have.annotation != want.annotation:
+            return f"{where} {have.name} is annotated {have.annotation}, not {want.annotation}"
+    if len(actual) > len(pinned):
+        return f"extra {_described(actual[len(pinned)])}"
+    if len(actual) < len(pinned):
+        return f"missing {_described(pinned[len(actual)])}"
+    if pinned_returns is not None and actual_returns != pinned_returns:
+        return f"returns {actual_returns or 'unannotated'}, not {pinned_returns}"
+    return None

@@ -1,0 +1,89 @@
+"""A downstream repository adopting canary, and the upstream it patches, on loopback.
+
+The downstream is tests/fixtures/adopter (package `patchwork`, which patches trl). The upstream
+is a small `trl` served by a fake package index: release 1.0.0 has what the patches need, 1.1.0
+renamed `disable_gradient_checkpointing`. `canary init` and the Action's steps run against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from servers import FileServer, make_wheel, serving
+
+from canary.sources.context import forget_shared_contexts
+
+DOWNSTREAM = Path(__file__).parent / "fixtures" / "adopter"
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+
+GRPO = b"""\
+class GRPOTrainer:
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        return 0.0
+"""
+TRL = {
+    "1.0.0": {
+        "trl/__init__.py": b'__version__ = "1.0.0"\n',
+        "trl/models/__init__.py": b"",
+        "trl/models/utils.py": b"def disable_gradient_checkpointing(\n"
+        b"    model, gradient_checkpointing_kwargs=None\n):\n    return None\n",
+        "trl/trainer/__init__.py": b"",
+        "trl/trainer/grpo_trainer.py": GRPO,
+    },
+    "1.1.0": {
+        "trl/__init__.py": b'__version__ = "1.1.0"\n',
+        "trl/models/__init__.py": b"",
+        "trl/models/utils.py": b"def gradient_checkpointing_disabled(model, kwargs=None):\n"
+        b"    return None\n",
+        "trl/trainer/__init__.py": b"",
+        "trl/trainer/grpo_trainer.py": GRPO,
+    },
+}
+
+
+def publish(server: FileServer, versions: list[str]) -> None:
+    """The index page of trl lists these releases (and serves their wheels)."""
+    files = []
+    for version in versions:
+        wheel = make_wheel("trl", version, TRL[version])
+        name = f"trl-{version}-py3-none-any.whl"
+        server.add(f"/files/{name}", wheel)
+        files.append(
+            {
+                "filename": name,
+                "url": f"../../files/{name}",
+                "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
+                "size": len(wheel),
+            }
+        )
+    page = {"meta": {"api-version": "1.1"}, "name": "trl", "versions": versions, "files": files}
+    server.add("/simple/trl/", json.dumps(page).encode(), content_type=JSON_TYPE)
+
+
+@contextmanager
+def upstream_index(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Iterator[FileServer]:
+    """The fake index with trl 1.0.0 and 1.1.0; canary's environment points at it."""
+    with serving() as server:
+        publish(server, ["1.0.0", "1.1.0"])
+        monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
+        monkeypatch.setenv("CANARY_GITHUB_RAW_URL", server.url + "/raw")
+        monkeypatch.setenv("CANARY_GITHUB_API_URL", server.url + "/api")
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(cache))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        forget_shared_contexts()
+        try:
+            yield server
+        finally:
+            forget_shared_contexts()
+
+
+def downstream_copy(target: Path) -> Path:
+    """A fresh copy of the downstream repository to adopt canary in."""
+    shutil.copytree(DOWNSTREAM, target)
+    return target

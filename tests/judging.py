@@ -1,0 +1,37 @@
+"""Judge a small matrix, written inline, on a fixture tree: the checks' tests share this."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from canary.analysis import ModuleCache
+from canary.engine import VersionRun
+from canary.matrix import load_matrix
+from canary.outcomes import Result
+from canary.sources.local import LocalTree
+from canary.targets import Target
+
+
+def judge_matrix(
+    tmp_path: Path,
+    tree: Path,
+    upstream: str,
+    checks_yaml: str,
+    version: str,
+    header: str = "",
+) -> list[Result]:
+    """Every check of `checks_yaml` judged on `tree` as `version` (header: extra top keys)."""
+    text = (
+        f"upstream: {upstream}\n"
+        + header
+        + "checks:\n"
+        + textwrap.indent(textwrap.dedent(checks_yaml).strip(), "  ")
+    )
+    path = tmp_path / f"{upstream}.yaml"
+    path.write_text(text + "\n", encoding="utf-8")
+    matrix = load_matrix(path)
+    src = "src" if (tree / "src").is_dir() else ""
+    local = LocalTree(tree, upstream, src)
+    run = VersionRun(matrix, Target.parse(version), local, ModuleCache())
+    return [run.result(check) for check in matrix.checks]

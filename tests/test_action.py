@@ -1,0 +1,260 @@
+"""The Action's steps, run as GitHub would run them, against a downstream repository whose
+upstream is served on loopback: the summary, the annotations, the results and the verdict;
+in nightly mode the lock pull request and the breakage issue, against a fake GitHub API."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from action_runner import ACTION, ActionRunner
+from adopter import publish, upstream_index
+from test_workflows import readme_pair
+
+from canary.cli import main
+
+INSTALL = "Install canary"
+MATRIX = """\
+upstream: trl
+versions:
+  releases: ">=1.0"
+checks:
+  - id: compute-loss
+    why: "patchwork wraps compute_loss and forwards num_items_in_batch"
+    module: trl.trainer.grpo_trainer
+    function: GRPOTrainer.compute_loss
+    params: [model, inputs, num_items_in_batch]
+  - id: disable-gradient-checkpointing
+    why: "patchwork swaps it for a no-op"
+    module: trl.models.utils
+    function: disable_gradient_checkpointing
+    params: [model, gradient_checkpointing_kwargs]
+"""
+FAILING_LINE = MATRIX.splitlines().index("  - id: disable-gradient-checkpointing") + 1
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A downstream repository with canary/trl.yaml, locked while only trl 1.0.0 existed."""
+    workspace = tmp_path / "repo"
+    (workspace / "canary").mkdir(parents=True)
+    (workspace / "canary" / "trl.yaml").write_text(MATRIX, encoding="utf-8")
+    with upstream_index(monkeypatch, tmp_path / "cache") as server:
+        publish(server, ["1.0.0"])
+        monkeypatch.chdir(workspace)
+        assert main(["lock", "canary/trl.yaml"]) == 0
+        publish(server, ["1.0.0", "1.1.0"])
+        yield workspace
+
+
+def action(repo: Path, tmp_path: Path, env: dict[str, str] | None = None, **inputs: str):
+    temp = tmp_path / "runner-temp"
+    temp.mkdir(exist_ok=True)
+    runner = ActionRunner(repo, temp, inputs, env or {})
+    return runner, runner.execute(skip=(INSTALL,))
+
+
+def test_the_install_step_is_the_readme_install():
+    """The install the harness skips is the README's, run in the action's own checkout."""
+    install, _ = readme_pair(0)
+    steps = {s.get("name"): s for s in yaml.safe_load(ACTION.read_text())["runs"]["steps"]}
+    assert steps[INSTALL]["run"].split() == install
+    assert steps[INSTALL]["working-directory"] == "${{ github.action_path }}"
+
+
+def test_check_mode_summarizes_annotates_uploads_and_fails_on_red(repo, tmp_path):
+    runner, run = action(repo, tmp_path, **{"matrices": "canary", "versions": "1.0.0,1.1.0"})
+    assert run.failed == ["Verdict"], run.failed
+    results = Path(run.outputs["plan"]["results"])
+    data = json.loads(results.read_text())
+    cells = {(r["check"], r["version"]): r["status"] for r in data["results"]}
+    assert cells == {
+        ("compute-loss", "1.0.0"): "pass",
+        ("compute-loss", "1.1.0"): "pass",
+        ("disable-gradient-checkpointing", "1.0.0"): "pass",
+        ("disable-gradient-checkpointing", "1.1.0"): "fail",
+    }
+    assert run.outputs["check"] == {"fail": "1", "error": "0", "results": str(results)}
+    summary = runner.summary.read_text()
+    assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
+    assert "::error::canary: 1 failed and 0 errored checks" in run.stdout
+    uploads = [w for uses, w in run.used if uses.startswith("actions/upload-artifact@")]
+    assert uploads == [
+        {
+            "name": "canary-results",
+            "path": str(results),
+            "retention-days": "30",
+            "if-no-files-found": "error",
+        }
+    ]
+    restored = next(w for uses, w in run.used if uses.startswith("actions/cache/restore@"))
+    saved = next(w for uses, w in run.used if uses.startswith("actions/cache/save@"))
+    assert restored["key"] == saved["key"] == run.outputs["plan"]["cache-key"]
+    assert restored["path"] == saved["path"] == str(tmp_path / "runner-temp" / "canary-cache")
+    assert any((tmp_path / "runner-temp" / "canary-cache").iterdir()), "the cache was not used"
+
+
+def test_cache_key_follows_the_lock_files(repo, tmp_path):
+    _, first = action(repo, tmp_path, cache="false")
+    assert not [uses for uses, _ in first.used if uses.startswith("actions/cache/")]
+    assert main(["lock", "canary/trl.yaml"]) == 0  # now 1.1.0 is locked too
+    _, second = action(repo, tmp_path, cache="false")
+    assert first.outputs["plan"]["cache-key"] != second.outputs["plan"]["cache-key"]
+
+
+def test_errors_fail_unless_told_not_to(repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("CANARY_OFFLINE", "1")  # an empty cache offline: every cell is error
+    _, strict = action(repo, tmp_path, versions="1.0.0")
+    assert strict.failed == ["Verdict"]
+    _, lenient = action(repo, tmp_path, versions="1.0.0", **{"fail-on-error": "false"})
+    assert lenient.failed == []
+    assert "::warning::canary: 2 checks could not be read" in lenient.stdout
+
+
+def test_bad_inputs_stop_at_the_plan(repo, tmp_path):
+    _, run = action(repo, tmp_path, matrices="nowhere/*.yaml")
+    assert run.failed == ["Plan"]
+    assert "input matrices: 'nowhere/*.yaml' names no matrix file" in run.stdout
+    assert run.outcomes["check"] == "skipped"
+
+
+# -- nightly mode ---------------------------------------------------------------------------
+
+REPOSITORY = "owner/downstream"
+API = f"/repos/{REPOSITORY}"
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def pushed(repo, tmp_path):
+    """The repository committed on main and pushed to a bare `origin`."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "init")
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "origin", "main")
+    return origin
+
+
+def last_night(results: list[dict]) -> bytes:
+    """The previous run's results artifact, as GitHub serves it: a zip holding results.json."""
+    data = {"results": results, "summary": {}, "stats": {}}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("results.json", json.dumps(data))
+    return out.getvalue()
+
+
+def serve_github(httpserver, *, baseline: bytes, issue: int | None, pull: int | None) -> None:
+    artifact = {"name": "canary-nightly-results", "expired": False}
+    listing = [
+        {**artifact, "created_at": "2026-11-29T04:30:00Z", "expired": True,
+         "workflow_run": {"id": 39, "head_branch": "main"}, "archive_download_url": "/gone"},
+        {**artifact, "created_at": "2026-11-30T04:30:00Z",
+         "workflow_run": {"id": 41, "head_branch": "main"},
+         "archive_download_url": httpserver.url_for("/blob/41.zip")},
+        {**artifact, "created_at": "2026-11-30T05:00:00Z",
+         "workflow_run": {"id": 40, "head_branch": "feature"}, "archive_download_url": "/other"},
+    ]  # fmt: skip
+    httpserver.expect_request(f"{API}/actions/artifacts").respond_with_json(
+        {"total_count": 3, "artifacts": listing}
+    )
+    httpserver.expect_request("/blob/41.zip").respond_with_data(baseline)
+    httpserver.expect_request(f"{API}/labels", method="POST").respond_with_json(
+        {"message": "Validation Failed"}, status=422
+    )
+    open_issues = [{"number": issue, "title": "canary: new upstream breakage"}] if issue else []
+    httpserver.expect_request(f"{API}/issues", method="GET").respond_with_json(open_issues)
+    httpserver.expect_request(f"{API}/issues", method="POST").respond_with_json({"number": 7})
+    httpserver.expect_request(f"{API}/issues/{issue}", method="PATCH").respond_with_json({})
+    httpserver.expect_request(f"{API}/issues/{issue}/comments", method="POST").respond_with_json({})
+    httpserver.expect_request(f"{API}/pulls", method="GET").respond_with_json(
+        [{"number": pull}] if pull else []
+    )
+    httpserver.expect_request(f"{API}/pulls", method="POST").respond_with_json({"number": 8})
+    httpserver.expect_request(f"{API}/pulls/{pull}", method="PATCH").respond_with_json({})
+
+
+def nightly(repo, tmp_path, httpserver):
+    env = {
+        "GITHUB_API_URL": httpserver.url_for("/").rstrip("/"),
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_REPOSITORY": REPOSITORY,
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_REF_NAME": "main",
+    }
+    return action(repo, tmp_path, env, mode="nightly")
+
+
+def calls(httpserver) -> list[tuple[str, str, dict | None]]:
+    return [
+        (request.method, request.path, request.get_json(silent=True))
+        for request, _ in httpserver.log
+    ]
+
+
+PASSED_LAST_NIGHT = [
+    {"upstream": "trl", "check": check, "version": "1.0.0", "status": "pass"}
+    for check in ("compute-loss", "disable-gradient-checkpointing")
+]
+
+
+def test_nightly_opens_the_issue_and_the_lock_pull_request(repo, pushed, tmp_path, httpserver):
+    serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
+    runner, run = nightly(repo, tmp_path, httpserver)
+
+    assert run.failed == ["Verdict"], run.failed
+    assert "New upstream breakage since the previous nightly run" in run.stdout
+    assert run.outputs["lock"]["locks-changed"] == "true"
+    assert run.outputs["compare"]["new-breakage"] == "true"
+    assert "canary: baseline: results of run 41" in run.stdout
+    summary = runner.summary.read_text()
+    assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
+    made = calls(httpserver)
+    issue = next(body for method, path, body in made if (method, path) == ("POST", f"{API}/issues"))
+    assert issue["title"] == "canary: new upstream breakage"
+    assert issue["labels"] == ["canary-nightly"]
+    assert "https://github.example/owner/downstream/actions/runs/42" in issue["body"]
+    assert "disable-gradient-checkpointing" in issue["body"]
+    pull = next(body for method, path, body in made if (method, path) == ("POST", f"{API}/pulls"))
+    assert pull["head"] == "canary/refresh-locks" and pull["base"] == "main"
+    assert "1.1.0" in pull["body"]
+    pushed_lock = git(pushed, "show", "canary/refresh-locks:canary/trl.lock")
+    assert "1.1.0" in pushed_lock
+    assert git(pushed, "show", "main:canary/trl.lock") != pushed_lock
+    uploads = [w["name"] for uses, w in run.used if uses.startswith("actions/upload-artifact@")]
+    assert uploads == ["canary-nightly-results"]
+
+
+def test_nightly_updates_what_is_open_and_stays_quiet_on_old_breakage(
+    repo, pushed, tmp_path, httpserver
+):
+    broken = [
+        {**PASSED_LAST_NIGHT[0], "version": "1.1.0"},
+        {**PASSED_LAST_NIGHT[1], "version": "1.1.0", "status": "fail"},
+    ]
+    serve_github(httpserver, baseline=last_night(broken), issue=None, pull=5)
+    _, quiet = nightly(repo, tmp_path, httpserver)
+    assert quiet.failed == [], quiet.failed
+    assert quiet.outputs["compare"]["new-breakage"] == "false"
+    assert not [c for c in calls(httpserver) if c[1].startswith(f"{API}/issues")]
+    assert ("PATCH", f"{API}/pulls/5") in [(m, p) for m, p, _ in calls(httpserver)]
+
+    httpserver.clear()
+    serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=3, pull=5)
+    _, loud = nightly(repo, tmp_path, httpserver)
+    assert loud.failed == ["Verdict"]
+    made = [(m, p) for m, p, _ in calls(httpserver)]
+    assert ("PATCH", f"{API}/issues/3") in made and ("POST", f"{API}/issues/3/comments") in made
+    assert ("POST", f"{API}/issues") not in made

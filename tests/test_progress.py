@@ -1,0 +1,80 @@
+"""Progress on stderr: a status line on a terminal (tested under a real pseudo-terminal),
+nothing in a log, nothing with -q."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+from canary.progress import Progress, is_cold
+
+CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+
+
+def run_canary(tmp_path: Path, *extra: str, stderr_tty: bool) -> tuple[str, str]:
+    """`canary check` on the fixture checkout; stderr on a pseudo-terminal or a pipe."""
+    matrix = tmp_path / "fakeup.yaml"
+    matrix.write_text("upstream: fakeup\nsrc: src\nchecks:\n  - {id: pkg, module: fakeup.pkg}\n")
+    command = [sys.executable, "-m", "canary.cli", "check", str(matrix), "--source", str(CHECKOUT)]
+    env = {**os.environ, "CANARY_CACHE_DIR": str(tmp_path / "cache")}
+    if not stderr_tty:
+        done = subprocess.run([*command, *extra], capture_output=True, text=True, env=env)
+        return done.stdout, done.stderr
+    master, slave = pty.openpty()
+    with subprocess.Popen(
+        [*command, *extra], stdout=subprocess.PIPE, stderr=slave, env=env
+    ) as proc:
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            err += chunk
+        out = proc.stdout.read().decode()
+    os.close(master)
+    return out, err.decode()
+
+
+def test_a_terminal_gets_a_status_line_that_is_erased_at_the_end(tmp_path):
+    out, err = run_canary(tmp_path, stderr_tty=True)
+    assert out == "1 pass\n"
+    assert "\rcanary: 0/1 versions read, 0 B downloaded" in err
+    assert "\rcanary: fakeup: 1/1 versions read, 0 B downloaded" in err
+    assert err.endswith("\r")  # erased: the cursor is back at the start of an empty line
+
+
+def test_quiet_and_logs_get_no_progress(tmp_path):
+    assert run_canary(tmp_path, "-q", stderr_tty=True) == ("1 pass\n", "")
+    assert run_canary(tmp_path, stderr_tty=False) == ("1 pass\n", "")
+
+
+def test_a_first_run_says_what_it_is_about_to_read(tmp_path):
+    stream = io.StringIO()
+    ticks = iter([0.0, 0.05, 0.5])
+    progress = Progress(stream, lambda: 2_500_000, cold_cache=tmp_path, clock=lambda: next(ticks))
+    progress.start(3, releases=2)
+    progress.advance("trl")  # within the redraw interval: not drawn
+    progress.advance("peft")
+    progress.close()
+    text = stream.getvalue()
+    assert text.startswith(
+        f"canary: first run: reading 2 releases from the package index; cached afterwards in "
+        f"{tmp_path}\n"
+    )
+    assert "trl: 1/3" not in text
+    assert "\rcanary: peft: 2/3 versions read, 2.5 MB downloaded" in text
+
+
+def test_a_cache_is_cold_until_something_is_in_it(tmp_path):
+    assert is_cold(tmp_path / "missing")
+    assert is_cold(tmp_path)
+    (tmp_path / "entry").write_text("x")
+    assert not is_cold(tmp_path)

@@ -1,0 +1,61 @@
+"""`--format github`: workflow annotations at the check's line in its matrix."""
+
+from __future__ import annotations
+
+from test_reports_support import build, releases
+
+from canary.outcomes import Result, Status
+from canary.reports import render
+from canary.reports.dispatch import default_format
+from canary.reports.github import annotations
+
+
+def test_a_red_check_is_one_annotation_per_version_range_at_its_matrix_line():
+    report = build({"trl": (releases(6), {"ok": "......", "gone": "..FFF.", "opt": ".W...."})})
+    assert annotations(report) == [
+        "::error file=matrices/trl.yaml,line=15,title=canary trl%3A%3Agone[0.0.2\u20130.0.4]"
+        "::fail: gone is fail",
+        "::warning file=matrices/trl.yaml,line=20,title=canary trl%3A%3Aopt[0.0.1]"
+        "::warn: opt is warn",
+    ]
+
+
+def test_messages_and_properties_are_escaped():
+    report = build({"trl": (["1.0"], {"a": "F"})})
+    report.results = [
+        Result("trl", "a", "1.0", Status.FAIL, "100% broken\nsecond line, really: yes")
+    ]
+    (line,) = annotations(report)
+    assert line.endswith("::fail: 100%25 broken%0Asecond line, really: yes")
+    assert "title=canary trl%3A%3Aa[1.0]" in line
+
+
+def test_an_unreadable_source_is_one_annotation():
+    report = build({"trl": (["main"], {})})
+    report.results = [
+        Result("trl", c, "main", Status.ERROR, "https://raw.githubusercontent.com/x: HTTP 503")
+        for c in "abc"
+    ]
+    assert annotations(report) == [
+        "::error title=canary%3A a source was not read"
+        "::trl[main] GitHub answered HTTP 503; 3 checks not run"
+    ]
+
+
+def test_the_report_keeps_the_findings_in_a_group_and_ends_with_the_summary():
+    report = build({"trl": (releases(2), {"a": "F."})})
+    lines = render("github", report).splitlines()
+    assert lines[1:] == [
+        "::group::canary: findings by check",
+        "FAIL  trl::a[0.0.0] a is fail",
+        "::endgroup::",
+        "1 pass, 1 fail",
+    ]
+
+
+def test_github_is_the_default_under_github_actions(monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert default_format(None) == "github"
+    assert default_format("report.txt") == "text"
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    assert default_format(None) == "text"

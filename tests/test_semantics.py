@@ -1,0 +1,282 @@
+"""Engine semantics against the fixture tree tests/fixtures/semantics: `accepts`, `signature`,
+per-check acknowledged breaks, lines as `ast` counts them, a package beside a module file."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+from judging import judge_matrix
+
+from canary.outcomes import Status
+
+TREE = Path(__file__).parent / "fixtures" / "semantics"
+
+
+def judge_all(tmp_path: Path, checks_yaml: str, version: str = "3.0.0", header: str = ""):
+    return judge_matrix(tmp_path, TREE, "semup", checks_yaml, version, header)
+
+
+def judge(tmp_path: Path, check_yaml: str, version: str = "3.0.0", header: str = ""):
+    (result,) = judge_all(tmp_path, check_yaml, version, header)
+    return result
+
+
+SIG = "{module: semup.signatures, id: c, "
+
+CASES = [
+    # accepts: a parameter, **kwargs, a deprecation rename, and where a keyword is refused
+    ("accepts-param", SIG + "function: every_kind, accepts: [c, d, e]}", Status.PASS, ""),
+    (
+        "accepts-kwargs",
+        SIG + "function: every_kind, accepts: [c, anything]}",
+        Status.PASS,
+        "anything absorbed by **kwargs",
+    ),
+    (
+        "accepts-posonly-into-kwargs",
+        SIG + "function: every_kind, accepts: [a]}",
+        Status.PASS,
+        "a absorbed by **kwargs",
+    ),
+    (
+        "accepts-posonly-refused",
+        SIG + "function: positional_only, accepts: [x]}",
+        Status.FAIL,
+        "positional_only(x, y, /, z, *, w) does not accept x",
+    ),
+    (
+        "accepts-vararg-name-refused",
+        SIG + "function: closed, accepts: [model, labels]}",
+        Status.FAIL,
+        "closed(self, model, inputs) does not accept labels",
+    ),
+    (
+        "accepts-renamed",
+        SIG + "function: Model.forward, accepts: [input_ids, past_key_values]}",
+        Status.PASS,
+        "past_key_values renamed to cache by @deprecate_kwarg",
+    ),
+    (
+        "accepts-renamed-keywords-dotted",
+        SIG + "function: Model.process, accepts: [feature_extractor]}",
+        Status.PASS,
+        "feature_extractor renamed to image_processor by @deprecate_kwarg",
+    ),
+    (
+        "accepts-rename-raises-from-its-version",
+        SIG + "function: Model.strict, accepts: [old_flag]}",
+        Status.FAIL,
+        "does not accept old_flag",
+    ),
+    (
+        "accepts-warned-only-is-not-a-rename",
+        SIG + "function: Model.warned_only, accepts: [max_size]}",
+        Status.FAIL,
+        "warned_only(self, size) does not accept max_size",
+    ),
+    # signature: kinds, order, defaults, annotations only where pinned
+    (
+        "signature-every-kind",
+        SIG
+        + "function: every_kind, signature: '(a, b=1, /, c=None, *args, d, e=\"x\", **kwargs)'}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "signature-quotes-normalized",
+        SIG
+        + "function: every_kind, "
+        + "signature: \"(a, b = 1, /, c=None, *args, d, e='x', **kwargs) -> int\"}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "signature-seed-pin",
+        SIG + "function: LoraModel._create_and_replace, signature: '(self, peft_config, "
+        "adapter_name, target, target_name, parent, current_key, *, parameter_name=None)'}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "signature-kind-differs",
+        SIG + "function: positional_only, signature: '(x, y, z, *, w=2)'}",
+        Status.FAIL,
+        "signature of positional_only is (x, y, /, z, *, w=2); pinned (x, y, z, *, w=2): "
+        "parameter 1 x is positional-only, not positional-or-keyword",
+    ),
+    (
+        "signature-default-value",
+        SIG + "function: positional_only, signature: '(x, y, /, z, *, w=3)'}",
+        Status.FAIL,
+        "parameter 4 w defaults to 2, not 3",
+    ),
+    (
+        "signature-default-missing",
+        SIG + "function: positional_only, signature: '(x, y, /, z=0, *, w=2)'}",
+        Status.FAIL,
+        "parameter 3 z has no default (pinned 0)",
+    ),
+    (
+        "signature-order",
+        SIG + "function: closed, signature: '(self, inputs, model)'}",
+        Status.FAIL,
+        "parameter 2 is model, not inputs",
+    ),
+    (
+        "signature-extra",
+        SIG + "function: closed, signature: '(self, model)'}",
+        Status.FAIL,
+        "extra parameter inputs",
+    ),
+    (
+        "signature-missing",
+        SIG + "function: closed, signature: '(self, model, inputs, **kwargs)'}",
+        Status.FAIL,
+        "missing parameter **kwargs",
+    ),
+    (
+        "signature-annotation-pinned",
+        SIG + 'function: every_kind, signature: \'(a, b=1, /, c=None, *args, d, e="x", '
+        "**kwargs) -> str'}",
+        Status.FAIL,
+        "returns int, not str",
+    ),
+    (
+        "params-detail-shows-stars",
+        SIG + "function: every_kind, params: [f]}",
+        Status.FAIL,
+        "params of every_kind are (a, b, /, c, *args, d, e, **kwargs); missing f",
+    ),
+    # lines as `ast` counts them: breaks Python ignores must not shift spans
+    (
+        "linebreaks-contains",
+        "{id: c, module: semup.linebreaks, function: after_breaks, "
+        "contains: ['cleaned = value.strip()', 'return cleaned']}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "linebreaks-not-contains",
+        "{id: c, module: semup.linebreaks, function: after_breaks, not_contains: ['tail-marker']}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "linebreaks-not-contains-reads-the-function",
+        "{id: c, module: semup.linebreaks, function: after_breaks, "
+        "not_contains: ['value.strip()']}",
+        Status.FAIL,
+        "source of after_breaks contains 'value.strip()' (its line 2)",
+    ),
+    (
+        "linebreaks-tail",
+        "{id: c, module: semup.linebreaks, function: tail, "
+        "matches: ['^    return \"tail-marker\"$']}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "linebreaks-symbol",
+        "{id: c, module: semup.linebreaks, symbol: NOTE, contains: ['inside a literal']}",
+        Status.PASS,
+        "",
+    ),
+    # a package beside a module of the same name: Python imports the package
+    ("package-wins", "{id: c, module: semup.shadow, symbol: from_the_package}", Status.PASS, ""),
+    (
+        "module-file-shadowed",
+        "{id: c, module: semup.shadow, symbol: from_the_module_file}",
+        Status.FAIL,
+        "semup.shadow has no symbol from_the_module_file",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "status", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_semantics(tmp_path, check, status, fragment):
+    result = judge(tmp_path, f"- {check}")
+    assert result.status == status, result.detail
+    assert fragment in result.detail
+    if status == Status.PASS and not fragment:
+        assert result.detail == ""
+
+
+def test_rename_that_raises_still_counts_before_its_version(tmp_path):
+    check = f"- {SIG}function: Model.strict, accepts: [old_flag]}}"
+    result = judge(tmp_path, check, version="1.9.0")
+    assert result.status == Status.PASS
+    assert result.detail == "old_flag renamed to flag by @deprecate_kwarg"
+
+
+TODAY = datetime.datetime.now(datetime.timezone.utc).date()
+LATER = TODAY + datetime.timedelta(days=30)
+EARLIER = TODAY - datetime.timedelta(days=1)
+FAILING = "module: semup.signatures\n  function: closed\n  params: [labels]"
+PASSING = "module: semup.signatures\n  function: closed\n  params: [model]"
+
+
+@pytest.mark.parametrize(
+    ("contract", "broken", "version", "status", "fragment"),
+    [
+        (FAILING, '"3.0.0": "labels moved"', "3.0.0", Status.XFAIL, "[acknowledged: labels moved]"),
+        (FAILING, '">=2.5,<3.1": "labels moved"', "3.0.0", Status.XFAIL, "labels moved"),
+        (FAILING, '"2.0.0": "labels moved"', "3.0.0", Status.FAIL, "missing labels"),
+        (
+            FAILING,
+            f'">=3": {{reason: "labels moved", until_date: {LATER}}}',
+            "3.0.0",
+            Status.XFAIL,
+            "acknowledged: labels moved",
+        ),
+        (
+            FAILING,
+            f'">=3": {{reason: "labels moved", until_date: {EARLIER}}}',
+            "3.0.0",
+            Status.ERROR,
+            f"acknowledgement expired on {EARLIER}: labels moved",
+        ),
+        (
+            PASSING,
+            '"3.0.0": "was broken"',
+            "3.0.0",
+            Status.XPASS,
+            "acknowledged broken (was broken) but the contract holds: "
+            "the acknowledgement for 3.0.0 is stale",
+        ),
+        (
+            PASSING,
+            f'"3.0.0": {{reason: "was broken", until_date: "{EARLIER}"}}',
+            "3.0.0",
+            Status.XPASS,
+            "is stale",
+        ),
+    ],
+    ids=["exact", "range", "other-version", "until-later", "expired", "stale", "stale-expired"],
+)
+def test_acknowledged_break_per_check(tmp_path, contract, broken, version, status, fragment):
+    check = f"- id: c\n  {contract}\n  broken:\n    {broken}"
+    result = judge(tmp_path, check, version=version)
+    assert result.status == status, result.detail
+    assert fragment in result.detail
+
+
+def test_acknowledgement_touches_only_its_own_check(tmp_path):
+    checks = (
+        f'- id: acknowledged\n  {FAILING}\n  broken: {{"3.0.0": "labels moved"}}\n'
+        f"- id: other\n  {PASSING}\n"
+    )
+    acknowledged, other = judge_all(tmp_path, checks)
+    assert acknowledged.status == Status.XFAIL
+    assert other.status == Status.PASS
+
+
+def test_acknowledgement_beats_a_release_marked_broken(tmp_path):
+    header = 'versions:\n  broken: {"3.0.0": "whole release"}\n'
+    check = f'- id: c\n  {FAILING}\n  broken: {{"3.0.0": "this check only"}}'
+    result = judge(tmp_path, check, header=header)
+    assert result.status == Status.XFAIL
+    assert "this check only" in result.detail
