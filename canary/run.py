@@ -79,7 +79,13 @@ class Runner:
             why = "a branch" if target.branch else "not read from the package index"
             raise SourceError(f"{where}: {why}, and the matrix names no `github` repository")
         ref = target.label if target.branch else matrix.tag.format(version=target.label)
-        return self.context.github_tree(matrix.github, ref, matrix.src)
+        tree = self.context.github_tree(matrix.github, ref, matrix.src)
+        if not matrix.src and _only_under_src(tree, matrix.package):
+            raise SourceError(
+                f"{where}: {matrix.github} keeps the package under src/ and the matrix has no "
+                "`src:`; set src: src"
+            )
+        return tree
 
     def verdicts(self, matrix: Matrix, target: Target) -> Verdicts | None:
         """The remembered verdicts of a locked release file read from the index (the only
@@ -183,6 +189,15 @@ class _Deferred:
 
     def read_meta(self, path: str) -> bytes | None:
         return self._opened().read_meta(path)
+
+
+def _only_under_src(tree: Tree, package: str) -> bool:
+    """A repository with a src/ layout read as if the package sat at its top: every check
+    would fail for a reason that is no contract's."""
+    top = package.split(".")[0]
+    if tree.read(f"{top}/__init__.py") is not None or tree.read(f"{top}.py") is not None:
+        return False
+    return tree.read_meta(f"src/{top}/__init__.py") is not None
 
 
 def module_paths(matrix: Matrix) -> list[str]:

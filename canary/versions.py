@@ -10,6 +10,7 @@ at run time); with neither, every release on the index is.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from typing import Protocol, TextIO
 
@@ -27,7 +28,8 @@ from canary.lock import (
 )
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.sources.index import IndexFile
-from canary.targets import Target, explicit_targets, is_explicit
+from canary.sources.tree import SourceError
+from canary.targets import SELECTIONS, Target, explicit_targets, is_explicit
 
 
 class Project(Protocol):
@@ -230,15 +232,59 @@ def _specifier(matrix: Matrix, selection: str) -> SpecifierSet:
 
 def _explicit(matrix: Matrix, selection: str) -> list[Target]:
     """Exactly the versions named, in the lock or not; the lock only lends its files (a
-    release's files never change, so even a stale lock's are right)."""
+    release's files never change, so even a stale lock's are right). A name that looks like a
+    mistyped keyword, or a version the index has never heard of, is refused before anything
+    is fetched."""
     lock = _current_lock(matrix)
     files: dict[Version, IndexFile | None] = {}
     if lock is not None:
         files = {Version(label): file for label, file in lock.resolution.releases}
+    targets = explicit_targets(selection)
+    for target in targets:
+        if target.branch:
+            _check_branch(matrix, target.label)
+    known = set(files) | set(exact_includes(matrix))
+    unknown = [t.label for t in targets if t.version is not None and t.version not in known]
+    if unknown:
+        _check_released(matrix, unknown)
     return [
-        Target(t.label, file=files.get(t.version)) if t.version is not None else t
-        for t in explicit_targets(selection)
+        Target(t.label, file=files.get(t.version)) if t.version is not None else t for t in targets
     ]
+
+
+def _check_branch(matrix: Matrix, name: str) -> None:
+    """Any branch may be named, but not a near miss of a keyword or of the matrix's branches."""
+    branches = branches_of(matrix)
+    if name in branches:
+        return
+    close = difflib.get_close_matches(name, [*SELECTIONS, *branches], n=1, cutoff=0.75)
+    if close:
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {name}: no such keyword, version or branch of the matrix; "
+            f"did you mean {close[0]}?",
+        )
+
+
+def _check_released(matrix: Matrix, labels: list[str]) -> None:
+    """Versions not in the lock must at least be listed on the index (one page, cached).
+    Without the page (offline, index down) the run itself reports what it cannot read."""
+    try:
+        project = index_client().project(matrix.pypi)
+    except SourceError:
+        return
+    listed = {version for label in project.versions if (version := _parse(label))}
+    missing = [label for label in labels if Version(label) not in listed]
+    if missing:
+        newest = max(listed, default=None)
+        hint = f" (the newest is {newest})" if newest is not None else ""
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {', '.join(missing)}: not a release of {matrix.pypi} on the package "
+            f"index{hint}",
+        )
 
 
 # -- commands ----------------------------------------------------------------------------
@@ -281,27 +327,68 @@ def _marks(matrix: Matrix, label: str, locked: set[str] | None) -> list[str]:
 
 
 def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
-    """What a refresh changes: new labels, newly yanked, gone (neither listed nor yanked), and
-    releases whose file changed."""
+    """What a refresh changes: new labels, newly yanked, gone (neither listed nor yanked),
+    releases now read from another file of theirs (a new wheel was added to the release), and
+    releases whose file changed: same file name, another sha256 or size."""
     old = old or Resolution()
     old_labels, new_labels = set(old.labels()), set(new.labels())
     old_files = old.files()
+    kept = [(label, old_files[label], file) for label, file in new.releases if label in old_files]
     return {
         "new": [label for label in new.labels() if label not in old_labels],
         "yanked": [label for label in new.yanked if label not in old.yanked],
         "gone": [
             label for label in old.labels() if label not in new_labels and label not in new.yanked
         ],
-        "changed": [
-            label for label, file in new.releases if label in old_files and old_files[label] != file
-        ],
+        "read from another file": [label for label, was, now in kept if _name(was) != _name(now)],
+        "changed": [label for label, was, now in kept if _altered(was, now)],
     }
+
+
+def _name(file: IndexFile | None) -> str | None:
+    return None if file is None else file.filename
+
+
+def _altered(was: IndexFile | None, now: IndexFile | None) -> bool:
+    """The same file with other bytes: what a lock exists to catch. Only fields both sides
+    know count (an older lock may lack a size)."""
+    if was is None or now is None or was.filename != now.filename:
+        return False
+    return any(
+        a is not None and b is not None and a != b
+        for a, b in ((was.sha256, now.sha256), (was.size, now.size))
+    )
+
+
+def _alarms(path: object, old: Resolution, new: Resolution, labels: list[str]) -> list[str]:
+    """The supply-chain alarm for each release whose locked file changed on the index."""
+    was, now = old.files(), new.files()
+    lines = []
+    for label in labels:
+        before, after = was[label], now[label]
+        if before is None or after is None:
+            continue
+        facts = [
+            f"{key} {a} -> {b}"
+            for key, a, b in (
+                ("sha256", before.sha256, after.sha256),
+                ("size", before.size, after.size),
+            )
+            if a != b
+        ]
+        lines.append(
+            f"{path}: ALARM: {label}: {after.filename} is not the file that was locked "
+            f"({'; '.join(facts)}). A published file never changes: find out why (a "
+            "compromised upload, a mirror serving other bytes) before you trust this release.\n"
+        )
+    return lines
 
 
 def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
     """`canary lock [MATRIX ...] [--check]`: refresh each lock and say what changed; with
-    `check`, write nothing and return 1 when a lock is stale."""
-    stale = False
+    `check`, write nothing and return 1 when a lock is stale. A locked file whose bytes changed
+    on the index is an alarm and returns 1 either way."""
+    stale = alarmed = False
     for matrix_path in matrix_paths:
         matrix = load_matrix(matrix_path)
         path = lock_path(matrix)
@@ -328,9 +415,12 @@ def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
         out.write(
             f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})\n"
         )
+        if old is not None and changes["changed"]:
+            alarmed = True
+            out.writelines(_alarms(path, old.resolution, resolution, changes["changed"]))
         if not check:
             write_lock(matrix, resolution)
-    return 1 if check and stale else 0
+    return 1 if alarmed or (check and stale) else 0
 
 
 def _count(resolution: Resolution) -> str:

@@ -156,3 +156,13 @@ def test_source_index_never_falls_back_to_github(upstream, tmp_path):
     assert details["1.1.0"] == "fakeup 1.1.0: no readable file on the package index"
     assert details["main"] == "fakeup main: a branch is read from GitHub, and --source is index"
     assert not [r for r in upstream.log if r.path.startswith("/raw/")]
+
+
+def test_a_src_layout_read_without_src_is_one_error_with_the_fix(upstream, tmp_path, capsys):
+    (tmp_path / "fakeup.yaml").write_text(MATRIX.replace("src: src\n", ""))
+    code = main(["check", str(tmp_path / "fakeup.yaml"), "--versions", "main"])
+    assert code == 1
+    assert capsys.readouterr().out == (
+        "ERROR fakeup[main] owner/fakeup keeps the package under src/ and the matrix has no "
+        "`src:`; set src: src; 3 checks not run\n"
+    )

@@ -104,12 +104,11 @@ def test_report_without_baseline_exits_like_check(saved, tmp_path, capsys):
 
 
 def test_report_other_formats_to_file_with_drift_on_stderr(saved, tmp_path, capsys):
-    target = tmp_path / "out" / "report.xml"
-    target.parent.mkdir()
+    target = tmp_path / "out" / "report.xml"  # its folder is created
     assert report_main([str(saved["new"])], "junit", str(target), str(saved["old"])) == 1
     assert target.read_text(encoding="utf-8").startswith("<?xml")
     captured = capsys.readouterr()
-    assert captured.out == ""
+    assert captured.out.splitlines()[1] == f"wrote {target}"
     assert "Newly failing: 4" in captured.err
 
 
@@ -160,11 +159,41 @@ def test_unreadable_baseline_and_bad_format_exit_2(saved, tmp_path, capsys):
 
 
 def test_unwritable_output_exits_2(saved, tmp_path, capsys):
-    assert (
-        report_main([str(saved["new"])], "html", str(tmp_path / "no" / "such" / "x.html"), None)
-        == 2
-    )
-    assert "cannot write" in capsys.readouterr().err
+    (tmp_path / "no").write_text("a file, not a folder")
+    assert report_main([str(saved["new"])], "html", str(tmp_path / "no" / "x.html"), None) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_json_with_a_baseline_carries_the_drift(saved, tmp_path, capsys):
+    out = tmp_path / "drift.json"
+    assert report_main([str(saved["new"])], "json", str(out), str(saved["old"])) == 1
+    data = json.loads(out.read_text(encoding="utf-8"))
+    found = drift(load_json(saved["new"].read_text()), load_json(saved["old"].read_text()))
+    assert len(data["drift"]["new_red"]) == len(found.new_failures) == 4
+    assert len(data["drift"]["recovered"]) == len(found.fixed)
+    first = data["drift"]["new_red"][0]
+    assert set(first) == {"upstream", "check", "version", "status", "detail", "source", "was"}
+    assert first["status"] in ("fail", "error")
+    assert len(load_json(out.read_text(encoding="utf-8")).results) == len(found_results(saved))
+
+
+def found_results(saved) -> list:
+    return load_json(saved["new"].read_text(encoding="utf-8")).results
+
+
+def test_two_files_never_count_a_cell_twice(tmp_path, capsys):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(to_json(build({"trl": (["1.0", "1.1"], {"a": "FF"})})), encoding="utf-8")
+    second.write_text(to_json(build({"trl": (["1.1"], {"a": "."})})), encoding="utf-8")
+    merged = tmp_path / "merged.json"
+    assert report_main([str(first), str(second)], "json", str(merged), None) == 1
+    data = json.loads(merged.read_text(encoding="utf-8"))
+    assert [(r["version"], r["status"]) for r in data["results"]] == [
+        ("1.0", "fail"),
+        ("1.1", "pass"),
+    ]
+    assert data["summary"]["fail"] == 1 and data["summary"]["pass"] == 1
+    assert "1 check x version results are in more than one file" in capsys.readouterr().err
 
 
 def test_report_markdown_with_drift_stays_under_the_summary_limit(tmp_path, capsys):

@@ -22,7 +22,7 @@ LOCATION = re.compile(r"(\S+\.py):(\d+)")
 EXPECTED = {
     "peft": [
         ("peft", "symbol", "LoraConfig", None, None, "error"),
-        ("peft", "function", "get_peft_model", "params", ["adapter_name"], "error"),
+        ("peft", "function", "get_peft_model", "accepts", ["adapter_name"], "error"),
         ("peft.tuners.lora", "symbol", "LoraLayer", None, None, "error"),
     ],
     "transformers": [
@@ -48,7 +48,7 @@ EXPECTED = {
             "transformers.trainer",
             "function",
             "Trainer.__init__",
-            "params",
+            "accepts",
             ["model", "args", "processing_class"],
             "error",
         ),
@@ -64,24 +64,24 @@ EXPECTED = {
             "transformers.trainer",
             "function",
             "Trainer._inner_training_loop",
-            "params",
-            ["batch_size", "args", "resume_from_checkpoint"],
+            None,
+            None,
             "error",
         ),
         (
             "transformers.trainer",
             "function",
             "Trainer.compute_loss",
-            "params",
-            ["model", "inputs", "return_outputs"],
+            None,
+            None,
             "error",
         ),
         (
             "transformers.trainer",
             "function",
             "Trainer.training_step",
-            "params",
-            ["model", "inputs", "num_items_in_batch"],
+            None,
+            None,
             "error",
         ),
     ],
@@ -91,15 +91,15 @@ EXPECTED = {
             "trl.models.utils",
             "function",
             "disable_gradient_checkpointing",
-            "params",
-            ["model", "gradient_checkpointing_kwargs"],
+            None,
+            None,
             "info",
         ),
         (
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "params",
+            "accepts",
             ["gather_deepspeed3_params"],
             "error",
         ),
@@ -123,6 +123,13 @@ EXPECTED = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_index(monkeypatch, tmp_path_factory):
+    """Nothing here reads the package index: without --source, scan places by names alone."""
+    monkeypatch.setenv("CANARY_OFFLINE", "1")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 def run(*args, **kwargs) -> tuple[int, str]:
     out = io.StringIO()
     status = scan_main(*args, out=out, **kwargs)
@@ -131,7 +138,7 @@ def run(*args, **kwargs) -> tuple[int, str]:
 
 def summary(check: dict) -> tuple:
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
-    assertion = next((k for k in ("methods", "params", "contains", "matches") if k in check), None)
+    assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
     return (
         check["module"],
         key,
@@ -199,7 +206,7 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
     status, text = run(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
     assert status == 0
     checks = [summary(c) for c in printed_matrices(text)["peft"]["checks"]]
-    assert ("peft.core", "function", "build", "params", ["adapter_name"], "error") in checks
+    assert ("peft.core", "function", "build", "accepts", ["adapter_name"], "error") in checks
     assert ("peft", "symbol", "get_peft_model", None, None, "error") in checks
     status, text = run(str(FIXTURE), ["peft"], None, None)
     assert "NOTE: the package root may only re-export it" in text
@@ -220,6 +227,11 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
     status, text = run(str(FIXTURE), ["trl"], str(tmp_path), None)
     assert status == 2 and "use --merge" in text
     assert (tmp_path / "trl.yaml").read_text() == before
+
+
+def test_output_creates_its_folder(tmp_path):
+    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path / "new" / "matrices"), None)
+    assert status == 0 and (tmp_path / "new" / "matrices" / "trl.yaml").is_file()
 
 
 def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
@@ -275,7 +287,8 @@ def test_a_single_file_can_be_scanned():
         (("no/such/dir", None, None, None), {}, "no such file or folder"),
         ((str(FIXTURE), None, "a", "b"), {}, "alternatives"),
         ((str(FIXTURE), ["trl", "x-y"], None, None), {}, "top-level package names"),
-        ((str(FIXTURE), None, "no/such/out", None), {}, "not a folder"),
+        ((str(FIXTURE), None, None, "no/such/matrices"), {}, "not a folder"),
+        ((str(FIXTURE), None, str(FIXTURE / "pyproject.toml"), None), {}, "cannot create"),
         ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
     ],
 )
@@ -322,8 +335,8 @@ def test_proposed_checks_run_under_canary_check(tmp_path):
         (upstream / name).write_text(text)
     assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
         "grpo-config": "pass",
-        "disable-gradient-checkpointing-params": "warn",
-        "unwrap-model-for-generation-params": "pass",
+        "disable-gradient-checkpointing": "warn",
+        "unwrap-model-for-generation-accepts": "pass",
         "grpo-trainer-prepare-inputs-source": "pass",
         "grpo-trainer-prepare-inputs-source-regex": "pass",
     }

@@ -24,7 +24,8 @@ from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 
 SUBJECTS = ("symbol", "class", "function")
-KEYS = {"id", "why", "module", *SUBJECTS, "methods", "params", "contains", "matches", "severity"}
+KEYS = {"id", "why", "module", *SUBJECTS, "methods", "params", "accepts", "contains", "matches"}
+KEYS |= {"severity", "since", "until", "versions"}
 
 CODE = """
 import inspect, re
@@ -35,6 +36,7 @@ def step(self, model, inputs):
     pass
 
 tr.Trainer.training_step = step
+tr.Trainer.training_step(None, model=None, inputs=None)
 src = inspect.getsource(tr.Trainer.__init__)
 src.replace('hasattr(unwrapped_model, "accepts_loss_kwargs")\\n\\t\\u00e9', "")
 re.search(r"def \\w+\\(", src)
@@ -67,7 +69,7 @@ def assert_valid_matrix(text: str, folder: Path) -> dict:
         assert re.search(r"\S+\.py:\d+", check["why"])
         assert len([k for k in SUBJECTS if k in check]) <= 1
         assert check.get("severity", "error") in ("error", "info")
-        for key in ("methods", "params", "contains", "matches"):
+        for key in ("methods", "accepts", "contains", "matches"):
             assert all(isinstance(v, str) for v in check.get(key, []))
         for regex in check.get("matches", []):
             re.compile(regex, re.MULTILINE)
@@ -85,7 +87,7 @@ def test_rendered_matrix_is_spec_yaml_with_exact_literals(tmp_path):
         'hasattr(unwrapped_model, "accepts_loss_kwargs")\n\t\u00e9'
     ]
     assert by_id["trainer-init-source-regex"]["matches"] == [r"def \w+\("]
-    assert by_id["trainer-training-step-params"]["params"] == ["model", "inputs"]
+    assert by_id["trainer-training-step-accepts"]["accepts"] == ["model", "inputs"]
     assert by_id["trainer-state-name"]["severity"] == "info"
     assert by_id["trainer-state-name"]["symbol"] == "TRAINER_STATE_NAME"
 
@@ -96,7 +98,7 @@ def test_unknown_upstream_gets_a_github_placeholder_and_declared_releases():
     text = render_matrix("accelerate", [], Releases(">=1.0", "from x"))
     data = yaml.safe_load(text)
     assert "github" not in data and "# github: OWNER/REPO" in text
-    assert data["versions"] == {"releases": ">=1.0"} and data["checks"] is None
+    assert data["versions"] == {"releases": ">=1.0"} and data["checks"] == []
 
 
 @pytest.mark.parametrize("text", ['a"b\\c', "\x00\x1f\x7f\x85", "line\nnext\ttab", "\U0001f600 ok"])
@@ -108,9 +110,9 @@ def test_ids_are_kebab_and_unique_against_taken_ones():
     assert kebab("GRPOTrainer._prepare_inputs") == "grpo-trainer-prepare-inputs"
     assert kebab("__init__") == "init"
     found = proposals()["transformers"]
-    ids = assign_ids(found + found, taken=["trainer-training-step-params"])
+    ids = assign_ids(found + found, taken=["trainer-training-step-accepts"])
     assert len(set(ids)) == len(ids) == 2 * len(found)
-    assert "trainer-training-step-params" not in ids
+    assert "trainer-training-step-accepts" not in ids
     assert all(re.fullmatch(r"[a-z0-9-]+", i) for i in ids)
 
 
@@ -145,12 +147,13 @@ def test_merge_appends_only_missing_checks_and_keeps_the_users_text(tmp_path):
     params = [c for c in new if c.get("function") == "Trainer.training_step"]
     assert params == [
         {
-            "id": "trainer-training-step-params",
-            "why": "monkey-patched with a wrapper taking these parameters at pkg/mod.py:9"
-            " (model, inputs)",
+            "id": "trainer-training-step-accepts",
+            "why": "used at pkg/mod.py:10; called with keyword arguments at pkg/mod.py:10"
+            " (model, inputs); monkey-patched with a wrapper taking these parameters at"
+            " pkg/mod.py:9 (model, inputs)",
             "module": "transformers.trainer",
             "function": "Trainer.training_step",
-            "params": ["inputs"],
+            "accepts": ["inputs"],
         }
     ]
     again, added_again = merge_text(merged, "m.yaml", proposals()["transformers"])

@@ -110,7 +110,7 @@ def test_module_attribute_patch_target_must_exist(statement):
     assert whys(code) == ["monkey-patched at pkg/mod.py:4"]
 
 
-def test_class_method_patch_names_the_method_and_takes_wrapper_params():
+def test_class_method_patch_names_the_method_never_the_wrappers_signature():
     code = """
     from transformers import trainer as tr
 
@@ -124,8 +124,8 @@ def test_class_method_patch_names_the_method_and_takes_wrapper_params():
             "transformers.trainer",
             "function",
             "Trainer.training_step",
-            "params",
-            ["model", "inputs", "num_items_in_batch"],
+            None,
+            [],
             "error",
         )
     ]
@@ -151,19 +151,20 @@ def test_wrapper_taken_from_a_local_class_or_lambda():
             "transformers.trainer",
             "function",
             "Trainer.compute_loss",
-            "params",
-            ["model", "inputs"],
+            None,
+            [],
             "error",
         ),
         (
             "transformers.trainer",
             "function",
             "Trainer.evaluate",
-            "params",
-            ["eval_dataset"],
+            None,
+            [],
             "error",
         ),
     ]
+    assert "wrapper taking these parameters at pkg/mod.py:8 (model, inputs)" in whys(code)[0]
 
 
 def test_wrapper_with_only_wildcards_gives_an_existence_check():
@@ -250,7 +251,7 @@ def test_regexes_on_upstream_source_become_matches_with_inline_flags():
     ]
 
 
-def test_keyword_arguments_become_params():
+def test_keyword_arguments_become_accepts():
     code = """
     from trl.models.utils import unwrap_model_for_generation
     from transformers import trainer as tr
@@ -266,7 +267,7 @@ def test_keyword_arguments_become_params():
             "transformers.trainer",
             "function",
             "Trainer.__init__",
-            "params",
+            "accepts",
             ["model", "processing_class"],
             "error",
         ),
@@ -274,7 +275,7 @@ def test_keyword_arguments_become_params():
             "transformers.trainer",
             "function",
             "Trainer.training_step",
-            "params",
+            "accepts",
             ["model", "inputs"],
             "error",
         ),
@@ -282,7 +283,7 @@ def test_keyword_arguments_become_params():
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "params",
+            "accepts",
             ["gather_deepspeed3_params"],
             "error",
         ),
@@ -324,8 +325,8 @@ def test_implied_checks_fold_into_the_more_specific_one():
             "trl.trainer.grpo_trainer",
             "function",
             "GRPOTrainer._prepare_inputs",
-            "params",
-            ["inputs"],
+            None,
+            [],
             "error",
         )
     ]
@@ -399,10 +400,10 @@ def test_inserted_text_is_not_expected_but_the_original_is():
     import inspect
     import trl
     src = inspect.getsource(trl.foo)
-    src = src.replace("a", "INSERTED")
-    src.replace("INSERTED", "b")
+    src = src.replace("alpha", "INSERTED")
+    src.replace("INSERTED", "beta")
     """
-    assert proposed(code) == [("trl", "function", "foo", "contains", ["a"], "error")]
+    assert proposed(code) == [("trl", "function", "foo", "contains", ["alpha"], "error")]
 
 
 def test_constants_and_enum_members_are_not_modules_or_methods():

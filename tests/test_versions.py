@@ -255,7 +255,7 @@ def test_a_lock_records_no_url(locked, index):
         ("latest", ["1.0.0"]),
         (">=0.9.2,<1", ["0.9.2", "0.10.0"]),
         ("==0.9.*", ["0.9.0", "0.9.2"]),
-        ("0.9.2,main,0.9.1,3.0.0", ["0.9.2", "main", "0.9.1", "3.0.0"]),
+        ("0.9.2,main,0.10.0", ["0.9.2", "main", "0.10.0"]),
     ],
 )
 def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selection, expected):
@@ -285,6 +285,38 @@ def test_a_list_matches_lock_entries_by_pep440(locked):
     (target,) = select_targets(locked, "1.0")
     assert target.label == "1.0"
     assert target.file is not None and target.file.filename == "demo-1.0.0-py3-none-any.whl"
+
+
+def only_the_project_page(index: FakeIndex) -> bool:
+    return all(request.path == "/simple/demo/" for request, _ in index.server.log)
+
+
+def test_a_version_outside_the_lock_is_checked_against_the_index_once(locked, index):
+    targets = select_targets(locked, "0.9.1,0.8.0")
+    assert [(t.label, t.file) for t in targets] == [("0.9.1", None), ("0.8.0", None)]
+    assert only_the_project_page(index)
+
+
+def test_a_version_that_is_no_release_is_refused_before_any_fetch(locked, index):
+    with pytest.raises(SelectionError) as refused:
+        select_targets(locked, "1.0.0,9.9.9")
+    assert str(refused.value).endswith(
+        "--versions 9.9.9: not a release of demo on the package index (the newest is 1.1.0rc1)"
+    )
+    assert only_the_project_page(index)  # no file, no GitHub tag
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("anchor", "anchors"), ("lastest", "latest"), ("mian", "main")]
+)
+def test_a_near_miss_of_a_keyword_or_branch_says_what_was_meant(locked, typo, meant):
+    with pytest.raises(SelectionError, match=f"--versions {typo}: .*did you mean {meant}\\?"):
+        select_targets(locked, typo)
+
+
+def test_another_branch_may_be_named(locked):
+    (target,) = select_targets(locked, "feature/new-loss")
+    assert target.branch
 
 
 def test_a_bad_specifier_is_a_usage_error(locked):
@@ -398,6 +430,44 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     assert lock.resolution.labels() == ["0.9.2", "1.0.0", "1.2.0", "main"]
     assert lock.resolution.yanked == ["0.10.0"]
     assert lock_main([str(relaxed.path)], check=True, out=io.StringIO()) == 0
+
+
+LOCKED = ["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"]
+
+
+def test_one_new_release_is_only_new(locked, index):
+    """The index gives URLs, the lock keeps none: that is no change of a locked file."""
+    index.serve([*LOCKED, "1.2.0"])
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert out.getvalue() == (f"{lock_path(locked)}: stale: 1 new (1.2.0) (5 releases, 1 branch)\n")
+
+
+def test_a_locked_file_with_other_bytes_is_an_alarm(locked, index):
+    files = [dist(v) for v in LOCKED]
+    files[0] = {**files[0], "hashes": {"sha256": "f" * 64}, "size": 1}
+    index.serve(LOCKED, files)
+    path = lock_path(locked)
+    for check in (True, False):  # an alarm fails `canary lock` too, not only --check
+        out = io.StringIO()
+        assert lock_main([str(locked.path)], check=check, out=out) == 1
+        lines = out.getvalue().splitlines()
+        assert "1 changed (1.0.0)" in lines[0]
+        assert lines[1].startswith(
+            f"{path}: ALARM: 1.0.0: demo-1.0.0-py3-none-any.whl is not the file that was "
+            f"locked (sha256 {sha('demo-1.0.0-py3-none-any.whl')} -> {'f' * 64}; size "
+        )
+        assert "A published file never changes" in lines[1]
+
+
+def test_a_release_read_from_another_file_is_said_and_is_no_alarm(locked, index):
+    files = [dist(v) for v in LOCKED]
+    files[0] = dist("1.0.0", "binary")  # the pure wheel is gone, a platform wheel remains
+    index.serve(LOCKED, files)
+    out = io.StringIO()
+    assert lock_main([str(locked.path)], check=False, out=out) == 0
+    assert "1 read from another file (1.0.0)" in out.getvalue()
+    assert "ALARM" not in out.getvalue()
 
 
 def test_lock_check_without_a_lock_is_stale_and_writes_nothing(index, tmp_path):

@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from canary.outcomes import RunReport
+from canary.outcomes import Result, RunReport
 from canary.reports.dispatch import FORMATS, render
-from canary.reports.drift import drift, drift_parts, render_drift
-from canary.reports.jsonio import STATS_KEYS, ReportError, load_json
+from canary.reports.drift import drift, drift_json, drift_parts, render_drift
+from canary.reports.jsonio import STATS_KEYS, ReportError, load_json, to_json
 from canary.reports.markdown import SUMMARY_LIMIT, fit, markdown_parts
-from canary.reports.text import terminal_style
+from canary.reports.output import OutputError, prepare_output, write_output
+from canary.reports.text import stats_line, summary_line, terminal_style
 
 
 def read_report(path: str) -> RunReport:
@@ -31,13 +32,26 @@ def read_report(path: str) -> RunReport:
 
 
 def merge(reports: list[RunReport]) -> RunReport:
-    """One report from several runs: results concatenated, counters added up."""
+    """One report from several runs: one result per check x version (the last file's, when
+    two files hold the same cell: a re-run replaces, never adds), counters added up."""
+    cells: dict[tuple[str, str, str], Result] = {}
     merged = RunReport(results=[], stats=dict.fromkeys(STATS_KEYS, 0), upstreams={})
     for report in reports:
-        merged.results += report.results
+        for result in report.results:
+            key = (result.upstream, result.check, result.version)
+            cells.pop(key, None)  # the newer result takes the newer place
+            cells[key] = result
         for key in STATS_KEYS:
             merged.stats[key] += report.stats.get(key, 0)
         merged.upstreams.update(report.upstreams)
+    merged.results = list(cells.values())
+    repeated = sum(len(report.results) for report in reports) - len(merged.results)
+    if repeated:
+        print(
+            f"canary report: {repeated} check x version results are in more than one file; "
+            "the last file's are kept",
+            file=sys.stderr,
+        )
     return merged
 
 
@@ -53,9 +67,10 @@ def report_main(
         )
         return 2
     try:
+        target = prepare_output(output) if output is not None else None
         report = merge([read_report(path) for path in paths])
         old = read_report(baseline) if baseline else None
-    except ReportError as exc:
+    except (ReportError, OutputError) as exc:
         print(f"canary report: {exc}", file=sys.stderr)
         return 2
     width, color = terminal_style(sys.stdout) if output is None else (None, False)
@@ -64,18 +79,21 @@ def report_main(
         body = fit(drift_parts(found) + markdown_parts(report), SUMMARY_LIMIT)
     elif found is not None and fmt == "text":
         body = render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
+    elif found is not None and fmt == "json":
+        body = to_json(report, {"drift": drift_json(found)})
     else:
         body = render(fmt, report, width=width, color=color)
         if found is not None:
             print(render_drift(found, "text"), file=sys.stderr, end="")
-    try:
-        if output is None:
-            sys.stdout.write(body)
-        else:
-            Path(output).write_text(body, encoding="utf-8")
-    except OSError as exc:
-        print(f"canary report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    if target is None:
+        sys.stdout.write(body)
+    else:
+        try:
+            write_output(target, body)
+        except OutputError as exc:
+            print(f"canary report: {exc}", file=sys.stderr)
+            return 2
+        print(f"{summary_line(report)} ({stats_line(report)})\nwrote {target}")
     if found is not None:
         return 1 if found.new_failures else 0
     return 1 if any(result.status.is_red for result in report.results) else 0

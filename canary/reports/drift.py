@@ -55,6 +55,23 @@ def drift(new: RunReport, baseline: RunReport) -> Drift:
     return out
 
 
+def drift_json(found: Drift) -> dict[str, object]:
+    """The drift for automation: one entry per check x version, `was` the baseline's status
+    ("absent" for a cell it did not have)."""
+
+    def cells(pairs: list[tuple[Result, Result | None]]) -> list[dict[str, str]]:
+        return [
+            {**now.to_json(), "was": old.status.value if old else "absent"} for now, old in pairs
+        ]
+
+    return {
+        "new_red": cells(found.new_failures),
+        "recovered": cells(list(found.fixed)),
+        "new_versions": found.new_versions,
+        "gone_versions": found.gone_versions,
+    }
+
+
 def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[str]]) -> list[str]:
     """One line per (upstream, check, before, now, detail), versions compressed into spans.
 

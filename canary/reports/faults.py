@@ -51,10 +51,10 @@ def short_cause(result: Result) -> str | None:
             return f"{_where(detail)} unreachable ({meaning})"
     if status := _HTTP.search(detail):
         return f"{_where(detail)} answered HTTP {status.group(1)}"
-    prefix = f"{result.upstream} {result.version}: "  # the version's source could not be opened
-    if detail.startswith(prefix):
-        return detail[len(prefix) :]
-    return None
+    # the version's source could not be opened (maybe said while deciding a gate)
+    prefix = f"{result.upstream} {result.version}: "
+    at = detail.find(prefix)
+    return detail[at + len(prefix) :] if at >= 0 else None
 
 
 @dataclass

@@ -30,9 +30,10 @@ def stats_of(report: RunReport) -> dict[str, float]:
     return stats
 
 
-def to_json(report: RunReport) -> str:
+def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
     """One result per line: diffs of two nights read well, and each line goes through the C
-    encoder (json's indent= switches the whole document to the pure-Python one)."""
+    encoder (json's indent= switches the whole document to the pure-Python one). `extra`
+    adds top-level keys (`canary report --baseline` adds `drift`)."""
     rest = {
         "summary": summarize(report.results),
         "stats": stats_of(report),
@@ -44,6 +45,7 @@ def to_json(report: RunReport) -> str:
             }
             for name, info in report.upstreams.items()
         },
+        **(extra or {}),
     }
     rows = ",\n ".join(json.dumps(r.to_json(), ensure_ascii=False) for r in report.results)
     tail = ",\n".join(

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from canary.run import Runner, offline_mode, release_selector
+from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.findings import Finding
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
-from canary.scan.reexports import Reexports
+from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
+from canary.scan.rewriters import declared_registries
+from canary.scan.verdicts import annotate, judge
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -52,15 +57,31 @@ def python_files(root: Path) -> list[Path]:
 
 
 def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
-    """Parse every downstream file (never import it) and collect the upstream uses."""
+    """Parse every downstream file (never import it) and collect the upstream uses.
+
+    Two passes: the first gathers which upstream objects the package passes to its own
+    functions, the second follows them into those functions.
+    """
     result = ScanResult()
     base = root.parent if root.is_file() else root
+    trees = []
+    calls = CallSites()
     for path in python_files(root):
         name = path.relative_to(base).as_posix()
         try:
-            scanner = scan_tree(ast.parse(path.read_bytes(), filename=name), name, upstreams)
+            data = path.read_bytes()
+            trees.append((name, ast.parse(data, filename=name)))
         except (SyntaxError, ValueError, RecursionError, OSError) as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+            continue
+        if b"canary:" in data:
+            calls.registries |= declared_registries(data.decode("utf-8", "replace"))
+    for name, tree in trees:
+        _scan_file(name, tree, upstreams, calls, result)
+    calls.frozen = True
+    for name, tree in trees:
+        scanner = _scan_file(name, tree, upstreams, calls, result)
+        if scanner is None:
             continue
         result.findings += scanner.findings
         result.modules |= scanner.modules
@@ -68,26 +89,104 @@ def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
     return result
 
 
-def _releases(root: Path, upstream: str) -> Releases:
-    folder = root if root.is_dir() else root.parent
-    return declared_releases(folder, upstream) or Releases()
+def _scan_file(
+    name: str, tree: ast.Module, upstreams: frozenset[str], calls: CallSites, result: ScanResult
+):
+    try:
+        return scan_tree(tree, name, upstreams, calls)
+    except RecursionError as exc:
+        if calls.frozen:
+            result.problems.append(f"{name}: not scanned: {exc}")
+        return None
 
 
-def _write_new(
-    folder: Path, upstream: str, proposals: list[Proposal], releases: Releases, out: TextIO
-) -> None:
-    target = folder / f"{upstream}.yaml"
-    target.write_text(render_matrix(upstream, proposals, releases), encoding="utf-8")
-    out.write(f"wrote {target}: {len(proposals)} checks\n")
+@dataclass
+class Proposed:
+    """The proposed matrix of one upstream: its text (comments on what fails included)."""
+
+    upstream: str
+    proposals: list[Proposal]
+    releases: Releases
+    reading: Reading | None = None
+
+    def text(self) -> str:
+        """A complete new matrix file, each check judged on the releases read."""
+        text = render_matrix(self.upstream, self.proposals, self.releases, self._header())
+        return self._judged(text, None)
+
+    def _header(self) -> list[str]:
+        reading = self.reading
+        if reading is None:
+            return []
+        if reading.problem:
+            return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
+        labels = ", ".join(run.target.label for run in reading.runs)
+        return [f"placed and judged on {labels}; a comment above a check says where it fails"]
+
+    def _judged(self, text: str, ids: list[str] | None) -> str:
+        """`text` with comments above the checks (all, or `ids`) that fail on a release read."""
+        if self.reading is None or not self.reading.runs:
+            return text
+        matrix = load_text(self.upstream, text)
+        wanted = ids if ids is not None else [c.id for c in matrix.checks]
+        return annotate(text, judge(matrix, self.reading.runs, wanted))
+
+    def merged(self, existing: str, name: str) -> tuple[str, int]:
+        """`existing` (the matrix file `name`) with the missing proposals appended and judged."""
+        merged, added = merge_text(existing, name, self.proposals)
+        if not added:
+            return merged, 0
+        before = {c.id for c in load_text(self.upstream, existing).checks}
+        new_ids = [c.id for c in load_text(self.upstream, merged).checks if c.id not in before]
+        return self._judged(merged, new_ids), added
 
 
-def _merge(folder: Path, upstream: str, proposals: list[Proposal], out: TextIO) -> None:
-    target = folder / f"{upstream}.yaml"
+def scan(
+    root: Path,
+    upstreams: Iterable[str] = DEFAULT_UPSTREAMS,
+    source: Path | None = None,
+    read_upstream: bool = True,
+) -> tuple[ScanResult, dict[str, Proposed]]:
+    """Scan a downstream tree and propose a matrix per upstream it uses.
+
+    Each upstream is read (the newest and lowest release in the range the downstream declares,
+    or the `source` folder) to place and judge the proposals; `read_upstream=False` places
+    them by naming conventions alone, reading nothing.
+    """
+    names = frozenset(upstreams)
+    result = scan_path(root, names)
+    used = sorted({f.ref.root for f in result.findings} & names)
+    runner = Runner(select=release_selector, source_path=source)
+    releases = {name: declared_releases(root, name) for name in used}
+    readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
+    views = {name: reading.views for name, reading in readings.items()}
+    proposed = propose(result.findings, result.modules, views)
+    return result, {
+        name: Proposed(
+            name,
+            proposed.get(name, []),
+            readings[name].releases if name in readings else releases[name] or Releases(),
+            readings.get(name),
+        )
+        for name in used
+        if proposed.get(name)
+    }
+
+
+def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
+    target = folder / f"{proposed.upstream}.yaml"
+    target.write_text(proposed.text(), encoding="utf-8")
+    out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
+
+
+def _merge(folder: Path, proposed: Proposed, out: TextIO) -> None:
+    target = folder / f"{proposed.upstream}.yaml"
     text = target.read_text(encoding="utf-8")
-    merged, added = merge_text(text, str(target), proposals)
+    merged, added = proposed.merged(text, str(target))
     if added:
         target.write_text(merged, encoding="utf-8")
-    out.write(f"merged into {target}: {added} new checks of {len(proposals)} proposed\n")
+    total = len(proposed.proposals)
+    out.write(f"merged into {target}: {added} new checks of {total} proposed\n")
 
 
 def _usage_error(out: TextIO, message: str) -> int:
@@ -102,11 +201,12 @@ def scan_main(
     merge: str | None,
     out: TextIO,
     source: str | None = None,
+    offline: bool = False,
 ) -> int:
     """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem).
 
-    `source` is a folder holding the upstream packages (a site-packages or a checkout), read
-    statically to name the module that defines a re-exported class or function.
+    `source` is a folder holding the upstream packages (a site-packages or a checkout) read in
+    place of the releases on the package index.
     """
     root = Path(path)
     if not root.exists():
@@ -116,37 +216,54 @@ def scan_main(
     names = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
     if not names or any(not _PACKAGE_NAME.match(n) for n in names):
         return _usage_error(out, f"--upstream wants top-level package names, got {names}")
-    folder = Path(output or merge or ".")
-    if (output or merge) and not folder.is_dir():
-        return _usage_error(out, f"{folder}: not a folder")
+    if merge and not Path(merge).is_dir():
+        return _usage_error(out, f"{merge}: not a folder")
     if source and not Path(source).is_dir():
         return _usage_error(out, f"--source {source}: not a folder")
-    result = scan_path(root, frozenset(names))
-    defining = Reexports(Path(source)).defining if source else None
-    proposed = propose(result.findings, result.modules, defining)
+    if output:
+        try:
+            Path(output).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _usage_error(out, f"--output {output}: cannot create: {exc}")
+    folder = Path(output or merge or ".")
+    with offline_mode(offline):
+        result, proposed = scan(root, names, Path(source) if source else None)
+        return _emit(result, proposed, path, names, folder, output, merge, out)
+
+
+def _emit(
+    result: ScanResult,
+    proposed: dict[str, Proposed],
+    path: str,
+    names: list[str],
+    folder: Path,
+    output: str | None,
+    merge: str | None,
+    out: TextIO,
+) -> int:
     for problem in result.problems:
         out.write(f"# {problem}\n")
     out.write(f"# scanned {result.files} files under {path}\n")
     status = 0
     for upstream in sorted(names):
-        proposals = proposed.get(upstream, [])
-        if not proposals:
+        matrix = proposed.get(upstream)
+        if matrix is None:
             out.write(f"# no uses of {upstream} found\n")
         elif output:
             if (folder / f"{upstream}.yaml").exists():
                 out.write(f"canary scan: {folder / upstream}.yaml exists; use --merge\n")
                 status = 2
                 continue
-            _write_new(folder, upstream, proposals, _releases(root, upstream), out)
+            _write_new(folder, matrix, out)
         elif merge and (folder / f"{upstream}.yaml").exists():
             try:
-                _merge(folder, upstream, proposals, out)
+                _merge(folder, matrix, out)
             except MergeError as exc:
                 out.write(f"canary scan: {exc}\n")
                 status = 2
         elif merge:
-            _write_new(folder, upstream, proposals, _releases(root, upstream), out)
+            _write_new(folder, matrix, out)
         else:
             out.write(f"---\n# matrices/{upstream}.yaml\n")
-            out.write(render_matrix(upstream, proposals, _releases(root, upstream)))
+            out.write(matrix.text())
     return status

@@ -21,7 +21,7 @@ KNOWN_REPOS = {
     "peft": ("huggingface/peft", "src"),
     "transformers": ("huggingface/transformers", "src"),
 }
-_ID_SUFFIX = {None: "", "methods": "-methods", "params": "-params", "contains": "-source"}
+_ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _ID_SUFFIX["matches"] = "-source-regex"
 
 
@@ -95,16 +95,30 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.assertion:
             values = ", ".join(quote(v) for v in proposal.values)
             lines.append(f"{pad}  {proposal.assertion}: [{values}]")
+        if proposal.gate:
+            lines.append(f"{pad}  {_gate_line(proposal.gate)}")
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {proposal.severity}")
     return "".join(line + "\n" for line in lines)
 
 
-def render_matrix(upstream: str, proposals: list[Proposal], releases: Releases) -> str:
-    """A complete new matrix file for `upstream`."""
+def _gate_line(spec: str) -> str:
+    """`since`/`until` for a one-sided range, else `versions`."""
+    if "," not in spec and spec.startswith(">="):
+        return f"since: {quote(spec[2:])}"
+    if "," not in spec and spec.startswith("<") and not spec.startswith("<="):
+        return f"until: {quote(spec[1:])}"
+    return f"versions: {quote(spec)}"
+
+
+def render_matrix(
+    upstream: str, proposals: list[Proposal], releases: Releases, notes: Iterable[str] = ()
+) -> str:
+    """A complete new matrix file for `upstream`; `notes` are comment lines for its head."""
     github, src = KNOWN_REPOS.get(upstream, (None, ""))
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
+        *(f"# {note}" for note in notes),
         f"upstream: {upstream}",
         f"package: {upstream}",
         f"pypi: {upstream}",
@@ -116,7 +130,7 @@ def render_matrix(upstream: str, proposals: list[Proposal], releases: Releases) 
     ]
     if github:
         lines.append("  include: [main]  # checked by `--versions all`")
-    lines += ["", "checks:"]
+    lines += ["", "checks:" if proposals else "checks: []"]
     text = "".join(line + "\n" for line in lines)
     return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
 
@@ -126,10 +140,12 @@ def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None,
     keys = [k for k in ("symbol", "class", "function") if k in check] or [None]
     subject = check.get(keys[0]) if keys[0] else None
     facts = [(check.get("module"), keys[0], subject, None, set())]
-    for assertion in ("methods", "params", "contains", "matches"):
+    for assertion in ("methods", "params", "accepts", "contains", "matches"):
         values = check.get(assertion)
         if isinstance(values, list):
-            facts.append((check.get("module"), keys[0], subject, assertion, set(map(str, values))))
+            # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
+            for stated in ("params", "accepts") if assertion == "params" else (assertion,):
+                facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
     for alternative in check.get("any_of") or []:
         if isinstance(alternative, dict):
             facts.extend(_content(alternative))

@@ -28,6 +28,8 @@ class Finding:
     file: str  # relative to the scanned PATH, with forward slashes
     line: int
     items: tuple[str, ...] = ()
+    tolerated: bool = False  # under try/except ImportError (or Exception), or a hasattr guard
+    gate: str = ""  # a PEP 440 range of the upstream the use is gated to (`if Version(...) <`)
 
     @property
     def where(self) -> str:

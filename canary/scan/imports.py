@@ -34,6 +34,10 @@ class Scopes:
     def push(self, shadowed: list[str]) -> None:
         self._stack.append(dict.fromkeys(shadowed))
 
+    def top(self) -> dict[str, object | None]:
+        """The innermost scope's bindings (if/else branches start from the same ones)."""
+        return self._stack[-1]
+
     def pop(self) -> None:
         self._stack.pop()
 
@@ -77,12 +81,48 @@ def bind_import(node: ast.Import | ast.ImportFrom, scopes: Scopes) -> list[Ref]:
     return refs
 
 
+def _name(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _namespace(expr: ast.expr, scopes: Scopes) -> Ref | None:
+    """The object whose namespace `X.__dict__` or `vars(X)` is."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "__dict__":
+        return resolve(expr.value, scopes)
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.args
+        and expr.func.id == "vars"
+        and scopes.lookup("vars") is None
+    ):
+        return resolve(expr.args[0], scopes)
+    return None
+
+
 def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
-    """The Ref a Name or Attribute chain denotes, or None when its root is not an import."""
+    """The Ref an expression denotes, or None when its root is not an import: a Name or
+    Attribute chain, `getattr(X, "n"[, default])`, `X.__dict__["n"]`, `vars(X).get("n")`,
+    `inspect.unwrap(X)`."""
     if isinstance(expr, ast.Name):
         bound = scopes.lookup(expr.id)
         return bound if isinstance(bound, Ref) else None
     if isinstance(expr, ast.Attribute):
         base = resolve(expr.value, scopes)
         return base.child(expr.attr) if base else None
+    if isinstance(expr, ast.Subscript) and (name := _name(expr.slice)):
+        base = _namespace(expr.value, scopes)
+        return base.child(name) if base else None
+    if not isinstance(expr, ast.Call) or not expr.args:
+        return None
+    func = expr.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and scopes.lookup("getattr") is None:
+        base, name = resolve(expr.args[0], scopes), _name(expr.args[1:2] and expr.args[1])
+        return base.child(name) if base and name else None
+    if isinstance(func, ast.Attribute) and func.attr == "get" and (name := _name(expr.args[0])):
+        base = _namespace(func.value, scopes)
+        return base.child(name) if base else None
+    unwrap = resolve(func, scopes)
+    if unwrap is not None and unwrap.parts == ("inspect", "unwrap"):
+        return resolve(expr.args[0], scopes)
     return None

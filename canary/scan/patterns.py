@@ -11,8 +11,11 @@ import ast
 import re
 from dataclasses import dataclass
 
+from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
+from canary.scan.guards import Guard, conditions, tolerant_handlers
 from canary.scan.imports import Ref, Scopes, bind_import, resolve
+from canary.scan.rewriters import ANY_CLASS, registrations, selected_methods
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -21,8 +24,10 @@ _KEEPS_SOURCE = frozenset(
 # str methods that look for their first argument in the text: it must be there
 _SEEKS_TEXT = frozenset(
     {"replace", "find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
-    | {"rpartition"}
+    | {"rpartition", "startswith", "endswith"}
 )
+# most literals a name or a concatenation may stand for before scan stops following it
+_MAX_TEXTS = 16
 # re functions -> (position of the string argument, position of flags)
 _RE_FUNCTIONS = {
     "search": (1, 2),
@@ -40,6 +45,8 @@ _PATTERN_METHODS |= {"split": 0, "sub": 1, "subn": 1}
 # re flags a check can carry inline; MULTILINE is how checks search anyway
 _INLINE_FLAGS = {"IGNORECASE": "i", "I": "i", "DOTALL": "s", "S": "s", "VERBOSE": "x", "X": "x"}
 _INLINE_FLAGS |= {"ASCII": "a", "A": "a", "MULTILINE": "", "M": ""}
+# fewest characters (whitespace aside) a sought text needs to say anything about upstream
+_INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
 _EDGE = 4
 
@@ -57,9 +64,11 @@ class Source:
     def expects(self, literal: str) -> bool:
         """Whether finding `literal` says something about upstream, not about text added here.
 
-        Whitespace says nothing; a literal that overlaps inserted text may match only thanks to it.
+        A few characters (`def`, whitespace, a lone newline) say nothing; a literal that
+        overlaps inserted text may match only thanks to it.
         """
-        return bool(literal.strip()) and not any(_overlap(literal, t) for t in self.inserted)
+        informative = len(literal.strip()) >= _INFORMATIVE
+        return informative and not any(_overlap(literal, t) for t in self.inserted)
 
     def expects_match(self, regex: str) -> bool:
         """A valid regex that does not already match the inserted text."""
@@ -82,14 +91,72 @@ def _overlap(literal: str, inserted: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Texts:
+    """A name bound to string constants: one literal, or the items a loop goes through."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A name bound to a dict of string keys or a list of tuples: what a loop goes through."""
+
+    rows: tuple[tuple[str | None, ...], ...]
+
+
+def _constant(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _literal_rows(expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
+    """(key, value) rows of a literal dict with string keys, or the tuples of a literal list."""
+    if isinstance(expr, ast.Dict) and expr.keys and all(_constant(k) for k in expr.keys):
+        return tuple(
+            (_constant(k), _constant(v)) for k, v in zip(expr.keys, expr.values, strict=True)
+        )
+    if (
+        isinstance(expr, ast.List | ast.Tuple)
+        and expr.elts
+        and all(isinstance(e, ast.Tuple) for e in expr.elts)
+    ):
+        rows = tuple(tuple(_constant(x) for x in e.elts) for e in expr.elts)
+        return rows if any(any(r) for r in rows) else ()
+    return ()
+
+
+def _rewritten(module: str, method: str | None) -> Ref:
+    """The source a registered rewriter receives: its module's, or one method's of a class."""
+    parts = tuple(module.split("."))
+    return Ref((*parts, ANY_CLASS, method) if method else parts, len(parts))
+
+
+def _is_getsource(func: ast.expr, parts: tuple[str, ...], scopes: Scopes) -> bool:
+    """`inspect.getsource`, also when `inspect` arrives by a star import scan cannot follow."""
+    if parts:
+        return parts == ("inspect", "getsource")
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr == "getsource" and func.value.id == "inspect"
+    return False
+
+
+def _keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:
+    """After alternative branches: a name one branch bound to something known keeps it."""
+    for name, value in other.items():
+        current = top.get(name)
+        if value is not None and (current is None or _rank(value) > _rank(current)):
+            top[name] = value
+
+
+def _rank(value: object) -> int:
+    """Upstream source text is what scan follows; it wins over any other binding."""
+    return 1 if isinstance(value, Source) else 0
+
+
+@dataclass(frozen=True)
 class Pattern:
     """A compiled regex with a literal pattern: `re.compile("...")`."""
 
     regex: str
-
-
-def _literal(node: ast.expr | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -142,12 +209,21 @@ def _local_functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncF
 class FileScanner(ast.NodeVisitor):
     """Collects Findings about `upstreams` from one parsed file."""
 
-    def __init__(self, tree: ast.Module, file: str, upstreams: frozenset[str]) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        file: str,
+        upstreams: frozenset[str],
+        calls: CallSites | None = None,
+    ) -> None:
         self.file = file
+        self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
         self.functions = _local_functions(tree)
         self.findings: list[Finding] = []
+        self.guards: list[Guard] = []  # the conditions the statement being visited runs under
+        self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
 
     # --- helpers ---------------------------------------------------------------------------
@@ -160,8 +236,119 @@ class FileScanner(ast.NodeVisitor):
         ref = resolve(expr, self.scopes)
         return ref.parts if ref else ()
 
-    def _add(self, role: Role, ref: Ref, node: ast.AST, items: tuple[str, ...] = ()) -> None:
-        self.findings.append(Finding(role, ref, self.file, getattr(node, "lineno", 0), items))
+    def _add(
+        self,
+        role: Role,
+        ref: Ref,
+        node: ast.AST,
+        items: tuple[str, ...] = (),
+        tolerated: bool = False,
+    ) -> None:
+        guards = [g for g in self.guards if g.covers(ref)]
+        if role is Role.PATCH and any(g.kind == "shim" for g in guards):
+            return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
+        tolerated = tolerated or role is Role.GUARD or any(g.kind == "tolerates" for g in guards)
+        gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
+        line = getattr(node, "lineno", 0)
+        self.findings.append(Finding(role, ref, self.file, line, items, tolerated, gate))
+
+    def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
+        """Visit `body` under these guards."""
+        depth = len(self.guards)
+        self.guards += guards
+        for item in body:
+            self.visit(item)
+        del self.guards[depth:]
+
+    def visit_Try(self, node: ast.Try) -> None:
+        tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
+        self._guarded(tolerant, node.body)
+        after_body = dict(self.scopes.top())
+        for handler in node.handlers:
+            self._guarded(tolerant, handler.body)
+        self._guarded([], node.orelse + node.finalbody)
+        _keep_known(self.scopes.top(), after_body)
+
+    visit_TryStar = visit_Try
+
+    def visit_If(self, node: ast.If) -> None:
+        """Both branches from the same bindings; what either binds to something known stays."""
+        self.visit(node.test)
+        body, orelse = conditions(node.test, self._upstream)
+        top = self.scopes.top()
+        before = dict(top)
+        selected = self._select_method(node)
+        if selected and selected[1][1]:
+            self.scopes.bind(selected[0], selected[1][0])
+        self._guarded(body, node.body)
+        after_body = dict(top)
+        top.clear()
+        top.update(before)
+        self._guarded(orelse, node.orelse)
+        _keep_known(top, after_body)
+        returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
+        if selected and not selected[1][1] and returns:
+            self.scopes.bind(selected[0], selected[1][0])
+        if returns and not node.orelse:  # `if not hasattr(X, "n"): return` guards the rest
+            self.guards += orelse
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+        self.visit(node.iter)
+        self.visit(node.target)
+        rows = self._rows(node.iter)
+        if rows and isinstance(node.target, ast.Name):
+            self.scopes.bind(node.target.id, Texts(tuple(r[0] for r in rows if len(r) == 1)))
+        elif rows and isinstance(node.target, ast.Tuple):
+            for i, element in enumerate(node.target.elts):
+                if isinstance(element, ast.Name):
+                    column = tuple(r[i] for r in rows if len(r) > i and isinstance(r[i], str))
+                    self.scopes.bind(element.id, Texts(column) if column else None)
+        for item in (*node.body, *node.orelse):
+            self.visit(item)
+
+    visit_AsyncFor = visit_For
+
+    def _rows(self, expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
+        """What a loop goes through, when it is string constants: a list of them, a list of
+        tuples of them, a dict (`d`, `d.items()`, `d.keys()`, `d.values()`)."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
+            rows = self._rows(expr.func.value)
+            pick = {"items": slice(0, 2), "keys": slice(0, 1), "values": slice(1, 2)}
+            return tuple(r[pick[expr.func.attr]] for r in rows) if expr.func.attr in pick else ()
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            if isinstance(bound, Rows):
+                return bound.rows
+            return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
+        rows = _literal_rows(expr)
+        return rows[:_MAX_TEXTS] if rows else ()
+
+    def _texts(self, expr: ast.expr | None) -> tuple[str, ...]:
+        """The string constants `expr` may be: a literal, a name bound to some, a tuple of
+        them (`startswith((a, b))`), or a concatenation of those (f-strings are not)."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return (expr.value,)
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound.values if isinstance(bound, Texts) else ()
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+            bound = self.scopes.lookup(expr.value.id)
+            key = _constant(expr.slice)
+            rows = bound.rows if isinstance(bound, Rows) else ()
+            return tuple(r[1] for r in rows if len(r) > 1 and r[0] == key and r[1] is not None)
+        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
+            found = [t for element in expr.elts for t in self._texts(element)]
+            return tuple(found[:_MAX_TEXTS])
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left, right = self._texts(expr.left), self._texts(expr.right)
+            return tuple(a + b for a in left for b in right)[:_MAX_TEXTS]
+        return ()
+
+    def _text(self, expr: ast.expr | None) -> str | None:
+        """The one string constant `expr` is, if it is exactly one."""
+        found = self._texts(expr)
+        return found[0] if len(found) == 1 else None
 
     def _source_of(self, expr: ast.expr | None) -> Source | None:
         """The upstream source `expr` evaluates to, if it is one (or a rewrite of one)."""
@@ -173,23 +360,23 @@ class FileScanner(ast.NodeVisitor):
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = self._source_of(expr.left), self._source_of(expr.right)
             if left:
-                return left.plus(_literal(expr.right))
-            return right.plus(_literal(expr.left)) if right else None
+                return left.plus(self._text(expr.right))
+            return right.plus(self._text(expr.left)) if right else None
         if not isinstance(expr, ast.Call):
             return None
         parts = self._parts(expr.func)
-        if parts == ("inspect", "getsource") and expr.args:
+        if _is_getsource(expr.func, parts, self.scopes) and expr.args:
             target = self._upstream(expr.args[0])
             return Source(target) if target else None
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self._source_of(expr.args[0])
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self._source_of(_argument(expr, 2, "string"))
-            return source.plus(_literal(_argument(expr, 1, "repl"))) if source else None
+            return source.plus(self._text(_argument(expr, 1, "repl"))) if source else None
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEPS_SOURCE:
             source = self._source_of(expr.func.value)
             if source and expr.func.attr == "replace":
-                return source.plus(_literal(_argument(expr, 1, "new")))
+                return source.plus(self._text(_argument(expr, 1, "new")))
             return source
         if (
             isinstance(expr.func, ast.Attribute)
@@ -197,7 +384,7 @@ class FileScanner(ast.NodeVisitor):
             and self._pattern_of(expr.func.value)
         ):
             source = self._source_of(_argument(expr, 1, "string"))
-            return source.plus(_literal(_argument(expr, 0, "repl"))) if source else None
+            return source.plus(self._text(_argument(expr, 0, "repl"))) if source else None
         return None
 
     def _pattern_of(self, expr: ast.expr) -> Pattern | None:
@@ -205,13 +392,19 @@ class FileScanner(ast.NodeVisitor):
             bound = self.scopes.lookup(expr.id)
             return bound if isinstance(bound, Pattern) else None
         if isinstance(expr, ast.Call) and self._parts(expr.func) == ("re", "compile"):
-            regex = _literal(_argument(expr, 0, "pattern"))
+            regex = self._text(_argument(expr, 0, "pattern"))
             flags = _inline_flags(_argument(expr, 1, "flags"))
             regex = _with_flags(regex, flags) if regex else None
             return Pattern(regex) if regex else None
         return None
 
     def _binding_of(self, value: ast.expr) -> object | None:
+        texts = self._texts(value)
+        if texts:
+            return Texts(texts)
+        rows = _literal_rows(value)
+        if rows:
+            return Rows(rows)
         return self._source_of(value) or self._pattern_of(value) or resolve(value, self.scopes)
 
     def _replacement(self, value: ast.expr | None) -> ast.AST | None:
@@ -243,9 +436,10 @@ class FileScanner(ast.NodeVisitor):
         else:
             self.visit(target)
 
-    def _expects_text(self, source: Source | None, literal: str | None, node: ast.AST) -> None:
-        if source and literal is not None and source.expects(literal):
-            self._add(Role.CONTAINS, source.ref, node, (literal,))
+    def _expects_texts(self, source: Source | None, texts: tuple[str, ...], node: ast.AST) -> None:
+        for literal in texts if source else ():
+            if source.expects(literal):
+                self._add(Role.CONTAINS, source.ref, node, (literal,))
 
     def _expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
         if source and regex and source.expects_match(regex):
@@ -266,6 +460,7 @@ class FileScanner(ast.NodeVisitor):
                 self._add(Role.IMPORT, ref, node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._registers(node)
         self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
@@ -284,9 +479,31 @@ class FileScanner(ast.NodeVisitor):
             if expr:
                 self.visit(expr)
         self.scopes.bind(node.name, None)
-        self._in_scope(node.body, node.args)
+        self.calls.define(node.name)
+        passed: dict[str, object] = dict(self.calls.bound(node))
+        module = self.calls.rewritten(node)
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        outer = self.rewriter
+        self.rewriter = None
+        if module and len(params) >= 2:  # def fix(function_name, function) in a registry
+            self.rewriter = (params[0], params[1], module)
+            passed[params[1]] = Source(_rewritten(module, None))
+        self._in_scope(node.body, node.args, passed)
+        self.rewriter = outer
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _select_method(self, node: ast.If) -> tuple[str, object] | None:
+        """In a registered rewriter, `if function_name == "m":` means the source is method m's
+        in the body; `if function_name != "m": return` means it is in the rest."""
+        if self.rewriter is None:
+            return None
+        selector, source, module = self.rewriter
+        selected = selected_methods(node.test, selector)
+        if selected is None or len(selected[0]) != 1:
+            return None
+        (method,), when_true = selected
+        return source, (Source(_rewritten(module, method)), when_true)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._in_scope([node.body], node.args)
@@ -297,14 +514,17 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self._in_scope(node.body, None)
 
-    def _in_scope(self, body: list, args: ast.arguments | None) -> None:
+    def _in_scope(
+        self, body: list, args: ast.arguments | None, passed: dict[str, Ref] | None = None
+    ) -> None:
         names: list[str] = []
         if args:
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
             names = [a.arg for a in every if a]
         self.scopes.push(names)
-        for item in body:
-            self.visit(item)
+        for name, ref in (passed or {}).items():
+            self.scopes.bind(name, ref)
+        self._guarded([], body)
         self.scopes.pop()
 
     # --- uses ------------------------------------------------------------------------------
@@ -320,16 +540,28 @@ class FileScanner(ast.NodeVisitor):
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
-                self._expects_text(self._source_of(right), _literal(left), left)
+                self._expects_texts(self._source_of(right), self._texts(left), left)
             left = right
         self.generic_visit(node)
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._registers(node)
+        self.generic_visit(node)
+
+    def _registers(self, node: ast.AST) -> None:
+        for function, module in registrations(node, self.calls.registries):
+            self.calls.register(function, module)
+
     def visit_Call(self, node: ast.Call) -> None:
+        self._registers(node)
         if self._attribute_builtin(node):
             return
         func = node.func
+        if isinstance(func, ast.Name):
+            self._passes(func.id, node)
         if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and node.args:
-            self._expects_text(self._source_of(func.value), _literal(node.args[0]), node.args[0])
+            source = self._source_of(func.value)
+            self._expects_texts(source, self._texts(node.args[0]), node.args[0])
         if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
             pattern = self._pattern_of(func.value)
             string = _argument(node, _PATTERN_METHODS[func.attr], "string")
@@ -338,7 +570,7 @@ class FileScanner(ast.NodeVisitor):
         if len(parts) == 2 and parts[0] == "re" and parts[1] in _RE_FUNCTIONS:
             string_at, flags_at = _RE_FUNCTIONS[parts[1]]
             pattern_node = _argument(node, 0, "pattern")
-            regex = _literal(pattern_node)
+            regex = self._text(pattern_node)
             flags = _inline_flags(_argument(node, flags_at, "flags"))
             string = _argument(node, string_at, "string")
             regex = regex and _with_flags(regex, flags)
@@ -349,18 +581,28 @@ class FileScanner(ast.NodeVisitor):
             self._add(Role.KWARGS, callee, node, keywords)
         self.generic_visit(node)
 
+    def _passes(self, function: str, node: ast.Call) -> None:
+        """Record the upstream objects this call passes to a function (of the package)."""
+        slots = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
+        for slot, value in slots:
+            ref = self._upstream(value)
+            if ref is not None:
+                self.calls.record(function, slot, ref)
+
     def _attribute_builtin(self, node: ast.Call) -> bool:
         """setattr/hasattr on an upstream object with a literal name; True when handled."""
         func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ("setattr", "hasattr"):
+        if not isinstance(func, ast.Name) or func.id not in ("setattr", "hasattr", "getattr"):
             return False
         if self.scopes.lookup(func.id) is not None or len(node.args) < 2:
             return False
-        owner, name = self._upstream(node.args[0]), _literal(node.args[1])
+        owner, name = self._upstream(node.args[0]), _constant(node.args[1])
         if not owner or name is None:
             return False
         if func.id == "hasattr":
             self._add(Role.GUARD, owner.child(name), node)
+        elif func.id == "getattr":  # with a default, absence is tolerated
+            self._add(Role.ACCESS, owner.child(name), node, tolerated=len(node.args) > 2)
         else:
             value = node.args[2] if len(node.args) > 2 else None
             self._patch(owner.child(name), value, node)
@@ -369,8 +611,14 @@ class FileScanner(ast.NodeVisitor):
         return True
 
 
-def scan_tree(tree: ast.Module, file: str, upstreams: frozenset[str]) -> FileScanner:
-    """Run the scanner over one parsed file; its findings and proven modules are on the result."""
-    scanner = FileScanner(tree, file, upstreams)
+def scan_tree(
+    tree: ast.Module, file: str, upstreams: frozenset[str], calls: CallSites | None = None
+) -> FileScanner:
+    """Run the scanner over one parsed file; its findings and proven modules are on the result.
+
+    `calls` gathers what the file passes to the package's functions, and binds their
+    parameters to what a previous pass gathered.
+    """
+    scanner = FileScanner(tree, file, upstreams, calls)
     scanner.visit(tree)
     return scanner

@@ -1,7 +1,7 @@
 """Turn findings into proposed checks: one subject per upstream object, deduplicated.
 
 Each upstream object the downstream touches becomes one subject (module + symbol / class /
-function); its findings become at most one check per assertion (`params`, `contains`,
+function); its findings become at most one check per assertion (`accepts`, `contains`,
 `matches`, `methods`), or a bare existence check when nothing more specific is known.
 A check that another check implies (the symbol `Trainer` when `class: Trainer` is checked,
 a module when something in it is) is folded into that check's `why`.
@@ -9,14 +9,16 @@ a module when something in it is) is folded into that check's `why`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from canary.scan.findings import Finding, Role
-from canary.scan.subjects import Target, is_class_name, locate
+from canary.scan.imports import Ref
+from canary.scan.subjects import Target, is_class_name, locate, place
+from canary.scan.upstream import UpstreamView
 
 # Constructors of these are dataclasses: their keyword arguments are fields, often inherited,
-# not parameters of an `__init__` the class defines, so `params` would fail on every release.
+# not parameters of an `__init__` the class defines, so `accepts` would fail on every release.
 _DATACLASS_SUFFIXES = ("Config", "Arguments", "Args")
 
 _PHRASES = {
@@ -34,7 +36,7 @@ _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
 )
-_ORDER = {None: 0, "methods": 1, "params": 2, "contains": 3, "matches": 4}
+_ORDER = {None: 0, "methods": 1, "accepts": 2, "contains": 3, "matches": 4}
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,12 @@ class Proposal:
     """One proposed check; `uses` are the findings its `why` cites."""
 
     subject: Subject
-    assertion: str | None  # "methods", "params", "contains", "matches" or None (exists)
+    assertion: str | None  # "methods", "accepts", "contains", "matches" or None (exists)
     values: list[str]
     severity: str
     uses: list[Finding]
     note: str = ""
+    gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
 
     @property
     def why(self) -> str:
@@ -86,7 +89,7 @@ def _place(
 ) -> tuple[Subject, str | None, tuple[str, ...]] | None:
     """The subject a finding is about, the assertion it supports (None: existence), its values."""
     module, path = target.module, target.path
-    values = items if role in (Role.KWARGS, Role.WRAPPER, Role.CONTAINS, Role.MATCHES) else ()
+    values = items if role in (Role.KWARGS, Role.CONTAINS, Role.MATCHES) else ()
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
     if not path:
         return None if role in (Role.KWARGS, Role.WRAPPER) else (Subject(module), seeks, values)
@@ -94,7 +97,7 @@ def _place(
         owner, attr = path
         if role in (Role.IMPORT, Role.ACCESS):
             return Subject(module, "class", owner), "methods", (attr,)
-        assertion = "params" if role in (Role.KWARGS, Role.WRAPPER) else seeks
+        assertion = "accepts" if role is Role.KWARGS else seeks
         return Subject(module, "function", f"{owner}.{attr}"), assertion, values
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
@@ -104,36 +107,82 @@ def _place(
     if seeks:
         return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
     if not is_class_name(name):
-        return Subject(module, "function", name), "params", values
+        return Subject(module, "function", name), "accepts" if values else None, values
     if role is Role.KWARGS and not name.endswith(_DATACLASS_SUFFIXES):
-        return Subject(module, "function", f"{name}.__init__"), "params", values
+        return Subject(module, "function", f"{name}.__init__"), "accepts", values
     return Subject(module, "symbol", name), None, ()
 
 
-Defining = Callable[[str, str], tuple[str, str]]
+def _read_place(
+    role: Role, target: Target, items: tuple[str, ...]
+) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    """The subject of a finding placed on a release (kind known), as `_place` does by names."""
+    seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
+    values = items if seeks or role is Role.KWARGS else ()
+    if target.member:  # an attribute that is no method: the class is all upstream promises
+        if role in (Role.IMPORT, Role.ACCESS):
+            return Subject(target.module, "class", target.path[0]), None, ()
+        return None
+    if target.kind == "module":
+        if role in (Role.KWARGS, Role.WRAPPER, Role.PATCH, Role.GUARD) and target.path:
+            return None
+        return Subject(target.module), seeks, values
+    name = ".".join(target.path)
+    if target.kind == "value":
+        if role in (Role.IMPORT, Role.ACCESS, Role.GUARD, Role.PATCH):
+            return Subject(target.module, "symbol", name), None, ()
+        return None
+    key = "function" if len(target.path) == 2 else target.kind
+    if role is Role.KWARGS:
+        return (Subject(target.module, key, name), "accepts", values) if key == "function" else None
+    return Subject(target.module, key, name), seeks, values
 
 
-def _defined_at(subject: Subject, defining: Defining | None) -> Subject:
-    """A class/function subject moved to the module that defines it (not one re-exporting it)."""
-    if defining is None or subject.key not in ("class", "function") or not subject.name:
-        return subject
-    head, dot, rest = subject.name.partition(".")
-    module, head = defining(subject.module, head)
-    return Subject(module, subject.key, head + dot + rest)
+_NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD)
+
+
+def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]):
+    """Where a finding points: on the releases read when there are any, else by names."""
+    if not views:
+        return locate(finding.ref, modules)
+    target = place(finding.ref, views, call=finding.role is Role.KWARGS)
+    if target is None or target.absent:
+        return None if finding.role in (Role.PATCH, Role.GUARD) else locate(finding.ref, modules)
+    if finding.role in _NAMESPACE_ROLES and len(target.path) == 1 and target.kind != "module":
+        # `from m import n`, `m.n`, `m.n = x` need m to bind n, wherever n is defined
+        parts = finding.ref.parts
+        namespace = place(Ref(parts[:-1], finding.ref.known), views) if len(parts) > 1 else None
+        if namespace is not None and namespace.kind == "module" and not namespace.path:
+            return Target(namespace.module, parts[-1:], "value")
+    return target
 
 
 def _collect(
-    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None
+    findings: Iterable[Finding],
+    modules: Collection[str],
+    views_of: Mapping[str, Sequence[UpstreamView]],
 ) -> dict[Subject, _Facts]:
-    located = [(finding, locate(finding.ref, modules)) for finding in findings]
+    findings = list(findings)
+    attached = {f.ref.parts for f in findings if f.role is Role.PATCH}
+    located = []
+    for finding in findings:
+        views = views_of.get(finding.ref.root, ())
+        target = _target(finding, views, modules)
+        if target is not None and not (
+            target.kind is None and views and finding.ref.parts in attached
+        ):
+            located.append((finding, target))
     known = set(modules) | {target.module for _, target in located}
     facts: dict[Subject, _Facts] = {}
     for finding, target in located:
-        placed = _place(finding.role, target, finding.items, known)
+        if target.kind is None:
+            placed = _place(finding.role, target, finding.items, known)
+        else:
+            placed = _read_place(finding.role, target, finding.items)
         if placed is None:
             continue
         subject, assertion, values = placed
-        data = facts.setdefault(_defined_at(subject, defining), _Facts())
+        data = facts.setdefault(subject, _Facts())
         for value in values if assertion else (None,):
             data.add(assertion, value, finding)
     return facts
@@ -178,40 +227,46 @@ def _fold(facts: dict[Subject, _Facts]) -> None:
             del facts[subject]
 
 
-def _guarded(facts: dict[Subject, _Facts]) -> set[tuple[str, str | None]]:
-    return {
-        (s.module, s.name)
-        for s, data in facts.items()
-        if any(f.role is Role.GUARD for f in data.exists)
-    }
+def _severity(uses: list[Finding]) -> str:
+    """info when the downstream tolerates every use failing (try/except, hasattr)."""
+    return "info" if uses and all(use.tolerated for use in uses) else "error"
+
+
+def _gate(uses: list[Finding]) -> str:
+    """The releases every use is gated to (`if Version(x.__version__) < ...`), if one range."""
+    gates = {use.gate for use in uses}
+    return gates.pop() if len(gates) == 1 else ""
 
 
 def propose(
-    findings: Iterable[Finding], modules: Collection[str], defining: Defining | None = None
+    findings: Iterable[Finding],
+    modules: Collection[str],
+    views: Mapping[str, Sequence[UpstreamView]] | None = None,
 ) -> dict[str, list[Proposal]]:
     """Proposed checks per upstream, in a stable order (module, subject, assertion).
 
-    `modules` are dotted names known to be modules; `defining` maps (module, name) to where
-    name is defined (see reexports.py), else class/function checks keep the imported module.
+    `modules` are dotted names known to be modules; `views` the releases read per upstream
+    (newest first), where each name is looked up; without them, naming conventions place it.
     """
-    facts = _collect(findings, modules, defining)
+    facts = _collect(findings, modules, views or {})
     _fold(facts)
-    guarded = _guarded(facts)
     result: dict[str, list[Proposal]] = {}
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
         data = facts[subject]
-        severity = "info" if (subject.module, subject.name) in guarded else "error"
-        unsure = defining is None and subject.key in ("class", "function")
+        unsure = not (views or {}).get(subject.upstream) and subject.key in ("class", "function")
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
         ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
-            Proposal(subject, assertion, list(vals), severity, _sorted_uses(vals.values()), note)
+            Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
             for assertion, vals in ordered
         ]
         if proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
         else:
-            proposals = [Proposal(subject, None, [], severity, _sorted_uses([data.exists]), note)]
+            proposals = [Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)]
+        for proposal in proposals:
+            proposal.severity = _severity(proposal.uses)
+            proposal.gate = _gate(proposal.uses)
         result.setdefault(subject.upstream, []).extend(proposals)
     return result
 

@@ -1,4 +1,9 @@
-"""The release range a downstream declares for an upstream: the natural `versions.releases`."""
+"""The release range a downstream declares for an upstream: the natural `versions.releases`.
+
+Scanning a package folder inside a repository is the normal case, so the declaration is looked
+for in PATH's folder and every folder above it, nearest first: pyproject.toml, setup.py,
+setup.cfg, requirements*.txt, and the core metadata of an unpacked wheel (*.dist-info/METADATA).
+"""
 
 from __future__ import annotations
 
@@ -12,34 +17,62 @@ from canary.scan.emit import Releases
 
 # Files whose quoted strings or lines are requirement specifiers, in order of authority.
 _QUOTED = ("pyproject.toml", "setup.py")
-_LINES = ("setup.cfg", "requirements.txt")
 _STRING = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
+_REQUIRES_DIST = "Requires-Dist:"
 
 
-def _candidates(root: Path) -> list[tuple[str, str]]:
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip().split(" #")[0] for line in text.splitlines()]
+
+
+def _candidates(folder: Path) -> list[tuple[str, str]]:
+    """(file, requirement text) pairs declared in one folder, in order of authority."""
     found = []
-    for name in (*_QUOTED, *_LINES):
-        path = root / name
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if name in _QUOTED:
+    for name in _QUOTED:
+        text = _read(folder / name)
+        if text is not None:
             found += [(name, a or b) for a, b in _STRING.findall(text)]
-        else:
-            found += [(name, line.strip().split(" #")[0]) for line in text.splitlines()]
+    text = _read(folder / "setup.cfg")
+    if text is not None:
+        found += [("setup.cfg", line) for line in _lines(text)]
+    for path in sorted(folder.glob("requirements*.txt")):
+        found += [(path.name, line) for line in _lines(_read(path) or "")]
+    for meta in sorted(folder.glob("*.dist-info/METADATA")):
+        for line in (_read(meta) or "").splitlines():
+            if line.startswith(_REQUIRES_DIST):
+                where = f"{meta.parent.name}/METADATA"
+                found.append((where, line[len(_REQUIRES_DIST) :].split(";")[0].strip()))
     return found
 
 
-def declared_releases(root: Path, distribution: str) -> Releases | None:
-    """The first version range the project at `root` requires of `distribution`, if any."""
+def declared_in(folder: Path, distribution: str) -> Releases | None:
+    """The first version range the files of `folder` require of `distribution`, if any."""
     wanted = canonicalize_name(distribution)
-    for file, text in _candidates(root):
+    for file, text in _candidates(folder):
         try:
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
         if canonicalize_name(requirement.name) == wanted and requirement.specifier:
-            spec = str(requirement.specifier)
+            spec = ",".join(sorted(str(s) for s in requirement.specifier))
             return Releases(spec, f"what {file} requires")
+    return None
+
+
+def declared_releases(path: Path, distribution: str) -> Releases | None:
+    """The range declared nearest to `path`: its folder first, then each folder above."""
+    folder = path.resolve() if path.is_dir() else path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        found = declared_in(candidate, distribution)
+        if found is not None:
+            if candidate != folder:
+                found = Releases(found.spec, f"{found.comment} ({candidate.name}/)")
+            return found
     return None

@@ -8,10 +8,12 @@ constant; lowercase parts before the last are modules; a prefix seen in any `imp
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from canary.scan.imports import Ref
+from canary.scan.rewriters import ANY_CLASS
+from canary.scan.upstream import UpstreamView
 
 # Attributes every function, class or module has at run time: reading them says nothing
 # about the upstream contract, so a path stops before them.
@@ -44,10 +46,18 @@ RUNTIME_ATTRIBUTES = frozenset(
 
 @dataclass(frozen=True)
 class Target:
-    """`path` is () for the module itself, (name,) for a module-level name, (Class, attr)."""
+    """`path` is () for the module itself, (name,) for a module-level name, (Class, attr).
+
+    Read from a release, `kind` says what path[0] is ("module", "class", "function", "value");
+    `absent` that no release read binds it; `member` an attribute of the class that is no
+    method there. None/False/"" when only naming conventions placed it.
+    """
 
     module: str
     path: tuple[str, ...]
+    kind: str | None = None
+    absent: bool = False
+    member: str = ""
 
 
 def is_class_name(name: str) -> bool:
@@ -56,13 +66,48 @@ def is_class_name(name: str) -> bool:
     return bool(bare) and bare[0].isupper() and any(c.islower() for c in bare)
 
 
-def locate(ref: Ref, modules: Collection[str]) -> Target:
-    """Where `ref` points: the module and the subject path in it."""
-    parts = ref.parts
+def _meaningful(parts: tuple[str, ...], any_class: bool = False) -> tuple[str, ...]:
+    """The parts up to the first run-time attribute (and "any class of the module", unless
+    the releases read can tell which class that is)."""
     for i, part in enumerate(parts):
-        if part in RUNTIME_ATTRIBUTES:
-            parts = parts[:i]
-            break
+        if part in RUNTIME_ATTRIBUTES or (part == ANY_CLASS and not any_class):
+            return parts[:i]
+    return parts
+
+
+def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target | None:
+    """Where `ref` points on the releases read (newest first); None when none could be read.
+
+    A call of a class is a use of its `__init__`, found (like any method) in the class of its
+    hierarchy that defines it.
+    """
+    parts = _meaningful(ref.parts, any_class=True)
+    fallback: Target | None = None
+    for view in views:
+        found = view.resolve(parts)
+        if found is None:
+            continue
+        definition, rest = found
+        if definition.kind == "module":
+            if not rest:
+                return Target(definition.module, (), "module")
+            fallback = fallback or Target(definition.module, rest[:1], absent=True)
+            continue
+        member = rest[0] if rest else "__init__" if call and definition.kind == "class" else ""
+        if definition.kind == "class" and member:
+            owner = view.method_owner(definition, member)
+            if owner is not None:
+                return Target(owner.module, (owner.name, member), "class")
+            if fallback is None or fallback.absent:
+                fallback = Target(definition.module, (definition.name,), "class", member=member)
+            continue
+        return Target(definition.module, (definition.name,), definition.kind)
+    return fallback
+
+
+def locate(ref: Ref, modules: Collection[str]) -> Target:
+    """Where `ref` points by naming conventions alone: the module and the subject path in it."""
+    parts = _meaningful(ref.parts)
     known = ref.known
     for end in range(len(parts), known, -1):
         if ".".join(parts[:end]) in modules:

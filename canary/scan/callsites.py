@@ -1,0 +1,68 @@
+"""Upstream objects the package passes to its own functions: `patch_fix(Trainer)` binds the
+parameter of `def patch_fix(trainer_class)` to transformers' Trainer inside it.
+
+Functions are matched by name across the package (a name defined twice is ambiguous, and
+binds nothing); a parameter is bound only when every call site passes the same object (the
+same name of the same upstream, whichever module it is imported from).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from canary.scan.imports import Ref
+
+_MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
+
+
+def _same(a: Ref, b: Ref) -> bool:
+    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`."""
+    return a is not _MIXED and a.root == b.root and a.parts[-1] == b.parts[-1]
+
+
+class CallSites:
+    """What the package's calls pass, gathered in a first pass over every file."""
+
+    def __init__(self) -> None:
+        self._passed: dict[str, dict[int | str, Ref]] = {}
+        self._defined: Counter[str] = Counter()
+        self.frozen = False  # the second pass reads what the first gathered
+        self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
+        self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
+
+    def register(self, function: str, module: str) -> None:
+        if not self.frozen:
+            self._rewrites[function] = module
+
+    def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        """The module whose sources the function rewrites, when a registry holds it."""
+        if not self.frozen or self._defined[node.name] != 1:
+            return None
+        return self._rewrites.get(node.name)
+
+    def define(self, name: str) -> None:
+        if not self.frozen:
+            self._defined[name] += 1
+
+    def record(self, function: str, slot: int | str, ref: Ref) -> None:
+        if self.frozen:
+            return
+        slots = self._passed.setdefault(function, {})
+        seen = slots.get(slot, ref)
+        slots[slot] = ref if _same(seen, ref) else _MIXED
+
+    def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
+        """Parameter name -> the one upstream object every call passes to it."""
+        slots = self._passed.get(node.name) if self.frozen else None
+        if not slots or self._defined[node.name] != 1:
+            return {}
+        args = node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        found: dict[str, Ref] = {}
+        for slot, ref in slots.items():
+            name = positional[slot] if isinstance(slot, int) and slot < len(positional) else slot
+            named = (*positional, *(a.arg for a in args.kwonlyargs))
+            if isinstance(name, str) and ref is not _MIXED and name in named:
+                found[name] = ref
+        return found

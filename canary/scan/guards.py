@@ -1,0 +1,138 @@
+"""What the downstream already guards: try/except ImportError, hasattr, version comparisons.
+
+A use the client tolerates failing (inside `try: ... except ImportError`, under
+`if hasattr(X, "n")`) becomes a `severity: info` check; one under
+`if Version(x.__version__) < Version("0.12.0")` is gated to the releases it runs on; a patch
+under `if not hasattr(X, "n")` is a shim the client adds, not an upstream contract.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from canary.scan.imports import Ref
+
+# exceptions whose handler means "absence is fine": the import or attribute may be missing
+_TOLERANT = frozenset(
+    {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+)
+_FLIP = {ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<"}
+_SAME = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One condition a block runs under.
+
+    kind "tolerates": uses of `ref` (or, with ref None, every use) may fail;
+    kind "shim": patches of `ref` add what upstream lacks;
+    kind "gate": uses of upstream `ref.root` run only on releases in `spec`.
+    """
+
+    kind: str
+    ref: Ref | None = None
+    spec: str = ""
+
+    def covers(self, ref: Ref) -> bool:
+        return self.ref is None or ref.parts[: len(self.ref.parts)] == self.ref.parts
+
+
+def tolerant_handlers(node: ast.Try) -> bool:
+    """Whether some handler of the try catches a missing import or attribute."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for name in names:
+            last = name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", "")
+            if last in _TOLERANT:
+                return True
+    return False
+
+
+Resolver = Callable[[ast.expr], "Ref | None"]
+
+
+def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Guard]]:
+    """Guards for the body and for the else branch of `if test:`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        body: list[Guard] = []
+        for value in test.values:
+            body += conditions(value, resolve)[0]
+        return body, []
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        body, orelse = conditions(test.operand, resolve)
+        return orelse, body
+    hasattr_ref = _hasattr(test, resolve)
+    if hasattr_ref is not None:
+        return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref)]
+    compared = _version_compare(test, resolve)
+    if compared is not None:
+        upstream, op, version = compared
+        root = Ref((upstream,), 1)
+        return [Guard("gate", root, f"{_SAME[op]}{version}")], [
+            Guard("gate", root, f"{_FLIP[op]}{version}")
+        ]
+    return [], []
+
+
+def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Constant)
+        and isinstance(test.args[1].value, str)
+    ):
+        return None
+    owner = resolve(test.args[0])
+    return owner.child(test.args[1].value) if owner else None
+
+
+def _version_compare(test: ast.expr, resolve: Resolver) -> tuple[str, type, str] | None:
+    """(upstream, comparison as if the upstream's version were on the left, version)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op = type(test.ops[0])
+    if op not in _SAME:
+        return None
+    left, right = test.left, test.comparators[0]
+    upstream, version = _upstream_version(left, resolve), _literal_version(right)
+    if upstream is None or version is None:
+        upstream, version = _upstream_version(right, resolve), _literal_version(left)
+        op = _MIRROR[op]
+    if upstream is None or version is None:
+        return None
+    return upstream, op, version
+
+
+def _upstream_version(expr: ast.expr, resolve: Resolver) -> str | None:
+    """The upstream whose version `expr` is: X.__version__, Version(...) of it, x_version."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        return _upstream_version(expr.args[0], resolve)
+    if isinstance(expr, ast.Attribute) and expr.attr == "__version__":
+        ref = resolve(expr.value)
+        return ref.root if ref else None
+    if isinstance(expr, ast.Name):
+        found = re.fullmatch(r"([a-z][a-z0-9_]*?)_version", expr.id)
+        return found.group(1) if found else None
+    return None
+
+
+def _literal_version(expr: ast.expr) -> str | None:
+    """The version literal of `"4.46"` or `Version("4.46")` / `parse("4.46")`."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1:
+        expr = expr.args[0]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        try:
+            return str(Version(expr.value))
+        except InvalidVersion:
+            return None
+    return None

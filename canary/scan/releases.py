@@ -1,0 +1,85 @@
+"""The releases a scan reads: the newest in the client's range and its lowest supported one.
+
+Proposals are placed on the newest release (the one users install today) and judged on both,
+through the same sources and engine as `canary check`: range reads of the wheels, the cache,
+nothing installed. `--source DIR` replaces both by one local folder.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+from canary.engine import VersionRun
+from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.run import Runner
+from canary.scan.emit import Releases, render_matrix
+from canary.scan.upstream import UpstreamView
+from canary.sources.tree import SourceError
+from canary.targets import Target
+from canary.versions import index_client, resolve
+
+#: Without a declared range, a new matrix covers this many of the newest releases.
+RECENT_WINDOW = 10
+
+
+@dataclass
+class Reading:
+    """The releases of one upstream a scan reads, newest first; `problem` says why none."""
+
+    releases: Releases
+    runs: list[VersionRun] = field(default_factory=list)
+    problem: str = ""
+
+    @property
+    def views(self) -> list[UpstreamView]:
+        return [UpstreamView(run.module, run.target.label) for run in self.runs]
+
+
+def load_text(upstream: str, text: str) -> Matrix:
+    """A matrix from its text, validated exactly as `canary check` would load the file."""
+    with tempfile.TemporaryDirectory(prefix="canary-scan-") as folder:
+        path = Path(folder) / f"{upstream}.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load_matrix(path)
+
+
+def _ends(labels: list[str]) -> list[str]:
+    """The newest and the lowest of the labels (one when they are the same)."""
+    ordered = sorted(labels, key=Version, reverse=True)
+    return list(dict.fromkeys([ordered[0], ordered[-1]])) if ordered else []
+
+
+def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> Reading:
+    """Open the newest and lowest release in range (or the local source) for `upstream`."""
+    header = load_text(upstream, render_matrix(upstream, [], releases or Releases(">=0")))
+    if runner.source_path is not None:
+        label = "local"
+        target = Target(label, branch=True)
+        reading = Reading(releases or Releases())
+        reading.runs = [runner.version_run(header, target)]
+        return reading
+    try:
+        files = resolve(header, index_client()).files()
+        targets = [Target(label, file=file) for label, file in files.items()]
+    except (SourceError, MatrixError, OSError) as exc:
+        return Reading(releases or Releases(), problem=f"releases not read: {exc}")
+    if not targets:
+        return Reading(releases or Releases(), problem="no release of it in range")
+    if releases is None:
+        window = sorted((t.label for t in targets), key=Version)[-RECENT_WINDOW:]
+        releases = Releases(
+            f">={window[0]}",
+            f"no declared range found: the {len(window)} newest releases; widen to what you"
+            " support",
+        )
+        targets = [t for t in targets if t.label in window]
+    by_label = {t.label: t for t in targets}
+    runs = [runner.version_run(header, by_label[label]) for label in _ends(list(by_label))]
+    broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
+    if broken:
+        return Reading(releases, problem=f"releases not read: {broken[0]}")
+    return Reading(releases, runs)

@@ -1,0 +1,145 @@
+"""The upstream itself, read as the checks read it: where a name is defined and what it is.
+
+Scan places each proposal where it can hold on a real release: a class or function at the
+module that defines it (following re-exports, star imports and the lazy `TYPE_CHECKING`
+imports of package roots), a method in the class of the hierarchy that defines it, a name the
+downstream reads but upstream only binds (`logger`, `__version__`) as a `symbol`. Nothing is
+imported: the modules come from a source tree through the engine's module lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from canary.analysis import ModuleInfo, ParseError
+from canary.scan.rewriters import ANY_CLASS
+from canary.sources.tree import SourceError
+
+#: A dotted module name -> its index, or None when this release has no such module.
+ModuleLookup = Callable[[str], "ModuleInfo | None"]
+
+_MAX_HOPS = 12
+_MAX_BASES = 40
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Where a name lives: `kind` is "module", "class", "function" or "value"."""
+
+    module: str
+    name: str
+    kind: str
+
+
+class UpstreamView:
+    """One release of one upstream; `label` names it in comments (e.g. "5.17.0")."""
+
+    def __init__(self, lookup: ModuleLookup, label: str) -> None:
+        self._lookup = lookup
+        self.label = label
+        self._modules: dict[str, ModuleInfo | None] = {}
+
+    def module(self, name: str) -> ModuleInfo | None:
+        """The module's index; None when absent or unreadable (a reason scan cannot place)."""
+        if name not in self._modules:
+            try:
+                self._modules[name] = self._lookup(name) if name else None
+            except (SourceError, ParseError):
+                self._modules[name] = None
+        return self._modules[name]
+
+    def define(self, module: str, name: str, hops: int = _MAX_HOPS) -> Definition | None:
+        """What `name` of `module` is, where it is defined; None when not bound there."""
+        info = self.module(module)
+        if hops <= 0:
+            return None
+        if info is None:
+            return None
+        if name in info.classes:
+            return Definition(module, name, "class")
+        if name in info.functions:
+            return Definition(module, name, "function")
+        bindings = info.bindings.get(name, [])
+        for binding in bindings:
+            if binding.kind == "import" and binding.origin:
+                found = self._origin(binding.origin, hops - 1)
+                if found is not None:
+                    return found
+        if bindings:
+            return Definition(module, name, "value")
+        if self.module(f"{module}.{name}") is not None:
+            return Definition(f"{module}.{name}", "", "module")
+        for star in info.star_imports:
+            found = self.define(star, name, hops - 1)
+            if found is not None:
+                return found
+        return None
+
+    def _origin(self, origin: str, hops: int) -> Definition | None:
+        """What an import binds: a module itself, or a name of the module before the dot."""
+        if self.module(origin) is not None:
+            return Definition(origin, "", "module")
+        head, _, last = origin.rpartition(".")
+        return self.define(head, last, hops) if head else None
+
+    def resolve(self, parts: tuple[str, ...]) -> tuple[Definition, tuple[str, ...]] | None:
+        """The definition a dotted path reaches and the names left after it.
+
+        None when not even the top module exists; a module with names left means the next name
+        is not bound in it.
+        """
+        current: Definition | None = None
+        for end in range(len(parts), 0, -1):
+            if self.module(".".join(parts[:end])) is not None:
+                current = Definition(".".join(parts[:end]), "", "module")
+                break
+        if current is None:
+            return None
+        rest = parts[len(current.module.split(".")) :]
+        while rest and current.kind == "module":
+            if rest[0] == ANY_CLASS:
+                owner = self._class_with(current.module, rest[1]) if len(rest) > 1 else None
+                return (owner, rest[1:]) if owner else (current, ())
+            found = self.define(current.module, rest[0])
+            if found is None:
+                break
+            current, rest = found, rest[1:]
+        return current, rest
+
+    def _class_with(self, module: str, method: str) -> Definition | None:
+        """The class of `module` that defines `method` itself (the first, in source order)."""
+        info = self.module(module)
+        for name, classes in info.classes.items() if info else ():
+            if any(method in c.methods for c in classes):
+                return Definition(module, name, "class")
+        return None
+
+    def method_owner(self, cls: Definition, method: str) -> Definition | None:
+        """The class of `cls`'s hierarchy (itself first, then its bases) that defines method."""
+        seen: set[tuple[str, str]] = set()
+        queue = [cls]
+        while queue and len(seen) < _MAX_BASES:
+            current = queue.pop(0)
+            if (current.module, current.name) in seen:
+                continue
+            seen.add((current.module, current.name))
+            info = self.module(current.module)
+            classes = info.classes.get(current.name, []) if info else []
+            if any(method in c.methods for c in classes):
+                return current
+            for base in (b for c in classes for b in c.bases):
+                found = self._base(current.module, base)
+                if found is not None and found.kind == "class":
+                    queue.append(found)
+        return None
+
+    def _base(self, module: str, base: str) -> Definition | None:
+        """A base class expression (`Trainer`, `transformers.Trainer`) seen from `module`."""
+        head, *rest = base.split("[")[0].split(".")
+        found = self.define(module, head)
+        for part in rest:
+            if found is None or found.kind != "module":
+                return None
+            found = self.define(found.module, part)
+        return found
