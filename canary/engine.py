@@ -8,6 +8,7 @@ import threading
 from packaging.version import Version
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.bounded_regex import RegexError
 from canary.branch_version import VersionUnknown, declared_version
 from canary.checks import Verdict, evaluate, evaluate_any
 from canary.matrix import Acknowledgement, Check, Matrix
@@ -116,7 +117,7 @@ class VersionRun:
                 verdict = self.evaluate(check, at)
             else:
                 verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
-        except (SourceError, ParseError) as exc:
+        except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail
         acknowledged = check.acknowledgement(version) if version is not None else None

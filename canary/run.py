@@ -14,8 +14,8 @@ from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
-from canary.matrix import Matrix
-from canary.outcomes import Result, RunReport, UpstreamInfo
+from canary.matrix import Check, Matrix
+from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target, explicit_targets, is_explicit
@@ -122,10 +122,19 @@ class Runner:
         return self._judge(matrix, target, self.verdicts(matrix, target))
 
     def _judge(self, matrix: Matrix, target: Target, verdicts: Verdicts | None) -> list[Result]:
-        version_run = self.version_run(matrix, target, verdicts)
-        results = [version_run.result(check) for check in matrix.checks]
-        if verdicts is not None:
-            verdicts.save()
+        try:
+            version_run = self.version_run(matrix, target, verdicts)
+        except Exception as exc:  # one bad input must not abort the whole run
+            results = [unjudged(matrix, target, check, exc) for check in matrix.checks]
+        else:
+            results = []
+            for check in matrix.checks:
+                try:
+                    results.append(version_run.result(check))
+                except Exception as exc:
+                    results.append(unjudged(matrix, target, check, exc))
+            if verdicts is not None:
+                verdicts.save()
         if self.progress is not None:
             self.progress.advance(matrix.upstream)
         return results
@@ -189,6 +198,13 @@ class _Deferred:
 
     def read_meta(self, path: str) -> bytes | None:
         return self._opened().read_meta(path)
+
+
+def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:
+    """The `error` for a check an unforeseen fault kept from being judged: the rest of the
+    run goes on, and the detail says what happened so it can be reported."""
+    detail = f"canary could not judge this: {type(exc).__name__}: {str(exc)[:300]}"
+    return Result(matrix.upstream, check.id, target.label, Status.ERROR, detail)
 
 
 def _only_under_src(tree: Tree, package: str) -> bool:
