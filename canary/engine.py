@@ -8,6 +8,8 @@ import threading
 from packaging.version import Version
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.analysis.bases import Hierarchy
+from canary.analysis.namespace import Namespace
 from canary.bounded_regex import RegexError
 from canary.branch_version import VersionUnknown, declared_version
 from canary.checks import evaluate, evaluate_any
@@ -39,8 +41,9 @@ class VersionRun:
         self.tree = tree
         self.cache = cache
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._version: Version | VersionUnknown | None = target.version
+        self.hierarchy = Hierarchy(Namespace(self.module))
 
     @property
     def source(self) -> str:
@@ -79,6 +82,23 @@ class VersionRun:
                     return self.cache.get(data, name, path, is_package=is_package)
         except (SourceError, ParseError) as exc:
             return exc
+        return self._alias(name)
+
+    def _alias(self, name: str) -> ModuleInfo | Exception | None:
+        """A module that exists only in an alias table an ancestor package serves through an
+        import hook (transformers 5's legacy module paths): the target module stands in."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                package = self.module(".".join(parts[:cut]))
+            except (SourceError, ParseError):
+                return None
+            target = package.aliases.get(name) if package is not None else None
+            if target is not None and target != name:
+                try:
+                    return self.module(target)
+                except (SourceError, ParseError) as exc:
+                    return exc
         return None
 
     def result(self, check: Check) -> Result:
@@ -104,9 +124,9 @@ class VersionRun:
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
             if check.contract is not None:
-                verdict = evaluate(check.contract, self.module, version or self.target.version)
+                verdict = evaluate(check.contract, self.hierarchy, version or self.target.version)
             else:
-                verdict = evaluate_any(check.any_of, self.module, version or self.target.version)
+                verdict = evaluate_any(check.any_of, self.hierarchy, version or self.target.version)
         except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail

@@ -44,14 +44,16 @@ def _unfn(name: str, data: list[Any]) -> FunctionInfo:
 def _lazy(lazy: LazyExports | None) -> list[Any] | None:
     if lazy is None:
         return None
-    return [{k: list(v) for k, v in lazy.names.items()}, list(lazy.folders), list(lazy.extra)]
+    names = {k: list(v) for k, v in lazy.names.items()}
+    return [names, list(lazy.folders), list(lazy.extra), lazy.replaces, lazy.complete]
 
 
 def _unlazy(data: list[Any] | None) -> LazyExports | None:
     if data is None:
         return None
-    names, folders, extra = data
-    return LazyExports({k: tuple(v) for k, v in names.items()}, tuple(folders), tuple(extra))
+    names, folders, extra, replaces, complete = data
+    names = {k: tuple(v) for k, v in names.items()}
+    return LazyExports(names, tuple(folders), tuple(extra), replaces, complete)
 
 
 def dump(info: ModuleInfo) -> dict[str, Any]:
