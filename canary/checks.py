@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from canary import bounded_regex
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.lines import line_at
 from canary.analysis.parameters import first_difference, render
@@ -66,7 +67,7 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
         if text not in source:
             return _fail(f"source of {subject} lacks {text!r}")
     for pattern in contract.matches:
-        if not pattern.search(source):
+        if not bounded_regex.search(pattern, source):
             return _fail(f"no match for /{pattern.pattern}/ in source of {subject}")
     for text in contract.not_contains:
         if text in source:
@@ -184,20 +185,23 @@ def _binding_module(
     """The module whose scope binds `name`: this one, or one it star-imports (transitively).
 
     A star import binds every public name of its module, so a symbol reached that way is
-    bound here too; modules outside this upstream's tree are unknown and bind nothing.
+    bound here too; modules outside this upstream's tree are unknown and bind nothing. The
+    chain is walked depth first with a stack, not recursion: an upstream may chain thousands.
     """
     if name in module.bindings:
         return module
-    seen.add(module.name)
     if name.startswith("_"):
         return None
-    for origin in module.star_imports:
-        if origin in seen:
+    pending: list[ModuleInfo | str] = [module]
+    while pending:
+        item = pending.pop()
+        current = lookup(item) if isinstance(item, str) else item
+        if current is None or current.name in seen:
             continue
-        star = lookup(origin)
-        found = star and _binding_module(star, name, lookup, seen)
-        if found is not None:
-            return found
+        if name in current.bindings:
+            return current
+        seen.add(current.name)
+        pending.extend(o for o in reversed(current.star_imports) if o not in seen)
     return None
 
 

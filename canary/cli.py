@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from canary import __version__
+from canary.init.workflows import ACTION_REF
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.parse_pool import ParsePool
@@ -194,13 +195,30 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def split_names(names: str | None) -> list[str] | None:
+    """`--upstream a,b` as a list; None when not given."""
+    return [p.strip() for p in names.split(",") if p.strip()] if names else None
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from canary.scan import scan_main
 
-    upstreams = (
-        [p.strip() for p in args.upstream.split(",") if p.strip()] if args.upstream else None
-    )
+    upstreams = split_names(args.upstream)
     return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from canary.init import init_main
+
+    upstreams = split_names(args.upstream)
+    return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from canary.validate import validate_main
+
+    paths = [str(p) for p in find_matrices(args.matrices)]
+    return validate_main(paths, sys.stdout, sys.stderr)
 
 
 CHECK_EXAMPLES = """examples:
@@ -311,7 +329,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scan.set_defaults(func=cmd_scan)
 
-    action = commands.add_parser("action", help="one step of the GitHub Action (action.yml)")
+    init = command("init", "adopt canary: matrices, locks and workflows for a repository")
+    init.add_argument("path", nargs="?", default=".", metavar="PATH", help="the repository")
+    init.add_argument("--dir", default="canary", help="folder for the matrices, inside PATH")
+    init.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    init.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
+    init.add_argument("--dry-run", action="store_true", help="say what would be written")
+    init.set_defaults(func=cmd_init)
+
+    validate = command("validate", "check matrices and their locks offline (commit hooks)")
+    validate.add_argument("matrices", nargs="*", metavar="MATRIX", help="a .lock means its matrix")
+    validate.set_defaults(func=cmd_validate)
+
+    action = command("action", "one step of the GitHub Action (action.yml runs them)")
     action.add_argument("step", choices=ACTION_STEPS)
     action.set_defaults(func=cmd_action)
     return parser

@@ -8,6 +8,7 @@ import threading
 from packaging.version import Version
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.bounded_regex import RegexError
 from canary.branch_version import VersionUnknown, declared_version
 from canary.checks import evaluate, evaluate_any
 from canary.matrix import Acknowledgement, Check, Matrix
@@ -106,7 +107,7 @@ class VersionRun:
                 verdict = evaluate(check.contract, self.module, version or self.target.version)
             else:
                 verdict = evaluate_any(check.any_of, self.module, version or self.target.version)
-        except (SourceError, ParseError) as exc:
+        except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail
         acknowledged = check.acknowledgement(version) if version is not None else None

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
-from canary.matrix import Matrix
-from canary.outcomes import Result, RunReport, UpstreamInfo
+from canary.matrix import Check, Matrix
+from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target, explicit_targets, is_explicit
@@ -103,9 +103,21 @@ class Runner:
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
 
+        def judged(item: tuple[Matrix, Target]) -> list[Result]:
+            try:
+                version_run = self.version_run(*item)
+            except Exception as exc:  # one bad input must not abort the whole run
+                return [unjudged(item[0], item[1], check, exc) for check in item[0].checks]
+            results = []
+            for check in item[0].checks:
+                try:
+                    results.append(version_run.result(check))
+                except Exception as exc:
+                    results.append(unjudged(item[0], item[1], check, exc))
+            return results
+
         def judge(item: tuple[Matrix, Target]) -> list[Result]:
-            version_run = self.version_run(*item)
-            results = [version_run.result(check) for check in item[0].checks]
+            results = judged(item)
             if self.progress is not None:
                 self.progress.advance(item[0].upstream)
             return results
@@ -124,6 +136,13 @@ class Runner:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
         return self.context.stats.as_dict()
+
+
+def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:
+    """The `error` for a check an unforeseen fault kept from being judged: the rest of the
+    run goes on, and the detail says what happened so it can be reported."""
+    detail = f"canary could not judge this: {type(exc).__name__}: {str(exc)[:300]}"
+    return Result(matrix.upstream, check.id, target.label, Status.ERROR, detail)
 
 
 def _only_under_src(tree: Tree, package: str) -> bool:

@@ -83,6 +83,10 @@ def test_check_mode_summarizes_annotates_uploads_and_fails_on_red(repo, tmp_path
     summary = runner.summary.read_text()
     assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
     assert "::error::canary: 1 failed and 0 errored checks" in run.stdout
+    annotations = [line for line in run.stdout.splitlines() if line.startswith("::error file=")]
+    assert len(annotations) == 1, run.stdout
+    assert annotations[0].startswith(f"::error file=canary/trl.yaml,line={FAILING_LINE},")
+    assert "disable-gradient-checkpointing[1.1.0]" in annotations[0]
     uploads = [w for uses, w in run.used if uses.startswith("actions/upload-artifact@")]
     assert uploads == [
         {

@@ -26,7 +26,6 @@ from canary.action.runner import (
 from canary.cli import main
 from canary.lock import lock_path
 from canary.matrix import MatrixError, load_matrix
-from canary.reports import FORMATS
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -153,7 +152,7 @@ def check() -> None:
     )
     if status > 1 or not results.is_file():
         raise ActionError(f"canary check exited {status} without results", status)
-    annotate(matrices, versions)
+    annotate(results)
     if mode() == "check":
         add_summary(render(results, "markdown"))
     counts = json.loads(results.read_text(encoding="utf-8"))["summary"]
@@ -166,16 +165,11 @@ def _check_args(matrices: list[str], versions: str) -> list[str]:
     return ["check", *matrices, "--versions", versions]
 
 
-def annotate(matrices: list[str], versions: str) -> None:
-    """Annotations at the failing checks' matrix lines. Rendered by `canary check --format
-    github` from the cache the run above just filled, so nothing is fetched twice."""
-    if "github" not in FORMATS:  # until `--format github` lands
-        command("notice", "this canary cannot annotate matrix lines yet (no --format github)")
-        return
-    status, printed = canary(*_check_args(matrices, versions), "--offline", "--format", "github")
-    if status > 1:
-        raise ActionError(f"canary check --format github exited {status}", status)
-    sys.stdout.write(printed)
+def annotate(results: Path) -> None:
+    """Annotations at the failing checks' matrix lines: `canary report --format github` of the
+    saved results (they carry each check's file and line), printed where the runner reads them."""
+    sys.stdout.write(render(results, "github"))
+    sys.stdout.flush()
 
 
 def render(results: Path, fmt: str, baseline: Path | None = None) -> str:

@@ -107,6 +107,8 @@ def load_json(text: str) -> RunReport:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise ReportError("not a result file: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ReportError("not a JSON object")
     results = _results(data)

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ _MAGIC = b"canary-cache 1\n"
 _LAYOUT = "v2"  # v2: zip listings store members as rows
 _KINDS = ("release", "fresh")
 DEFAULT_MAX_AGE = 3600.0
+_held = threading.local()  # the cache lock paths the current thread holds
 
 
 def default_cache_dir() -> Path:
@@ -161,14 +163,28 @@ class Cache:
 
     @contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """Exclusive across threads and processes for one key."""
+        """Exclusive across threads and processes for one key.
+
+        A thread asking again for a key it holds would wait on itself for `lock_timeout`
+        (another file descriptor on the same file): that is refused at once instead."""
         path = self.root / _LAYOUT / "locks" / f"{_digest(key)}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        held = _held.__dict__.setdefault("keys", set())
+        if path in held:
+            raise SourceError(f"cache lock {path} taken twice by one thread (a canary bug)")
         try:
-            with filelock.FileLock(str(path), timeout=self.lock_timeout):
-                yield
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = filelock.FileLock(str(path), timeout=self.lock_timeout)
+            lock.acquire()
         except filelock.Timeout as exc:
             raise SourceError(f"cache lock {path} held for over {self.lock_timeout} s") from exc
+        except OSError as exc:  # a read-only or full cache folder: an error, not a crash
+            raise SourceError(f"cache folder {self.root}: cannot lock: {_why(exc)}") from None
+        held.add(path)
+        try:
+            yield
+        finally:
+            held.discard(path)
+            lock.release()
 
     def _path(self, kind: str, key: str) -> Path:
         digest = _digest(key)
@@ -189,21 +205,30 @@ class Cache:
 
     def _store(self, kind: str, key: str, entry: Entry) -> None:
         path = self._path(kind, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         meta = {**entry.meta, "key": key, "sha256": hashlib.sha256(entry.data).hexdigest()}
         blob = _MAGIC + json.dumps(meta, sort_keys=True).encode() + b"\n" + entry.data
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        except OSError as exc:  # a read-only or full cache folder: an error, not a crash
+            raise SourceError(f"cache folder {self.root}: cannot write: {_why(exc)}") from None
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(blob)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise SourceError(f"cache folder {self.root}: cannot write: {_why(exc)}") from None
             raise
 
 
 def _digest(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def _decode(raw: bytes, key: str) -> Entry | None:

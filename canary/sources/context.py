@@ -67,7 +67,7 @@ class SourceContext:
         with self._lock:
             if self._index is None:
                 url = self._index_url or index_url_from_config()
-                self._index = IndexClient(self.http, url, self.cache)
+                self._index = IndexClient(self.http, url, self.cache, self.limits)
             return self._index
 
     def release_tree(
@@ -76,7 +76,11 @@ class SourceContext:
         """The release's files from the index; None when the index has no usable file for it
         (the caller then falls back to GitHub)."""
         if file is None:
-            file = self.index.project(pypi_name).pick_file(version)
+            project = self.index.project(pypi_name)
+            file = project.pick_file(version)
+            problem = project.problem(version)
+            if file is None and problem is not None:  # not "no file": a file we cannot trust
+                raise SourceError(f"{pypi_name} {version}: {problem}")
             if file is None:
                 return None
         return ReleaseTree(
