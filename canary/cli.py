@@ -189,10 +189,27 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from canary.sources.cache import cache_clear, cache_info
+    from canary.sources.cache import cache_clear, cache_info, cache_prune
 
-    print(cache_info() if args.action == "info" else cache_clear())
+    if args.action == "prune":
+        if args.older_than is None:
+            args.parser.error("cache prune needs --older-than DAYS")
+        print(cache_prune(args.older_than))
+    elif args.older_than is not None:
+        args.parser.error(f"--older-than applies to cache prune, not cache {args.action}")
+    else:
+        print(cache_info() if args.action == "info" else cache_clear())
     return EXIT_OK
+
+
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (0 or more)")
+    return days
 
 
 def split_names(names: str | None) -> list[str] | None:
@@ -302,9 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     lock.set_defaults(func=cmd_lock)
 
-    cache = command("cache", "show or empty the canary cache")
-    cache.add_argument("action", choices=["info", "clear"])
-    cache.set_defaults(func=cmd_cache)
+    cache = command("cache", "show, empty or prune the canary cache")
+    cache.add_argument("action", choices=["info", "clear", "prune"])
+    cache.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="with prune: remove entries neither written nor read for DAYS days",
+    )
+    cache.set_defaults(func=cmd_cache, parser=cache)
 
     report = command("report", "render saved JSON results; drift since a baseline")
     report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")

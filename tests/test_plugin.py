@@ -59,10 +59,25 @@ def test_ids_and_outcomes(project):
     assert summary["ERROR"] == ["fakeup::broken-file[1.0.0]", "fakeup::broken-file[2.0.0]"]
     assert summary["FAILED"] == ["fakeup::gone[2.0.0]"]
     assert "1.0.0 is outside >=2.0.0" in out
-    assert "fakeup::gone[2.0.0]: module fakeup.gone not found -- the patch imports it" in out
-    assert "fakeup::broken-file[2.0.0]: fakeup/broken.py:5: does not parse" in out
+    lines = result.stdout.lines
+    failed = next(i for i, line in enumerate(lines) if " fakeup::gone[2.0.0] _" in line)
+    assert lines[failed + 1] == "module fakeup.gone not found -- the patch imports it"
+    error = next(i for i, line in enumerate(lines) if "of fakeup::broken-file[2.0.0] _" in line)
+    assert lines[error + 1].startswith("fakeup/broken.py:5: does not parse")
     assert "Traceback" not in out and "plugin.py:1" not in out
     assert "CanaryWarning" in out
+
+
+def test_short_summary_line_gives_the_reason(project, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "150")
+    monkeypatch.delenv("CI", raising=False)
+    result = run(project)
+    summary = [line.split("::", 1)[-1] for line in result.stdout.lines]
+    assert "fakeup::gone[2.0.0] - module fakeup.gone not found -- the patch imports it" in summary
+    assert any(
+        line.startswith("fakeup::broken-file[2.0.0] - fakeup/broken.py:5: does not parse")
+        for line in summary
+    )
 
 
 def test_keyword_selection(project):

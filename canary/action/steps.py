@@ -79,8 +79,12 @@ def cache_key(matrices: list[Path]) -> str:
         digest.update(lock.as_posix().encode() + b"\0")
         digest.update(lock.read_bytes() if lock.is_file() else b"(none)")
         digest.update(b"\0")
-    runner_os = os.environ.get("RUNNER_OS", sys.platform)
-    return f"{CACHE_PREFIX}-{runner_os}-{digest.hexdigest()[:24]}"
+    return f"{cache_prefix()}{digest.hexdigest()[:24]}"
+
+
+def cache_prefix() -> str:
+    """Any earlier cache of this runner OS is a good start when the locks moved."""
+    return f"{CACHE_PREFIX}-{os.environ.get('RUNNER_OS', sys.platform)}-"
 
 
 def canary(*args: str) -> tuple[int, str]:
@@ -104,9 +108,8 @@ def plan() -> None:
     mode()
     flag_input("cache", True)
     flag_input("fail-on-error", True)
-    runner_os = os.environ.get("RUNNER_OS", sys.platform)
     set_output("cache-key", cache_key(matrices))
-    set_output("cache-prefix", f"{CACHE_PREFIX}-{runner_os}-")
+    set_output("cache-prefix", cache_prefix())
     set_output("artifact", artifact_name())
     set_output("results", str(results_path()))
     print(f"canary: {len(matrices)} matrices: {' '.join(map(str, matrices))}")
@@ -133,7 +136,6 @@ def lock() -> None:
     )
     (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
     set_output("locks-changed", "true" if changed else "false")
-    set_output("changed-locks", "\n".join(changed))
     set_output("cache-key", cache_key(matrices))
 
 
@@ -147,9 +149,8 @@ def check() -> None:
     matrices = [str(path) for path in matrix_files()]
     versions = text_input("versions", "all" if mode() == "nightly" else "releases")
     results = results_path()
-    status, _ = canary(
-        *_check_args(matrices, versions), "--format", "json", "--output", str(results)
-    )
+    args = ["check", *matrices, "--versions", versions, "--format", "json"]
+    status, _ = canary(*args, "--output", str(results))
     if status > 1 or not results.is_file():
         raise ActionError(f"canary check exited {status} without results", status)
     annotate(results)
@@ -159,10 +160,6 @@ def check() -> None:
     for status in ("fail", "error"):
         set_output(status, str(counts.get(status, 0)))
     set_output("results", str(results))
-
-
-def _check_args(matrices: list[str], versions: str) -> list[str]:
-    return ["check", *matrices, "--versions", versions]
 
 
 def annotate(results: Path) -> None:
