@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from canary import bounded_regex
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import line_at
+from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
 from canary.matrix import Contract
-
-#: Looks a dotted module name up; None when the module does not exist in this version.
-ModuleLookup = Callable[[str], ModuleInfo | None]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
         if text not in source:
             return _fail(f"source of {subject} lacks {text!r}")
     for pattern in contract.matches:
-        if not pattern.search(source):
+        if not bounded_regex.search(pattern, source):
             return _fail(f"no match for /{pattern.pattern}/ in source of {subject}")
     for text in contract.not_contains:
         if text in source:
@@ -75,14 +75,44 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
     return _pass()
 
 
-def _class_verdict(module: ModuleInfo, cls: ClassInfo, contract: Contract) -> Verdict:
+def _class_verdict(
+    hierarchy: Hierarchy, ref: ClassRef, cls: ClassInfo, contract: Contract
+) -> Verdict:
+    notes = []
     for method in contract.methods:
-        if method not in cls.methods:
-            return _fail(_no_method(cls, method))
+        if method in cls.methods:
+            continue
+        found = _inherited(hierarchy, ref, cls, method, contract.own)
+        if isinstance(found, str):
+            return _fail(found)
+        notes.append(f"{method} {found[1]}")
     for base in contract.bases:
         if not any(_base_matches(actual, base) for actual in cls.bases):
             return _fail(f"bases of {cls.name} are ({', '.join(cls.bases)})")
-    return _source_verdict(module.segment(cls.span), f"class {cls.name}", contract)
+    verdict = _source_verdict(ref.module.segment(cls.span), f"class {cls.name}", contract)
+    return _pass("; ".join(notes)) if verdict.holds and notes else verdict
+
+
+def _inherited(
+    hierarchy: Hierarchy, ref: ClassRef, cls: ClassInfo, method: str, own: bool
+) -> tuple[ClassRef, str, list[FunctionInfo]] | str:
+    """The base that defines `method` for `cls`, with the words for it; else why not.
+
+    A base canary cannot read (outside the upstream, or not resolved) is named in the
+    failure: what it defines is unknown, so the method is not assumed to be there."""
+    found = hierarchy.method(ClassRef(ref.module, (cls,)), method)
+    if found.owner is not None:
+        where = f"inherited from {found.owner.qualname}"
+        if own:
+            return f"{cls.name} does not define {method} in its own body ({where})"
+        return found.owner, where, found.functions
+    names = hierarchy.all_methods(ClassRef(ref.module, (cls,)))
+    detail = _no_method(cls.name, method, names)
+    if found.unresolved:
+        detail += "; not in its bases read here, and not known for " + ", ".join(
+            str(u) for u in found.unresolved
+        )
+    return detail
 
 
 def _base_matches(actual: str, wanted: str) -> bool:
@@ -90,10 +120,10 @@ def _base_matches(actual: str, wanted: str) -> bool:
     return actual == wanted or actual.rsplit(".", 1)[-1] == wanted.rsplit(".", 1)[-1]
 
 
-def _no_method(cls: ClassInfo, method: str) -> str:
-    close = difflib.get_close_matches(method, list(cls.methods), n=3, cutoff=0.6)
+def _no_method(cls_name: str, method: str, methods: Iterable[str]) -> str:
+    close = difflib.get_close_matches(method, list(methods), n=3, cutoff=0.6)
     has = f" (has {', '.join(close)})" if close else ""
-    return f"{cls.name} has no method {method}{has}"
+    return f"{cls_name} has no method {method}{has}"
 
 
 def _accepted(fn: FunctionInfo, name: str, version: Version | None) -> str | None:
@@ -171,90 +201,99 @@ def _first_holding(variants: list, verdict_of: Callable[[object], Verdict]) -> V
     return verdict
 
 
-def _class_variants(module: ModuleInfo, name: str) -> list[ClassInfo] | Verdict:
+def _class_variants(module: ModuleInfo, name: str) -> ClassRef | Verdict:
     variants = module.classes.get(name)
     if not variants:
         return _missing_name(module, name, "class", module.classes)
-    return variants
+    return ClassRef(module, tuple(variants))
 
 
-def _binding_module(
-    module: ModuleInfo, name: str, lookup: ModuleLookup, seen: set[str]
-) -> ModuleInfo | None:
-    """The module whose scope binds `name`: this one, or one it star-imports (transitively).
-
-    A star import binds every public name of its module, so a symbol reached that way is
-    bound here too; modules outside this upstream's tree are unknown and bind nothing.
-    """
-    if name in module.bindings:
-        return module
-    seen.add(module.name)
-    if name.startswith("_"):
-        return None
-    for origin in module.star_imports:
-        if origin in seen:
-            continue
-        star = lookup(origin)
-        found = star and _binding_module(star, name, lookup, seen)
-        if found is not None:
-            return found
-    return None
-
-
-def evaluate(contract: Contract, lookup: ModuleLookup, version: Version | None = None) -> Verdict:
-    """Whether the contract holds on the version whose modules `lookup` finds."""
-    module = lookup(contract.module)
+def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None = None) -> Verdict:
+    """Whether the contract holds on the version whose modules `hierarchy` reads."""
+    namespace = hierarchy.namespace
+    module = namespace.lookup(contract.module)
     if module is None:
         return _fail(f"module {contract.module} not found")
+    verdict = _evaluate_in(module, contract, hierarchy, version)
+    if module.name != contract.module and verdict.holds:  # served by an alias table
+        alias = f"{contract.module} is an alias of {module.name}"
+        return _pass(f"{alias}; {verdict.detail}" if verdict.detail else alias)
+    return verdict
+
+
+def _evaluate_in(
+    module: ModuleInfo, contract: Contract, hierarchy: Hierarchy, version: Version | None
+) -> Verdict:
     if contract.symbol is not None:
-        owner = _binding_module(module, contract.symbol, lookup, set())
-        if owner is None:
-            return _missing_name(module, contract.symbol, "symbol", module.bindings)
-        return _first_holding(
-            owner.bindings[contract.symbol],
-            lambda b: _source_verdict(owner.segment(b.span), contract.symbol, contract),
-        )
+        return _evaluate_symbol(module, contract, hierarchy.namespace)
     if contract.class_ is not None:
-        variants = _class_variants(module, contract.class_)
-        if isinstance(variants, Verdict):
-            return variants
-        return _first_holding(variants, lambda cls: _class_verdict(module, cls, contract))
+        ref = _class_variants(module, contract.class_)
+        if isinstance(ref, Verdict):
+            return ref
+        return _first_holding(
+            list(ref.variants), lambda cls: _class_verdict(hierarchy, ref, cls, contract)
+        )
     if contract.function is not None:
-        return _evaluate_function(module, contract, version)
+        return _evaluate_function(module, contract, hierarchy, version)
     return _source_verdict(module.text, f"module {module.name}", contract)
 
 
-def _evaluate_function(module: ModuleInfo, contract: Contract, version: Version | None) -> Verdict:
+def _evaluate_symbol(module: ModuleInfo, contract: Contract, namespace: Namespace) -> Verdict:
+    name = contract.symbol
+    found = namespace.find(module, name)
+    if isinstance(found, str):
+        return _fail(found) if found else _missing_name(module, name, "symbol", module.bindings)
+    verdict = _first_holding(
+        found.sources(), lambda source: _source_verdict(source, name, contract)
+    )
+    if verdict.holds and found.note:
+        return _pass(found.note)
+    return verdict
+
+
+def _evaluate_function(
+    module: ModuleInfo, contract: Contract, hierarchy: Hierarchy, version: Version | None
+) -> Verdict:
     name = contract.function
 
-    def judge(fn: FunctionInfo) -> Verdict:
-        return _function_verdict(module, fn, name, contract, version)
+    def judge(where: ModuleInfo, note: str = "") -> Callable[[FunctionInfo], Verdict]:
+        def verdict(fn: FunctionInfo) -> Verdict:
+            result = _function_verdict(where, fn, name, contract, version)
+            if result.holds and note:
+                return _pass(f"{note}; {result.detail}" if result.detail else note)
+            return result
+
+        return verdict
 
     if "." not in name:
         variants = module.functions.get(name)
         if not variants:
             return _missing_name(module, name, "function", module.functions)
-        return _first_holding(variants, judge)
+        return _first_holding(variants, judge(module))
     class_name, method = name.split(".")
-    classes = _class_variants(module, class_name)
-    if isinstance(classes, Verdict):
-        return classes
+    ref = _class_variants(module, class_name)
+    if isinstance(ref, Verdict):
+        return ref
 
     def in_class(cls: ClassInfo) -> Verdict:
         methods = cls.methods.get(method)
-        if not methods:
-            return _fail(_no_method(cls, method))
-        return _first_holding(methods, judge)
+        if methods:
+            return _first_holding(methods, judge(module))
+        found = _inherited(hierarchy, ref, cls, method, contract.own)
+        if isinstance(found, str):
+            return _fail(found)
+        owner, where, functions = found
+        return _first_holding(functions, judge(owner.module, f"{method} {where}"))
 
-    return _first_holding(classes, in_class)
+    return _first_holding(list(ref.variants), in_class)
 
 
 def evaluate_any(
-    alternatives: tuple[Contract, ...], lookup: ModuleLookup, version: Version | None = None
+    alternatives: tuple[Contract, ...], hierarchy: Hierarchy, version: Version | None = None
 ) -> Verdict:
     details = []
     for i, alternative in enumerate(alternatives, 1):
-        verdict = evaluate(alternative, lookup, version)
+        verdict = evaluate(alternative, hierarchy, version)
         if verdict.holds:
             return verdict
         details.append(f"({i}) {verdict.detail}")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from canary import __version__
+from canary.init.workflows import ACTION_REF
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.parse_pool import ParsePool
@@ -137,6 +140,11 @@ def check(args: argparse.Namespace) -> int:
         pool.close()
         if runner.progress is not None:
             runner.progress.close()
+    report.run = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "canary": __version__,
+        "command": shlex.join(["canary", *args.argv]),
+    }
     if output is None:
         width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
         sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
@@ -181,19 +189,53 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from canary.sources.cache import cache_clear, cache_info
+    from canary.sources.cache import cache_clear, cache_info, cache_prune
 
-    print(cache_info() if args.action == "info" else cache_clear())
+    if args.action == "prune":
+        if args.older_than is None:
+            args.parser.error("cache prune needs --older-than DAYS")
+        print(cache_prune(args.older_than))
+    elif args.older_than is not None:
+        args.parser.error(f"--older-than applies to cache prune, not cache {args.action}")
+    else:
+        print(cache_info() if args.action == "info" else cache_clear())
     return EXIT_OK
+
+
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (0 or more)")
+    return days
+
+
+def split_names(names: str | None) -> list[str] | None:
+    """`--upstream a,b` as a list; None when not given."""
+    return [p.strip() for p in names.split(",") if p.strip()] if names else None
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from canary.scan import scan_main
 
-    upstreams = (
-        [p.strip() for p in args.upstream.split(",") if p.strip()] if args.upstream else None
-    )
+    upstreams = split_names(args.upstream)
     return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from canary.init import init_main
+
+    upstreams = split_names(args.upstream)
+    return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from canary.validate import validate_main
+
+    paths = [str(p) for p in find_matrices(args.matrices)]
+    return validate_main(paths, sys.stdout, sys.stderr)
 
 
 CHECK_EXAMPLES = """examples:
@@ -277,9 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     lock.set_defaults(func=cmd_lock)
 
-    cache = command("cache", "show or empty the canary cache")
-    cache.add_argument("action", choices=["info", "clear"])
-    cache.set_defaults(func=cmd_cache)
+    cache = command("cache", "show, empty or prune the canary cache")
+    cache.add_argument("action", choices=["info", "clear", "prune"])
+    cache.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="with prune: remove entries neither written nor read for DAYS days",
+    )
+    cache.set_defaults(func=cmd_cache, parser=cache)
 
     report = command("report", "render saved JSON results; drift since a baseline")
     report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")
@@ -304,14 +352,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scan.set_defaults(func=cmd_scan)
 
-    action = commands.add_parser("action", help="one step of the GitHub Action (action.yml)")
+    init = command("init", "adopt canary: matrices, locks and workflows for a repository")
+    init.add_argument("path", nargs="?", default=".", metavar="PATH", help="the repository")
+    init.add_argument("--dir", default="canary", help="folder for the matrices, inside PATH")
+    init.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    init.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
+    init.add_argument("--dry-run", action="store_true", help="say what would be written")
+    init.set_defaults(func=cmd_init)
+
+    validate = command("validate", "check matrices and their locks offline (commit hooks)")
+    validate.add_argument("matrices", nargs="*", metavar="MATRIX", help="a .lock means its matrix")
+    validate.set_defaults(func=cmd_validate)
+
+    action = command("action", "one step of the GitHub Action (action.yml runs them)")
     action.add_argument("step", choices=ACTION_STEPS)
     action.set_defaults(func=cmd_action)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except (MatrixError, UsageError, OutputError) as exc:

@@ -8,12 +8,16 @@ import threading
 from packaging.version import Version
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.analysis.bases import Hierarchy
+from canary.analysis.namespace import Namespace
+from canary.bounded_regex import RegexError
 from canary.branch_version import VersionUnknown, declared_version
-from canary.checks import evaluate, evaluate_any
+from canary.checks import Verdict, evaluate, evaluate_any
 from canary.matrix import Acknowledgement, Check, Matrix
 from canary.outcomes import Result, Status
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
+from canary.verdicts import Verdicts
 
 
 def module_files(name: str) -> tuple[tuple[str, bool], ...]:
@@ -32,14 +36,17 @@ class VersionRun:
         target: Target,
         tree: Tree | SourceError,
         cache: ModuleCache,
+        verdicts: Verdicts | None = None,
     ):
         self.matrix = matrix
+        self.verdicts = verdicts
         self.target = target
         self.tree = tree
         self.cache = cache
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._version: Version | VersionUnknown | None = target.version
+        self.hierarchy = Hierarchy(Namespace(self.module))
 
     @property
     def source(self) -> str:
@@ -78,6 +85,23 @@ class VersionRun:
                     return self.cache.get(data, name, path, is_package=is_package)
         except (SourceError, ParseError) as exc:
             return exc
+        return self._alias(name)
+
+    def _alias(self, name: str) -> ModuleInfo | Exception | None:
+        """A module that exists only in an alias table an ancestor package serves through an
+        import hook (transformers 5's legacy module paths): the target module stands in."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                package = self.module(".".join(parts[:cut]))
+            except (SourceError, ParseError):
+                return None
+            target = package.aliases.get(name) if package is not None else None
+            if target is not None and target != name:
+                try:
+                    return self.module(target)
+                except (SourceError, ParseError) as exc:
+                    return exc
         return None
 
     def result(self, check: Check) -> Result:
@@ -91,6 +115,12 @@ class VersionRun:
             source=self.source,
         )
 
+    def evaluate(self, check: Check, version: Version | None) -> Verdict:
+        """Whether the check's contract holds on this version, and what is wrong if not."""
+        if check.contract is not None:
+            return evaluate(check.contract, self.hierarchy, version)
+        return evaluate_any(check.any_of, self.hierarchy, version)
+
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None
         if check.gate is not None or check.broken:
@@ -102,11 +132,12 @@ class VersionRun:
         if check.gate is not None and check.gated_out(version):
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
-            if check.contract is not None:
-                verdict = evaluate(check.contract, self.module, version or self.target.version)
+            at = version or self.target.version
+            if self.verdicts is None:
+                verdict = self.evaluate(check, at)
             else:
-                verdict = evaluate_any(check.any_of, self.module, version or self.target.version)
-        except (SourceError, ParseError) as exc:
+                verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
+        except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail
         acknowledged = check.acknowledgement(version) if version is not None else None

@@ -133,8 +133,16 @@ CASES = [
     (
         "methods-inherited",
         "{module: fakeup.trainer.grpo_trainer, class: GRPOTrainer, methods: [training_step]}",
+        Status.PASS,
+        "training_step inherited from fakeup.trainer.base.Trainer",
+    ),
+    (
+        "methods-own",
+        "{module: fakeup.trainer.grpo_trainer, class: GRPOTrainer, methods: [training_step], "
+        "own: true}",
         Status.FAIL,
-        "GRPOTrainer has no method training_step",
+        "GRPOTrainer does not define training_step in its own body "
+        "(inherited from fakeup.trainer.base.Trainer)",
     ),
     # bases
     (

@@ -183,6 +183,230 @@ CASES = [
         Status.PASS,
         "",
     ),
+    # star imports bind `__all__` when the module defines it, else the public names
+    ("star-all-listed", "{id: c, module: semup.stars, symbol: listed}", Status.PASS, ""),
+    ("star-all-augmented", "{id: c, module: semup.stars, symbol: appended}", Status.PASS, ""),
+    ("star-all-extended", "{id: c, module: semup.stars, symbol: extended}", Status.PASS, ""),
+    (
+        "star-all-private-listed",
+        "{id: c, module: semup.stars, symbol: _private_listed}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "star-all-hides",
+        "{id: c, module: semup.stars, symbol: hidden}",
+        Status.FAIL,
+        "semup.stars has no symbol hidden",
+    ),
+    ("star-public", "{id: c, module: semup.stars, symbol: public}", Status.PASS, ""),
+    ("star-private", "{id: c, module: semup.stars, symbol: _private}", Status.FAIL, "no symbol"),
+    # TYPE_CHECKING binds nothing at run time
+    (
+        "typing-only-import",
+        "{id: c, module: semup.typing_only, symbol: closed}",
+        Status.FAIL,
+        "closed is bound only under `if TYPE_CHECKING:` in semup.typing_only, not at run time",
+    ),
+    (
+        "typing-only-class",
+        "{id: c, module: semup.typing_only, class: OnlyForTypes}",
+        Status.FAIL,
+        "has no class OnlyForTypes",
+    ),
+    ("not-typing", "{id: c, module: semup.typing_only, symbol: RUNTIME_ONLY}", Status.PASS, ""),
+    (
+        "not-typing-else",
+        "{id: c, module: semup.typing_only, symbol: CHECKER_ONLY}",
+        Status.FAIL,
+        "only under `if TYPE_CHECKING:`",
+    ),
+    # transformers 4.x: _import_structure
+    (
+        "lazy4-literal",
+        "{id: c, module: semup.lazy4, symbol: Lazy4Config, contains: ['model_type']}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.configuration",
+    ),
+    (
+        "lazy4-append",
+        "{id: c, module: semup.lazy4, symbol: Lazy4Tokenizer}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.tokenization",
+    ),
+    (
+        "lazy4-augmented",
+        "{id: c, module: semup.lazy4, symbol: PRETRAINED_MAP}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.configuration",
+    ),
+    (
+        "lazy4-update",
+        "{id: c, module: semup.lazy4, symbol: GenerationMixin}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.generation",
+    ),
+    (
+        "lazy4-availability-else",
+        "{id: c, module: semup.lazy4, symbol: Lazy4Model, contains: ['def forward']}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.modeling",
+    ),
+    (
+        "lazy4-extend",
+        "{id: c, module: semup.lazy4, symbol: Lazy4ForCausalLM}",
+        Status.PASS,
+        "exported lazily from semup.lazy4.modeling",
+    ),
+    (
+        "lazy4-extra-object",
+        "{id: c, module: semup.lazy4, symbol: __version__}",
+        Status.PASS,
+        "__version__ is given to semup.lazy4's lazy module",
+    ),
+    (
+        "lazy4-typing-only",
+        "{id: c, module: semup.lazy4, symbol: TypingOnlyName}",
+        Status.FAIL,
+        "TypingOnlyName is bound only under `if TYPE_CHECKING:` in semup.lazy4, "
+        "and its lazy module does not export it",
+    ),
+    (
+        "lazy4-global-not-exported",
+        "{id: c, module: semup.lazy4, symbol: logger}",
+        Status.FAIL,
+        "logger is bound in semup.lazy4's source, but semup.lazy4 replaces itself with a lazy "
+        "module that does not export it",
+    ),
+    # transformers 5.x: define_import_structure over the submodules' __all__
+    (
+        "lazy5-top-level-from-models",
+        "{id: c, module: semup.lazy5, symbol: AlphaModel, contains: ['def forward']}",
+        Status.PASS,
+        "exported lazily from semup.lazy5.models.alpha.modeling_alpha",
+    ),
+    (
+        "lazy5-model-package",
+        "{id: c, module: semup.lazy5.models.alpha, symbol: AlphaConfig}",
+        Status.PASS,
+        "exported lazily from semup.lazy5.models.alpha.configuration_alpha",
+    ),
+    (
+        "lazy5-merged-literal",
+        "{id: c, module: semup.lazy5, symbol: TokenizersBackend}",
+        Status.PASS,
+        "exported lazily from semup.lazy5.tokenization_utils_tokenizers",
+    ),
+    (
+        "lazy5-not-in-all",
+        "{id: c, module: semup.lazy5.models.alpha, symbol: AlphaHelper}",
+        Status.FAIL,
+        "semup.lazy5.models.alpha has no symbol AlphaHelper",
+    ),
+    (
+        "lazy5-modular-left-out",
+        "{id: c, module: semup.lazy5, symbol: ModularOnly}",
+        Status.FAIL,
+        "no symbol ModularOnly",
+    ),
+    # transformers 5.x: a legacy module path served by an alias table
+    (
+        "alias-module",
+        "{id: c, module: semup.lazy5.tokenization_utils_fast, class: TokenizersBackend, "
+        "methods: [_batch_encode_plus]}",
+        Status.PASS,
+        "semup.lazy5.tokenization_utils_fast is an alias of "
+        "semup.lazy5.tokenization_utils_tokenizers",
+    ),
+    (
+        "alias-unknown",
+        "{id: c, module: semup.lazy5.tokenization_utils_slow}",
+        Status.FAIL,
+        "module semup.lazy5.tokenization_utils_slow not found",
+    ),
+    # trl's lazy module, peft's module __getattr__
+    (
+        "lazy-trl",
+        "{id: c, module: semup.lazytrl, symbol: GRPOTrainer, contains: ['def compute_loss']}",
+        Status.PASS,
+        "exported lazily from semup.lazytrl.trainer",
+    ),
+    (
+        "getattr-served",
+        "{id: c, module: semup.getattr, symbol: Linear8bitLt}",
+        Status.PASS,
+        "served by semup.getattr.__getattr__ from semup.getattr.bnb",
+    ),
+    (
+        "getattr-in-tuple",
+        "{id: c, module: semup.getattr, symbol: Linear4bit}",
+        Status.PASS,
+        "served by semup.getattr.__getattr__ from semup.getattr.bnb",
+    ),
+    (
+        "getattr-table",
+        "{id: c, module: semup.getattr, symbol: TablePipeline}",
+        Status.PASS,
+        "served by semup.getattr.__getattr__ from semup.getattr.pipelines",
+    ),
+    (
+        "submodule",
+        "{id: c, module: semup.getattr, symbol: bnb}",
+        Status.PASS,
+        "bnb is the submodule semup.getattr.bnb",
+    ),
+    ("getattr-plain-binding", "{id: c, module: semup.getattr, symbol: LoraLayer}", Status.PASS, ""),
+    # inherited methods: C3 order across two modules, an override, a base outside the upstream
+    (
+        "inherit-c3",
+        "{id: c, module: semup.inherit.child, function: Child.hook, contains: ['right hook']}",
+        Status.PASS,
+        "hook inherited from semup.inherit.base.Right",
+    ),
+    (
+        "inherit-first-base",
+        "{id: c, module: semup.inherit.child, function: Child.shared, contains: ['left shared']}",
+        Status.PASS,
+        "shared inherited from semup.inherit.base.Left",
+    ),
+    (
+        "inherit-methods",
+        "{id: c, module: semup.inherit.child, class: Child, methods: [own_method, right_only]}",
+        Status.PASS,
+        "right_only inherited from semup.inherit.base.Right",
+    ),
+    (
+        "inherit-override-own",
+        "{id: c, module: semup.inherit.child, function: Override.hook, "
+        "contains: ['override hook'], own: true}",
+        Status.PASS,
+        "",
+    ),
+    (
+        "inherit-dotted-base",
+        "{id: c, module: semup.inherit.child, function: Override.shared}",
+        Status.PASS,
+        "shared inherited from semup.inherit.base.Left",
+    ),
+    (
+        "inherit-own-required",
+        "{id: c, module: semup.inherit.child, function: Child.hook, own: true}",
+        Status.FAIL,
+        "Child does not define hook in its own body (inherited from semup.inherit.base.Right)",
+    ),
+    (
+        "inherit-outside-named",
+        "{id: c, module: semup.inherit.child, function: Layer.forward}",
+        Status.FAIL,
+        "Layer has no method forward; not in its bases read here, and not known for "
+        "torch.nn.Module (outside semup)",
+    ),
+    (
+        "inherit-through-lazy-module",
+        "{id: c, module: semup.inherit.child, function: ViaLazy.forward, params: [input_ids]}",
+        Status.PASS,
+        "forward inherited from semup.lazy4.modeling.Lazy4Model",
+    ),
     # a package beside a module of the same name: Python imports the package
     ("package-wins", "{id: c, module: semup.shadow, symbol: from_the_package}", Status.PASS, ""),
     (
@@ -280,3 +504,27 @@ def test_acknowledgement_beats_a_release_marked_broken(tmp_path):
     result = judge(tmp_path, check, header=header)
     assert result.status == Status.XFAIL
     assert "this check only" in result.detail
+
+
+def test_long_star_chains_and_deep_inheritance_are_walked_without_recursion(tmp_path):
+    """An upstream may chain thousands of star imports or bases: no RecursionError."""
+    package = tmp_path / "tree" / "deep"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    links = 1500
+    for i in range(links):
+        (package / f"m{i}.py").write_text(f"from .m{i + 1} import *\n")
+    (package / f"m{links}.py").write_text("class Base0:\n    def hook(self):\n        pass\n")
+    chain = "".join(f"class Base{i + 1}(Base{i}):\n    pass\n" for i in range(200))
+    (package / "classes.py").write_text(f"from .m0 import *\n{chain}")
+    checks = (
+        "- {id: star, module: deep.m0, symbol: Base0}\n"
+        "- {id: deep, module: deep.classes, function: Base200.hook}\n"
+        "- {id: near, module: deep.classes, function: Base3.hook}\n"
+    )
+    star, deep, near = judge_matrix(tmp_path, tmp_path / "tree", "deep", checks, "1.0.0")
+    assert star.status == Status.PASS, star.detail
+    assert deep.status == Status.FAIL
+    assert "deep.classes.Base136 (over 64 bases deep)" in deep.detail
+    assert near.status == Status.PASS
+    assert near.detail == "hook inherited from deep.m1500.Base0"

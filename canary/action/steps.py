@@ -26,7 +26,6 @@ from canary.action.runner import (
 from canary.cli import main
 from canary.lock import lock_path
 from canary.matrix import MatrixError, load_matrix
-from canary.reports import FORMATS
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -80,8 +79,12 @@ def cache_key(matrices: list[Path]) -> str:
         digest.update(lock.as_posix().encode() + b"\0")
         digest.update(lock.read_bytes() if lock.is_file() else b"(none)")
         digest.update(b"\0")
-    runner_os = os.environ.get("RUNNER_OS", sys.platform)
-    return f"{CACHE_PREFIX}-{runner_os}-{digest.hexdigest()[:24]}"
+    return f"{cache_prefix()}{digest.hexdigest()[:24]}"
+
+
+def cache_prefix() -> str:
+    """Any earlier cache of this runner OS is a good start when the locks moved."""
+    return f"{CACHE_PREFIX}-{os.environ.get('RUNNER_OS', sys.platform)}-"
 
 
 def canary(*args: str) -> tuple[int, str]:
@@ -105,9 +108,8 @@ def plan() -> None:
     mode()
     flag_input("cache", True)
     flag_input("fail-on-error", True)
-    runner_os = os.environ.get("RUNNER_OS", sys.platform)
     set_output("cache-key", cache_key(matrices))
-    set_output("cache-prefix", f"{CACHE_PREFIX}-{runner_os}-")
+    set_output("cache-prefix", cache_prefix())
     set_output("artifact", artifact_name())
     set_output("results", str(results_path()))
     print(f"canary: {len(matrices)} matrices: {' '.join(map(str, matrices))}")
@@ -134,7 +136,6 @@ def lock() -> None:
     )
     (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
     set_output("locks-changed", "true" if changed else "false")
-    set_output("changed-locks", "\n".join(changed))
     set_output("cache-key", cache_key(matrices))
 
 
@@ -148,12 +149,11 @@ def check() -> None:
     matrices = [str(path) for path in matrix_files()]
     versions = text_input("versions", "all" if mode() == "nightly" else "releases")
     results = results_path()
-    status, _ = canary(
-        *_check_args(matrices, versions), "--format", "json", "--output", str(results)
-    )
+    args = ["check", *matrices, "--versions", versions, "--format", "json"]
+    status, _ = canary(*args, "--output", str(results))
     if status > 1 or not results.is_file():
         raise ActionError(f"canary check exited {status} without results", status)
-    annotate(matrices, versions)
+    annotate(results)
     if mode() == "check":
         add_summary(render(results, "markdown"))
     counts = json.loads(results.read_text(encoding="utf-8"))["summary"]
@@ -162,20 +162,11 @@ def check() -> None:
     set_output("results", str(results))
 
 
-def _check_args(matrices: list[str], versions: str) -> list[str]:
-    return ["check", *matrices, "--versions", versions]
-
-
-def annotate(matrices: list[str], versions: str) -> None:
-    """Annotations at the failing checks' matrix lines. Rendered by `canary check --format
-    github` from the cache the run above just filled, so nothing is fetched twice."""
-    if "github" not in FORMATS:  # until `--format github` lands
-        command("notice", "this canary cannot annotate matrix lines yet (no --format github)")
-        return
-    status, printed = canary(*_check_args(matrices, versions), "--offline", "--format", "github")
-    if status > 1:
-        raise ActionError(f"canary check --format github exited {status}", status)
-    sys.stdout.write(printed)
+def annotate(results: Path) -> None:
+    """Annotations at the failing checks' matrix lines: `canary report --format github` of the
+    saved results (they carry each check's file and line), printed where the runner reads them."""
+    sys.stdout.write(render(results, "github"))
+    sys.stdout.flush()
 
 
 def render(results: Path, fmt: str, baseline: Path | None = None) -> str:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from dataclasses import replace
 
+from canary.analysis.budget import check_cost
+from canary.analysis.exports import ExportsCollector
 from canary.analysis.model import (
     MAX_SOURCE_BYTES,
     Binding,
@@ -48,12 +51,28 @@ def _nested_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
     return []
 
 
-def _flatten(body: list[ast.stmt]):
-    """Statements of a scope with the block that holds each (if/else branches differ)."""
+def _type_checking(test: ast.expr) -> bool | None:
+    """True for `if TYPE_CHECKING:`, False for `if not TYPE_CHECKING:`, else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _type_checking(test.operand)
+        return None if inner is None else not inner
+    if ast.unparse(test).rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        return True
+    return None
+
+
+def _flatten(body: list[ast.stmt], typing_only: bool = False):
+    """Statements of a scope with the block that holds each (if/else branches differ), and
+    whether they run for type checkers only (under `if TYPE_CHECKING:`)."""
     for node in body:
-        yield node, id(body)
+        yield node, id(body), typing_only
+        checking = _type_checking(node.test) if isinstance(node, ast.If) else None
+        if checking is not None:
+            yield from _flatten(node.body, typing_only or checking)
+            yield from _flatten(node.orelse, typing_only or not checking)
+            continue
         for block in _nested_bodies(node):
-            yield from _flatten(block)
+            yield from _flatten(block, typing_only)
 
 
 class _Definitions:
@@ -103,22 +122,36 @@ class _Indexer:
         self.functions = _Definitions()
         self.classes = _Definitions()
 
+        self.exports = ExportsCollector()
+        self.typing_only = False
+
     def bind(self, name: str, binding: Binding) -> None:
+        if self.typing_only:
+            binding = replace(binding, typing_only=True)
         self.info.bindings.setdefault(name, []).append(binding)
 
     def run(self, tree: ast.Module) -> None:
-        for node, block in _flatten(tree.body):
+        for node, block, typing_only in _flatten(tree.body):
+            self.typing_only = typing_only
             self.statement(node, block)
+            if not typing_only:
+                self.exports.statement(node)
         self.info.functions = self.functions.table
         self.info.classes = self.classes.table
+        package = self.info.name if self.is_package else self.info.name.rpartition(".")[0]
+        self.info.all_names = self.exports.dunder_all()
+        self.info.lazy = self.exports.lazy(package)
+        self.info.aliases = self.exports.aliases(package)
 
     def statement(self, node: ast.stmt, block: int) -> None:
         span = _span(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.functions.add(node.name, _function(node), block)
+            if not self.typing_only:  # a definition for type checkers does not exist at run time
+                self.functions.add(node.name, _function(node), block)
             self.bind(node.name, Binding("def", span))
         elif isinstance(node, ast.ClassDef):
-            self.classes.add(node.name, self.class_info(node), block)
+            if not self.typing_only:
+                self.classes.add(node.name, self.class_info(node), block)
             self.bind(node.name, Binding("class", span))
         elif isinstance(node, ast.Assign):
             for target in node.targets:
@@ -136,7 +169,12 @@ class _Indexer:
             base = _absolute(node.module, node.level, self.info.name, self.is_package)
             for alias in node.names:
                 if alias.name == "*":
-                    self.info.star_imports.append(base)
+                    stars = (
+                        self.info.typing_star_imports
+                        if self.typing_only
+                        else self.info.star_imports
+                    )
+                    stars.append(base)
                 else:
                     origin = f"{base}.{alias.name}"
                     self.bind(alias.asname or alias.name, Binding("import", span, origin))
@@ -144,7 +182,7 @@ class _Indexer:
     @staticmethod
     def class_info(node: ast.ClassDef) -> ClassInfo:
         methods = _Definitions()
-        for child, block in _flatten(node.body):
+        for child, block, _ in _flatten(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 methods.add(child.name, _function(child), block)
         bases = tuple(ast.unparse(base) for base in node.bases)
@@ -164,6 +202,7 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
     if len(data) > MAX_SOURCE_BYTES:
         raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
+    check_cost(data, path)
     text = decode(data, path)
     try:
         tree = ast.parse(text, filename=path)

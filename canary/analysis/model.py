@@ -78,13 +78,17 @@ class ClassInfo:
 
 @dataclass(frozen=True)
 class LazyExports:
-    """What a module replaced by a lazy module (`sys.modules[__name__] = _LazyModule(...)`)
-    really exports: names by the submodule that defines them, and folders whose submodules
-    export their `__all__` (transformers 5's `define_import_structure`)."""
+    """Names a module serves lazily, by the submodules that define them.
 
-    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> submodules
-    folders: tuple[str, ...] = ()  # dotted packages whose submodules' `__all__` is exported
+    Two forms: a module that replaces itself by a lazy module
+    (`sys.modules[__name__] = _LazyModule(...)`, `replaces`: its own globals are then not
+    what an import sees), and a module-level `__getattr__` (PEP 562) that imports on demand."""
+
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> modules
+    folders: tuple[str, ...] = ()  # packages whose submodules export their `__all__`
     extra: tuple[str, ...] = ()  # names given directly (`extra_objects={"__version__": ...}`)
+    replaces: bool = True
+    complete: bool = True  # False when part of the structure is built in a way not read here
 
 
 @dataclass

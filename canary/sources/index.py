@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
@@ -21,7 +22,8 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from canary.sources.cache import Cache
-from canary.sources.http import Http, Reply, redact
+from canary.sources.http import Http, Reply, origin, redact
+from canary.sources.limits import Limits
 from canary.sources.tree import SourceError
 
 
@@ -90,11 +92,20 @@ def _pip_configured_index_url() -> str | None:
 
 @dataclass(frozen=True)
 class Project:
-    """What the index lists for one project: versions (as listed) and every file."""
+    """What the index lists for one project: versions (as listed), every well-formed file, and
+    per version what was wrong with the entries left out (a number where a hash should be)."""
 
     name: str
     versions: list[str]
     all_files: list[IndexFile] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+
+    def problem(self, version: str) -> str | None:
+        """Why entries of this version were left out, if any were."""
+        try:
+            return self.problems.get(str(Version(version)))
+        except InvalidVersion:
+            return None
 
     def files(self, version: str) -> list[IndexFile]:
         """The wheels and sdists of one version (PEP 440 equality, so 1.0 matches 1.0.0)."""
@@ -149,10 +160,13 @@ def _not_linux_x86_64(file: IndexFile) -> bool:
 class IndexClient:
     """Reads project pages from one simple-API index (cached and revalidated when given a cache)."""
 
-    def __init__(self, http: Http, index_url: str, cache: Cache | None = None) -> None:
+    def __init__(
+        self, http: Http, index_url: str, cache: Cache | None = None, limits: Limits | None = None
+    ) -> None:
         self.http = http
         self.index_url = index_url.rstrip("/") + "/"
         self.cache = cache
+        self.max_page = (limits or Limits()).max_index_page
         self._projects: dict[str, Project] = {}
         self._lock = threading.Lock()
 
@@ -169,27 +183,56 @@ class IndexClient:
 
         def fetch(etag: str | None) -> Reply:
             headers = {"Accept": ACCEPT, **({"If-None-Match": etag} if etag else {})}
-            return self.http.get(url, headers, allow=(404,))
+            reply = self.http.get(url, headers, allow=(404,), max_bytes=self.max_page)
+            return replace(reply, url=redact(reply.url))  # what is cached holds no password
 
         if self.cache is None:
             reply = fetch(None)
-            content, meta = (
-                reply.content,
-                {
-                    "content_type": reply.headers.get("Content-Type", ""),
-                    "url": reply.url,
-                    "absent": reply.status == 404,
-                },
-            )
-        else:
-            entry = self.cache.revalidate(
-                f"index:{url}", f"index page {redact(url)}", fetch, refresh=refresh
-            )
-            content, meta = entry.data, entry.meta
+            meta = {
+                "content_type": reply.headers.get("Content-Type", ""),
+                "url": reply.url,
+                "absent": reply.status == 404,
+            }
+            return self._parsed(name, url, reply.content, meta)
+        key, what = f"index:{redact(url)}", f"index page {redact(url)}"
+        entry = self.cache.revalidate(key, what, fetch, refresh=refresh)
+        try:
+            return self._parsed(name, url, entry.data, entry.meta)
+        except SourceError:
+            if refresh or self.cache.offline:
+                raise
+        # a cached page that does not parse (edited, or kept from an older canary): the whole
+        # page again, without its ETag, rather than an error until it goes stale
+        entry = self.cache.revalidate(key, what, lambda _etag: fetch(None), refresh=True)
+        return self._parsed(name, url, entry.data, entry.meta)
+
+    def _parsed(self, name: str, url: str, content: bytes, meta: dict[str, object]) -> Project:
         if meta.get("absent"):
             raise SourceError(f"{redact(url)}: project {name!r} not found on the package index")
         page_url = str(meta.get("url") or url)
-        return parse_project_page(name, content, str(meta.get("content_type", "")), page_url)
+        project = parse_project_page(name, content, str(meta.get("content_type", "")), page_url)
+        return self._with_credentials(project)
+
+    def _with_credentials(self, project: Project) -> Project:
+        """Files on the index's own host get its user:password back (as pip does); the cache
+        holds the page without them."""
+        userinfo = _USERINFO.match(self.index_url)
+        if userinfo is None:
+            return project
+        home = origin(self.index_url)
+        files = [
+            replace(
+                f, url=f"{userinfo.group(1)}{userinfo.group(2)}{f.url[len(userinfo.group(1)) :]}"
+            )
+            if origin(f.url) == home and redact(f.url) == f.url
+            else f
+            for f in project.all_files
+        ]
+        return replace(project, all_files=files)
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*@)")
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def parse_project_page(name: str, content: bytes, content_type: str, page_url: str) -> Project:
@@ -200,9 +243,34 @@ def parse_project_page(name: str, content: bytes, content_type: str, page_url: s
             return _from_json(name, json.loads(content), page_url)
         if mime in _HTML_TYPES:
             return _from_html(name, content.decode("utf-8", "replace"), page_url)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise SourceError(f"{redact(page_url)}: malformed index page: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        why = f"{type(exc).__name__}: {exc}"[:200]
+        raise SourceError(f"{redact(page_url)}: malformed index page: {why}") from None
     raise SourceError(f"{redact(page_url)}: unexpected content type {content_type!r}")
+
+
+class _BadEntry(ValueError):
+    """One file entry of a page has a field of the wrong type or form."""
+
+
+def _text(value: object, what: str, *, optional: bool = False) -> str | None:
+    """A string field of the page: text that can be sent and printed, or None when optional."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise _BadEntry(f"{what} is {type(value).__name__}, not text")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _BadEntry(f"{what} is not valid Unicode text") from None
+    return value
+
+
+def _label(value: object) -> str | None:
+    """A version label as listed, or None when it could corrupt a lock or a terminal."""
+    if not isinstance(value, str) or not value or not value.isprintable() or " " in value:
+        return None
+    return value
 
 
 def _from_json(name: str, data: dict, page_url: str) -> Project:
@@ -210,23 +278,44 @@ def _from_json(name: str, data: dict, page_url: str) -> Project:
     if major != "1":
         raise SourceError(f"{redact(page_url)}: unsupported simple API version {major}")
     files = []
+    problems: dict[str, str] = {}
     for item in data["files"]:
-        yanked = item.get("yanked", False)
-        size = item.get("size")
-        files.append(
-            IndexFile(
-                filename=item["filename"],
-                url=urljoin(page_url, item["url"]),
-                size=size if isinstance(size, int) else None,
-                sha256=(item.get("hashes") or {}).get("sha256"),
-                yanked=yanked is True or isinstance(yanked, str),
-                requires_python=item.get("requires-python"),
-            )
-        )
+        filename = item["filename"]
+        if not isinstance(filename, str):
+            raise TypeError(f"a file entry's filename is {type(filename).__name__}, not text")
+        version = _file_version(filename)
+        try:
+            if _label(filename) is None:
+                raise _BadEntry("its filename has spaces or control characters")
+            files.append(_file_entry(item, filename, page_url))
+        except _BadEntry as exc:
+            if version is not None:
+                why = f"the index entry of {filename!r} is malformed: {exc}"
+                problems.setdefault(str(version), why)
     versions = data.get("versions")
     if not isinstance(versions, list):
         versions = _versions_of(files)
-    return Project(name, [str(v) for v in versions], files)
+    labels = [label for label in map(_label, versions) if label is not None]
+    return Project(name, labels, files, problems)
+
+
+def _file_entry(item: dict, filename: str, page_url: str) -> IndexFile:
+    hashes = item.get("hashes") or {}
+    if not isinstance(hashes, dict):
+        raise _BadEntry(f"hashes is {type(hashes).__name__}, not an object")
+    digest = _text(hashes.get("sha256"), "sha256", optional=True)
+    if digest is not None and not _SHA256.fullmatch(digest):
+        raise _BadEntry("sha256 is not 64 hex digits")
+    yanked = item.get("yanked", False)
+    size = item.get("size")
+    return IndexFile(
+        filename=filename,
+        url=urljoin(page_url, _text(item.get("url"), "url")),
+        size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+        sha256=digest,
+        yanked=yanked is True or isinstance(yanked, str),
+        requires_python=_text(item.get("requires-python"), "requires-python", optional=True),
+    )
 
 
 class _Anchors(HTMLParser):
@@ -251,9 +340,12 @@ def _from_html(name: str, text: str, page_url: str) -> Project:
             continue
         url, fragment = urldefrag(urljoin(page_url, href))
         algorithm, _, digest = fragment.partition("=")
+        filename = _label(unquote(urlsplit(url).path.rsplit("/", 1)[-1]))
+        if filename is None:  # spaces or control characters: no release file is named so
+            continue
         files.append(
             IndexFile(
-                filename=unquote(urlsplit(url).path.rsplit("/", 1)[-1]),
+                filename=filename,
                 url=url,
                 sha256=digest if algorithm == "sha256" and digest else None,
                 yanked="data-yanked" in attrs,

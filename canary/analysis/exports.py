@@ -1,0 +1,346 @@
+"""What a module exports beyond its plain bindings, read from its AST at index time:
+
+- `__all__` (a literal list or tuple, `+=`, `.extend`, `.append`), which decides what
+  `from m import *` binds;
+- lazy structures: transformers 4.x `_import_structure` dicts (literals, `[...] = `, `+=`,
+  `.append`, `.extend`, `.update`, under availability if/else and try/except), transformers 5.x
+  `define_import_structure(...)` over a folder's submodules, trl's `_LazyModule`, and the
+  module-level `__getattr__` of peft's packages;
+- module alias tables served by an import hook (transformers 5.x `_LEGACY_MODULE_ALIASES`).
+
+Everything is read statically; a construct not understood marks the structure incomplete
+rather than guessing what it adds.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from canary.analysis.model import LazyExports
+
+_FILE_EXPRS = ('globals()["__file__"]', "__file__", "globals()['__file__']")
+
+
+def _strings(node: ast.expr | None) -> list[str] | None:
+    """The strings of a literal list/tuple/set (or `a + b` of them); None when not literal."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _strings(node.left), _strings(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if len(values) == len(node.elts) and all(isinstance(v, str) for v in values):
+            return values
+    if isinstance(node, ast.Call) and ast.unparse(node.func) in ("set", "list", "tuple"):
+        return _strings(node.args[0]) if len(node.args) == 1 else [] if not node.args else None
+    return None
+
+
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _call_name(node: ast.expr) -> str:
+    return ast.unparse(node.func).rsplit(".", 1)[-1] if isinstance(node, ast.Call) else ""
+
+
+def _is_dummy_list(node: ast.expr) -> bool:
+    """`[name for name in dir(dummy_objects) ...]`: the placeholders of a missing backend,
+    listed where the real names are listed in the other branch."""
+    return isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp)
+
+
+class _Structure:
+    """One `_import_structure`-like dict as the module builds it."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, list[str]] = {}  # name -> relative submodules
+        self.keys: set[str] = set()
+        self.folders: list[ast.expr] = []
+        self.merges: list[str] = []
+        self.complete = True
+
+    def add(self, key: str, values: list[str]) -> None:
+        self.keys.add(key)
+        for value in values:
+            modules = self.names.setdefault(value, [])
+            if key not in modules:
+                modules.append(key)
+
+    def add_dict(self, node: ast.expr) -> None:
+        if not isinstance(node, ast.Dict):
+            self.complete = False
+            return
+        for key, value in zip(node.keys, node.values, strict=True):
+            self.add_value(_string(key), value)
+
+    def add_value(self, key: str | None, value: ast.expr) -> None:
+        values = _strings(value)
+        if key is not None and values is not None:
+            self.add(key, values)
+        elif key is not None and _is_dummy_list(value):
+            self.keys.add(key)
+        else:
+            self.complete = False
+
+
+class ExportsCollector:
+    """Fed every module-level statement that runs (not those under TYPE_CHECKING)."""
+
+    def __init__(self) -> None:
+        self.all_names: list[str] = []
+        self.all_seen = False
+        self.all_known = True
+        self.structures: dict[str, _Structure] = {}
+        self.simple: dict[str, ast.expr] = {}  # NAME = expr, for paths such as `_file`
+        self.lazy_call: ast.Call | None = None
+        self.alias_tables: dict[str, dict[str, str]] = {}
+        self.finder = False
+        self.getattr_names: dict[str, list[str]] = {}
+        self.getattr_from: dict[str, int] = {}  # name -> import level, for relative imports
+
+    # -- statements ------------------------------------------------------------------------
+
+    def statement(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            self.assign(node.targets[0], node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self.assign(node.target, node.value)
+        elif isinstance(node, ast.AugAssign) and ast.unparse(node.target) == "__all__":
+            self.extend_all(_strings(node.value))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+            owner = ast.unparse(node.target.value)
+            if owner in self.structures:  # `_import_structure["x"] += ["Name"]`
+                self.structure(owner).add_value(_string(node.target.slice), node.value)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.call(node.value)
+        elif isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            self.module_getattr(node)
+
+    def extend_all(self, values: list[str] | None) -> None:
+        self.all_seen = True
+        if values is None:
+            self.all_known = False
+        else:
+            self.all_names.extend(v for v in values if v not in self.all_names)
+
+    def structure(self, name: str) -> _Structure:
+        return self.structures.setdefault(name, _Structure())
+
+    def assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+            self.simple[name] = value
+            if name == "__all__":
+                self.extend_all(_strings(value))
+            elif isinstance(value, ast.Dict) and value.keys:
+                table = self.alias_table(value)
+                if table is not None and name.endswith("MODULE_ALIASES"):
+                    self.alias_tables[name] = table
+                elif name in self.structures or "structure" in name.lower():
+                    self.structure(name).add_dict(value)
+            elif _call_name(value) == "define_import_structure" and value.args:
+                self.structure(name).folders.append(value.args[0])
+            elif "structure" in name.lower() and isinstance(value, ast.Dict):
+                self.structures[name] = _Structure()
+        elif isinstance(target, ast.Subscript):
+            owner = ast.unparse(target.value)
+            if owner == "sys.modules" and _call_name(value).endswith("LazyModule"):
+                self.lazy_call = value  # type: ignore[assignment]
+            elif owner in self.structures:
+                self.structure(owner).add_value(_string(target.slice), value)
+
+    def call(self, call: ast.Call) -> None:
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return
+        method, owner = func.attr, func.value
+        owner_text = ast.unparse(owner)
+        if owner_text == "__all__" and method in ("extend", "append") and call.args:
+            arg = call.args[0]
+            self.extend_all(_strings(arg) if method == "extend" else _strings(ast.List([arg])))
+        elif owner_text == "sys.meta_path" and method in ("append", "insert"):
+            self.finder = True
+        elif isinstance(owner, ast.Subscript) and ast.unparse(owner.value) in self.structures:
+            structure = self.structure(ast.unparse(owner.value))
+            key = _string(owner.slice)
+            values = _strings(call.args[0]) if call.args else None
+            if method == "append" and call.args:
+                values = _strings(ast.List([call.args[0]]))
+            if method in ("append", "extend") and key is not None and values is not None:
+                structure.add(key, values)
+            elif method == "update" and call.args and isinstance(call.args[0], ast.Name):
+                structure.merges.append(call.args[0].id)
+            elif method in ("append", "extend", "update"):
+                structure.complete = False
+        elif owner_text in self.structures:
+            structure = self.structure(owner_text)
+            if method == "update" and call.args:
+                if isinstance(call.args[0], ast.Name):
+                    structure.merges.append(call.args[0].id)
+                else:
+                    structure.add_dict(call.args[0])
+            elif method == "setdefault" and call.args and _string(call.args[0]):
+                structure.keys.add(_string(call.args[0]) or "")
+
+    @staticmethod
+    def alias_table(node: ast.Dict) -> dict[str, str] | None:
+        table = {_string(k): _string(v) for k, v in zip(node.keys, node.values, strict=True)}
+        if any(k is None or v is None for k, v in table.items()):
+            return None
+        return table  # type: ignore[return-value]
+
+    def module_getattr(self, node: ast.FunctionDef) -> None:
+        """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub, and
+        `if name in TABLE: importlib.import_module(TABLE[name])` serves TABLE's keys."""
+        if not node.args.args:
+            return
+        param = node.args.args[0].arg
+        for child in ast.walk(node):
+            if not isinstance(child, ast.If):
+                continue
+            wanted = _compared_names(child.test, param)
+            for statement in child.body:
+                if isinstance(statement, ast.ImportFrom):
+                    for alias in statement.names:
+                        bound = alias.asname or alias.name
+                        if bound in wanted:
+                            where = "." * statement.level + (statement.module or "")
+                            self.getattr_names.setdefault(bound, []).append(where)
+            table = self._table_tested(child.test, param)
+            if table and any(_call_name(n) == "import_module" for n in ast.walk(child)):
+                for name, where in table.items():
+                    self.getattr_names.setdefault(name, []).append(where)
+
+    def _table_tested(self, test: ast.expr, param: str) -> dict[str, str] | None:
+        """The module-level str -> str dict in `name in TABLE`, if that is the test."""
+        if not (
+            isinstance(test, ast.Compare)
+            and isinstance(test.ops[0], ast.In)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == param
+            and isinstance(test.comparators[0], ast.Name)
+        ):
+            return None
+        value = self.simple.get(test.comparators[0].id)
+        return self.alias_table(value) if isinstance(value, ast.Dict) else None
+
+    # -- results ---------------------------------------------------------------------------
+
+    def dunder_all(self) -> tuple[str, ...] | None:
+        return tuple(self.all_names) if self.all_seen and self.all_known else None
+
+    def lazy(self, package: str) -> LazyExports | None:
+        """The lazy exports with absolute module names (`package`: the module's package)."""
+        if self.lazy_call is not None:
+            return self._replacing(self.lazy_call, package)
+        if self.getattr_names:
+            names = {
+                name: tuple(_absolute(where, package) for where in wheres)
+                for name, wheres in self.getattr_names.items()
+            }
+            return LazyExports(names=names, replaces=False)
+        return None
+
+    def _replacing(self, call: ast.Call, package: str) -> LazyExports:
+        arg = call.args[2] if len(call.args) > 2 else None
+        for keyword in call.keywords:
+            if keyword.arg == "import_structure":
+                arg = keyword.value
+        merged = _Structure()
+        if isinstance(arg, ast.Name) and arg.id in self.structures:
+            self._merge(arg.id, merged, set())
+        elif _call_name(arg) == "define_import_structure" and arg.args:  # type: ignore[union-attr]
+            merged.folders.append(arg.args[0])  # type: ignore[union-attr]
+        else:
+            merged.complete = False
+        extra: tuple[str, ...] = ()
+        for keyword in call.keywords:
+            if keyword.arg == "extra_objects":
+                if isinstance(keyword.value, ast.Dict):
+                    extra = tuple(k for k in map(_string, keyword.value.keys) if k)
+                else:
+                    merged.complete = False
+        folders = []
+        for path in merged.folders:
+            folder = self._folder(path, package)
+            if folder is None:
+                merged.complete = False
+            else:
+                folders.append(folder)
+        names = {n: tuple(f"{package}.{m}" for m in mods) for n, mods in merged.names.items()}
+        for key in merged.keys:  # a key without a dot is a submodule, served as an attribute
+            if "." not in key and key not in names:
+                names[key] = (f"{package}.{key}",)
+        return LazyExports(names, tuple(folders), extra, True, merged.complete)
+
+    def _merge(self, name: str, into: _Structure, seen: set[str]) -> None:
+        if name in seen or name not in self.structures:
+            into.complete = into.complete and name in seen
+            return
+        seen.add(name)
+        structure = self.structures[name]
+        for value, keys in structure.names.items():
+            for key in keys:
+                into.add(key, [value])
+        into.keys |= structure.keys
+        into.folders.extend(structure.folders)
+        into.complete = into.complete and structure.complete
+        for other in structure.merges:
+            self._merge(other, into, seen)
+
+    def _folder(self, path: ast.expr, package: str, depth: int = 0) -> str | None:
+        """The package a path expression names: this module's folder, or a subfolder of it."""
+        text = ast.unparse(path)
+        if text in _FILE_EXPRS or depth > 5:
+            return package if depth <= 5 else None
+        if isinstance(path, ast.Name) and path.id in self.simple:
+            return self._folder(self.simple[path.id], package, depth + 1)
+        if isinstance(path, ast.Attribute) and path.attr == "parent":
+            inner = path.value
+            if isinstance(inner, ast.Call) and _call_name(inner) == "Path" and inner.args:
+                return self._folder(inner.args[0], package, depth + 1)
+        if isinstance(path, ast.Call) and _call_name(path) == "dirname" and path.args:
+            return self._folder(path.args[0], package, depth + 1)
+        if isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
+            base, sub = self._folder(path.left, package, depth + 1), _string(path.right)
+            return f"{base}.{sub}" if base and sub and sub.isidentifier() else None
+        return None
+
+    def aliases(self, package: str) -> dict[str, str]:
+        """Legacy submodule -> real submodule, when an import hook serves the table."""
+        if not self.finder:
+            return {}
+        return {
+            f"{package}.{old}": f"{package}.{new}"
+            for table in self.alias_tables.values()
+            for old, new in table.items()
+        }
+
+
+def _compared_names(test: ast.expr, param: str) -> set[str]:
+    """Names `test` requires the parameter to equal: `name == "X"`, `name in ("X", "Y")`,
+    also inside `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return set().union(*(_compared_names(v, param) for v in test.values))
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.left, ast.Name)
+        and test.left.id == param
+    ):
+        if isinstance(test.ops[0], ast.Eq):
+            value = _string(test.comparators[0])
+            return {value} if value else set()
+        if isinstance(test.ops[0], ast.In):
+            return set(_strings(test.comparators[0]) or [])
+    return set()
+
+
+def _absolute(where: str, package: str) -> str:
+    level = len(where) - len(where.lstrip("."))
+    if level == 0:
+        return where
+    parts = package.split(".")
+    parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    rest = where[level:]
+    return ".".join([*parts, rest] if rest else parts)

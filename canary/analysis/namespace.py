@@ -1,0 +1,197 @@
+"""What `from M import X` finds at run time, decided statically across an upstream's modules.
+
+A name is bound by M's own run-time statements (not those under `if TYPE_CHECKING:`), by a
+star import (only `__all__` when the star-imported module defines it, else its public names),
+or served lazily: by a lazy module that replaces M (then M's own globals are not what an import
+sees), or by M's module-level `__getattr__`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from canary.analysis.model import Binding, ModuleInfo
+
+#: Looks a dotted module name up; None when the module does not exist in this version.
+ModuleLookup = Callable[[str], ModuleInfo | None]
+
+#: Lazy modules served by lazy modules: past this many hops the chain is not followed.
+_MAX_LAZY_HOPS = 32
+
+#: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
+_SKIPPED_PREFIXES = ("convert_", "modular_")
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a name really lives: the module whose source binds it, and those bindings."""
+
+    module: ModuleInfo
+    bindings: tuple[Binding, ...]  # empty: the name is a submodule, its source the whole file
+    note: str = ""  # how it was reached, when that is not plain: "exported lazily from ..."
+
+    def sources(self) -> list[str]:
+        if not self.bindings:
+            return [self.module.text]
+        return [self.module.segment(b.span) for b in self.bindings]
+
+
+#: Said by a lazy module that replaces its module: the name is not there, look no further.
+_STOP = Found(ModuleInfo("", "", ""), ())
+
+
+class Namespace:
+    """Name resolution over one version's modules (each module is looked up once by the run)."""
+
+    def __init__(self, lookup: ModuleLookup):
+        self.lookup = lookup
+
+    def find(self, module: ModuleInfo, name: str) -> Found | str:
+        """Where `name` of `module` lives, or the detail of why an import would not find it."""
+        found = self._find(module, name, set()) or self._submodule(module, name)
+        return found if found is not None else self._missing(module, name)
+
+    def _submodule(self, module: ModuleInfo, name: str, how: str = "") -> Found | None:
+        """`from package import sub` imports the submodule when the package binds no `sub`."""
+        if not module.path.endswith("__init__.py"):
+            return None
+        target = self.lookup(f"{module.name}.{name}")
+        if target is None:
+            return None
+        return Found(target, (), f"{name} is the submodule {target.name}{how}")
+
+    def _find(
+        self, module: ModuleInfo, name: str, seen: set[str], hops: int = _MAX_LAZY_HOPS
+    ) -> Found | None:
+        """Depth first through star imports, with a stack rather than recursion: an upstream
+        may chain thousands of them."""
+        pending = [module]
+        while pending:
+            current = pending.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            found = self._here(current, name, seen, hops)
+            if found is _STOP:  # replaced by a lazy module: its own star imports do not count
+                continue
+            if found is not None:
+                return found
+            stars = [self.lookup(origin) for origin in current.star_imports]
+            pending.extend(
+                star
+                for star in reversed(stars)
+                if star is not None and star.name not in seen and self._star_exports(star, name)
+            )
+        return None
+
+    def _here(self, module: ModuleInfo, name: str, seen: set[str], hops: int) -> Found | None:
+        """The name as `module` itself binds or serves it; _STOP when a lazy module that
+        replaces `module` decides it is not there."""
+        lazy = module.lazy
+        if lazy is not None and lazy.replaces:
+            found = self._lazy(module, name, seen, hops)
+            if found is not None or lazy.complete:
+                return found or _STOP
+        bindings = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
+        if bindings:
+            return Found(module, bindings)
+        if lazy is not None and not lazy.replaces:
+            return self._lazy(module, name, seen, hops)
+        return None
+
+    @staticmethod
+    def _star_exports(module: ModuleInfo, name: str) -> bool:
+        """Whether `from module import *` binds `name` (a lazy module's structure decides
+        through its own `__all__`, which the lookup that follows verifies)."""
+        if module.lazy is not None and module.lazy.replaces:
+            return True
+        if module.all_names is not None:
+            return name in module.all_names
+        return not name.startswith("_")
+
+    def _lazy(self, module: ModuleInfo, name: str, seen: set[str], hops: int) -> Found | None:
+        lazy = module.lazy
+        if lazy is None or hops <= 0:
+            return None
+        how = "exported lazily" if lazy.replaces else f"served by {module.name}.__getattr__"
+        if name in lazy.extra:
+            own = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
+            return Found(module, own, f"{name} is given to {module.name}'s lazy module")
+        for origin in lazy.names.get(name, ()):
+            target = self.lookup(origin)
+            if target is None:
+                continue
+            if origin == f"{module.name}.{name}":  # a submodule served as an attribute
+                return Found(target, (), f"{name} is the submodule {origin}, {how}")
+            found = self._find(target, name, set(seen), hops - 1) or self._submodule(target, name)
+            if found is not None:
+                return Found(found.module, found.bindings, f"{how} from {found.module.name}")
+        for folder in lazy.folders:
+            found = self._in_folder(module, folder, name, hops - 1)
+            if found is not None:
+                return Found(found.module, found.bindings, f"{how} from {found.module.name}")
+        return None
+
+    def _in_folder(self, module: ModuleInfo, folder: str, name: str, hops: int) -> Found | None:
+        """transformers' `define_import_structure(folder)`: every submodule of the folder
+        exports its `__all__`. The submodules are found through the TYPE_CHECKING imports
+        that mirror the structure, the likeliest first (a model's folder named in the name)."""
+        key = name.lower().replace("_", "")
+        queue: list[tuple[int, int, str]] = []
+        counter = 0
+
+        def push(candidate: str) -> None:
+            nonlocal counter
+            if candidate != folder and not candidate.startswith(f"{folder}."):
+                return
+            last = candidate.rsplit(".", 1)[-1].replace("_", "")
+            counter += 1
+            heapq.heappush(queue, (0 if last and last in key else 1, counter, candidate))
+
+        for binding in module.bindings.get(name, []):
+            if binding.typing_only and binding.origin:
+                push(binding.origin.rpartition(".")[0])
+        for origin in (*module.typing_star_imports, *module.star_imports):
+            push(origin)
+        visited: set[str] = set()
+        while queue:
+            _, _, candidate = heapq.heappop(queue)
+            if candidate in visited:
+                continue
+            visited.add(candidate)
+            info = self.lookup(candidate)
+            if info is None:
+                continue
+            if info.path.endswith("__init__.py"):
+                for origin in (*info.typing_star_imports, *info.star_imports):
+                    push(origin)
+                continue
+            if info.name.rsplit(".", 1)[-1].startswith(_SKIPPED_PREFIXES):
+                continue
+            if info.all_names is not None and name in info.all_names:
+                found = self._find(info, name, set(), hops)
+                if found is not None:
+                    return found
+        return None
+
+    def _missing(self, module: ModuleInfo, name: str) -> str:
+        bindings = module.bindings.get(name, [])
+        lazy = module.lazy
+        if lazy is not None and lazy.replaces and lazy.complete:
+            if bindings and all(b.typing_only for b in bindings):
+                return (
+                    f"{name} is bound only under `if TYPE_CHECKING:` in {module.name}, "
+                    "and its lazy module does not export it"
+                )
+            if bindings:
+                return (
+                    f"{name} is bound in {module.name}'s source, but {module.name} replaces "
+                    "itself with a lazy module that does not export it"
+                )
+        elif bindings and all(b.typing_only for b in bindings):
+            return (
+                f"{name} is bound only under `if TYPE_CHECKING:` in {module.name}, not at run time"
+            )
+        return ""

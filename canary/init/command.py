@@ -1,0 +1,201 @@
+"""`canary init [PATH]`: scan the package, write its matrices, their locks and the workflows.
+
+Only what is missing is written: a file that exists is never touched, whoever wrote it, so a
+second run adds what the first could not (a lock, a matrix for a newly patched upstream) and a
+user's edit is never overwritten. `--dry-run` says what would be written and writes nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import yaml
+
+from canary.init.workflows import (
+    NIGHTLY_WORKFLOW,
+    PR_WORKFLOW,
+    nightly_workflow,
+    pr_workflow,
+)
+from canary.lock import read_lock
+from canary.matrix import MatrixError
+from canary.scan import scan_main
+from canary.sources.tree import SourceError
+from canary.versions import lock_main
+
+DEFAULT_FOLDER = "canary"
+
+
+@dataclass
+class Plan:
+    """What init found and did, for the closing account."""
+
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    matrices: list[str] = field(default_factory=list)
+
+
+def _proposals(root: Path, upstreams: list[str] | None) -> tuple[dict[str, str], str]:
+    """NAME -> proposed matrix text, from `canary scan` itself (into a scratch folder), and
+    what scan said (files it could not read, upstreams it found no use of)."""
+    said = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="canary-init-") as scratch:
+        status = scan_main(str(root), upstreams, scratch, None, said)
+        proposed = {
+            p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(scratch).glob("*.yaml"))
+        }
+    if status != 0:
+        raise InitError(said.getvalue().strip())
+    notes = [line for line in said.getvalue().splitlines() if line.startswith("#")]
+    return proposed, "\n".join(notes)
+
+
+class InitError(Exception):
+    """init cannot start (a bad PATH or option); exit 2."""
+
+
+def default_branch(root: Path) -> str:
+    """The branch the pull-request workflow guards on push: origin's HEAD when git knows it."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "main"
+    name = done.stdout.strip().partition("/")[2]
+    return name if done.returncode == 0 and name else "main"
+
+
+def _place(root: Path, relative: str, text: str, dry_run: bool, plan: Plan, what: str = "") -> None:
+    path = root / relative
+    if path.exists():
+        same = path.read_text(encoding="utf-8", errors="replace") == text
+        plan.kept.append(f"{relative} ({'up to date' if same else 'exists; left as it is'})")
+        return
+    if not dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    plan.written.append(f"{relative}{what}")
+
+
+def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
+    lock = Path(relative).with_suffix(".lock").as_posix()
+    if (root / lock).exists():
+        plan.kept.append(f"{lock} (exists; `canary lock` refreshes it)")
+        return
+    if dry_run:
+        plan.written.append(f"{lock} (resolved from the package index)")
+        return
+    try:
+        lock_main([str(root / relative)], False, io.StringIO())
+        written = read_lock(root / lock)
+    except (MatrixError, SourceError) as exc:
+        plan.problems.append(f"{lock}: not written: {exc}")
+        return
+    labels = written.resolution.labels() if written else []
+    shown = labels if len(labels) <= 4 else [*labels[:2], "...", labels[-1]]
+    plan.written.append(f"{lock}: {len(labels)} versions ({', '.join(shown)})")
+
+
+def init_main(
+    path: str,
+    folder: str,
+    upstreams: list[str] | None,
+    action: str,
+    dry_run: bool,
+    out: TextIO,
+) -> int:
+    """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
+    to check, 2 on bad input."""
+    root = Path(path)
+    if not root.is_dir():
+        out.write(f"canary init: {path}: not a folder\n")
+        return 2
+    if Path(folder).is_absolute() or ".." in Path(folder).parts:
+        out.write(f"canary init: --dir {folder}: give a folder inside {path}\n")
+        return 2
+    try:
+        proposed, notes = _proposals(root, upstreams)
+    except InitError as exc:
+        out.write(f"{exc}\n")
+        return 2
+    plan = Plan()
+    matrices = Path(folder)
+    for name, text in proposed.items():
+        relative = (matrices / f"{name}.yaml").as_posix()
+        checks = len(yaml.safe_load(text).get("checks") or [])
+        _place(root, relative, text, dry_run, plan, f": {checks} proposed checks")
+    plan.matrices = sorted(p.relative_to(root).as_posix() for p in (root / matrices).glob("*.yaml"))
+    if dry_run:
+        plan.matrices = sorted(
+            {*plan.matrices, *(f"{matrices.as_posix()}/{n}.yaml" for n in proposed)}
+        )
+    for relative in plan.matrices:
+        _lock(root, relative, dry_run, plan)
+    if plan.matrices:
+        minute = zlib.crc32(root.resolve().name.encode()) % 60  # spread repositories' nightlies
+        _place(
+            root,
+            PR_WORKFLOW,
+            pr_workflow(matrices.as_posix(), action, default_branch(root)),
+            dry_run,
+            plan,
+        )
+        _place(
+            root,
+            NIGHTLY_WORKFLOW,
+            nightly_workflow(matrices.as_posix(), action, minute),
+            dry_run,
+            plan,
+        )
+    report(plan, notes, matrices.as_posix(), path, dry_run, out)
+    return 1 if plan.problems or not plan.matrices else 0
+
+
+def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: TextIO) -> None:
+    if notes:
+        out.write(notes + "\n")
+    verb = "would write" if dry_run else "wrote"
+    for line in plan.written:
+        out.write(f"{verb} {line}\n")
+    for line in plan.kept:
+        out.write(f"kept {line}\n")
+    for line in plan.problems:
+        out.write(f"canary init: {line}\n")
+    if not plan.matrices:
+        out.write(
+            "canary init: no matrix proposed and none in "
+            f"{folder}/; name the upstreams you patch with --upstream NAME,NAME\n"
+        )
+        return
+    if dry_run:
+        out.write("nothing written (--dry-run)\n")
+        return
+    if not plan.written:
+        out.write(f"nothing missing: {len(plan.matrices)} matrices in {folder}/, both workflows\n")
+        return
+    scan = f"canary scan {path} --merge {folder}"
+    out.write(
+        "\nNext:\n"
+        f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
+        "     delete what is not a contract, gate what holds only on some releases\n"
+        "     (`since`, `until`), and mark known-bad releases under `versions.broken`.\n"
+        f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"
+        "     you support is a patch that no-ops or crashes there.\n"
+        f"  3. Commit {folder}/ and .github/workflows/; the pull-request workflow checks every\n"
+        "     locked release, the nightly adds main and refreshes the locks.\n"
+        "  4. For the nightly's lock pull request: Settings > Actions > General > Workflow\n"
+        "     permissions > Allow GitHub Actions to create and approve pull requests.\n"
+        f"  5. Later, `{scan}` adds the checks of patches written since;\n"
+        "     `canary validate` (or the pre-commit hook) checks edited matrices offline.\n"
+    )

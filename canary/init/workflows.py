@@ -1,0 +1,101 @@
+"""The two workflows `canary init` writes: checks on every pull request, and the nightly.
+
+Both run this project's GitHub Action at the release that wrote them, so a repository's CI and
+the canary it runs move together (and Dependabot can move both).
+"""
+
+from __future__ import annotations
+
+from canary import __version__
+
+#: where the Action lives; pyproject.toml's project URLs name the same repository
+ACTION = "upstream-canary/upstream-canary"
+ACTION_REF = f"{ACTION}@v{__version__}"
+
+PR_WORKFLOW = ".github/workflows/canary.yml"
+NIGHTLY_WORKFLOW = ".github/workflows/canary-nightly.yml"
+
+_PR = """\
+# canary: the upstream contracts in {matrices}/ on every locked release (written by `canary init`).
+#
+# Runs on every pull request, so that branch protection can require it; with the cache warm it
+# takes seconds. Failing checks are annotated at their lines in the matrices.
+name: canary
+
+on:
+  pull_request:
+  push:
+    branches: [{branch}]
+
+permissions:
+  contents: read
+
+concurrency:
+  group: canary-${{{{ github.event.pull_request.number || github.ref }}}}
+  # a newer push to a pull request supersedes its run; runs on {branch} finish (they save the cache)
+  cancel-in-progress: ${{{{ github.event_name == 'pull_request' }}}}
+
+jobs:
+  canary:
+    name: upstream contracts
+    runs-on: ubuntu-24.04
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v5
+        with:
+          persist-credentials: false
+
+      - uses: {action}
+        with:
+          matrices: {matrices}
+"""
+
+_NIGHTLY = """\
+# canary nightly (written by `canary init`): refresh the locks, check every release and main.
+#
+# New breakage (red tonight, not red the night before) fails the run and opens or updates one
+# issue; moved locks (a new or yanked release) become one pull request. For that pull request,
+# allow it under Settings > Actions > General > Workflow permissions. A pull request opened with
+# the job's own token starts no workflow run: to have the canary workflow check it, store a
+# fine-grained token (contents and pull requests: write) as a secret, check out with it
+# (`token:` below `actions/checkout`) and give it to the Action as `pr-token`.
+name: canary nightly
+
+on:
+  schedule:
+    - cron: "{minute} 5 * * *"
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+concurrency:
+  group: canary-nightly
+  cancel-in-progress: false
+
+jobs:
+  nightly:
+    name: every release and main
+    runs-on: ubuntu-24.04
+    timeout-minutes: 60
+    permissions:
+      contents: write # push the lock branch
+      pull-requests: write # open or update the lock pull request
+      issues: write # open or update the breakage issue
+      actions: read # download the previous run's results
+    steps:
+      - uses: actions/checkout@v5
+
+      - uses: {action}
+        with:
+          matrices: {matrices}
+          mode: nightly
+"""
+
+
+def pr_workflow(matrices: str, action: str = ACTION_REF, branch: str = "main") -> str:
+    return _PR.format(matrices=matrices, action=action, branch=branch)
+
+
+def nightly_workflow(matrices: str, action: str = ACTION_REF, minute: int = 23) -> str:
+    return _NIGHTLY.format(matrices=matrices, action=action, minute=minute)
