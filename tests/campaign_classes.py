@@ -254,6 +254,19 @@ def costly_source(upstream: FakeUpstream) -> Case:
     return Case(files, pairs={(check, v0) for check in CORE_CHECKS})
 
 
+def source_under_budget(upstream: FakeUpstream) -> Case:
+    """core.py just under the parse budget: parsed, same verdicts, the costliest parse allowed."""
+    v0 = upstream.versions[0]
+
+    def change(files: dict) -> dict:
+        files[f"{PROJECT}/core.py"] += b"x = 1\n" * 199_000  # 597,000 tokens and a few
+        return files
+
+    files = dict(upstream.files)
+    files[wheel_name(v0)] = make_wheel(PROJECT, v0, change(dict(sources(v0, upstream.modules))))
+    return Case(files)
+
+
 def many_zip_members(upstream: FakeUpstream, count: int) -> Case:
     v0 = upstream.versions[0]
     out = io.BytesIO()

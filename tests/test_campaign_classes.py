@@ -140,6 +140,7 @@ BUILDERS: dict[str, Callable] = {
     "6 ill-typed cached index page": classes.ill_typed_cached_page,
     "7 gzip bomb index page": classes.gzip_bomb_page,
     "7 costly source under the cap": classes.costly_source,
+    "7 source just under the parse budget": classes.source_under_budget,
     "7 many zip members": lambda up: classes.many_zip_members(up, scaled(110_000, 300_000)),
     "7 many tar members": lambda up: classes.many_tar_members(up, scaled(110_000, 300_000)),
     "7 parallel sdists": lambda up: classes.parallel_sdists(up, scaled(8, 40)),
