@@ -322,8 +322,8 @@ class RemoteZip:
             learned = self.hints.get(self.project)
             if learned is None:
                 want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
-            else:  # a little over the largest share seen: releases grow
-                want = max(want, int(size * learned * 1.03) + 4096)
+            else:  # a little over the largest share seen (releases grow), however small
+                want = int(size * learned * 1.03) + 4096
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)
         total = start + len(tail)
