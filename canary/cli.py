@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from canary import __version__
@@ -138,6 +140,11 @@ def check(args: argparse.Namespace) -> int:
         pool.close()
         if runner.progress is not None:
             runner.progress.close()
+    report.run = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "canary": __version__,
+        "command": shlex.join(["canary", *args.argv]),
+    }
     if output is None:
         width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
         sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
@@ -366,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except (MatrixError, UsageError, OutputError) as exc:

@@ -68,6 +68,28 @@ def test_ids_and_outcomes(project):
     assert "CanaryWarning" in out
 
 
+def test_a_checks_own_acknowledged_break_is_xfail_and_a_stale_one_xpass(project):
+    (project.path / "matrices" / "fakeup.yaml").write_text(
+        """\
+upstream: fakeup
+src: src
+checks:
+  - id: gone
+    module: fakeup.gone
+    broken: {"2.0.0": "upstream dropped it for one release"}
+  - id: pkg
+    module: fakeup.pkg
+    broken: {">=2.0": "thought it was gone"}
+"""
+    )
+    result = run(project, "--canary-versions", "2.0.0")
+    result.assert_outcomes(xfailed=1, xpassed=1)
+    lines = {line.split(" ", 1)[0]: line for line in result.stdout.lines if "fakeup::" in line}
+    assert "fakeup::gone[2.0.0]" in lines["XFAIL"]
+    assert "[acknowledged: upstream dropped it for one release]" in lines["XFAIL"]
+    assert "fakeup::pkg[2.0.0]" in lines["XPASS"] and "is stale" in lines["XPASS"]
+
+
 def test_short_summary_line_gives_the_reason(project, monkeypatch):
     monkeypatch.setenv("COLUMNS", "150")
     monkeypatch.delenv("CI", raising=False)

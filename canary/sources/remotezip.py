@@ -334,6 +334,10 @@ class RemoteZip:
                 raise
             buffer.cover(total - EOCD_SEARCH - ZIP64_EOCD_SIZE)
             directory = find_directory(buffer.data, buffer.start, total)
+        if directory.count > self.limits.max_members:
+            raise SourceError(f"{self.reader.label}: over {self.limits.max_members} members")
+        if directory.size > self.limits.max_directory:
+            raise SourceError(f"{self.reader.label}: central directory over the byte cap")
         if directory.offset < buffer.start:
             # RECORD usually precedes the directory and is about half its size: one request
             buffer.cover(directory.offset - directory.size // 2 - self.limits.tail_extra)
