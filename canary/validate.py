@@ -51,6 +51,7 @@ def validate_main(paths: list[str], out: TextIO, err: TextIO) -> int:
     status = 0
     for path in matrix_paths(paths):
         code, message = validate_one(path)
-        (err if code else out).write(f"{'canary: ' if code else ''}{message}\n")
+        prefix = "canary: " if code else ""
+        (err if code else out).writelines(f"{prefix}{line}\n" for line in message.splitlines())
         status = max(status, code)
     return status
