@@ -43,7 +43,8 @@ class VersionRun:
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
         self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._version: Version | VersionUnknown | None = target.version
-        self.hierarchy = Hierarchy(Namespace(self.module))
+        self.hierarchy = Hierarchy(Namespace(self.module, self.module_names))
+        self._module_names: list[str] | None = None
 
     @property
     def source(self) -> str:
@@ -62,6 +63,23 @@ class VersionRun:
         if isinstance(self._version, VersionUnknown):
             raise self._version
         return self._version
+
+    def module_names(self) -> list[str]:
+        """The dotted names of the version's modules, when its source lists them for free
+        (for "did you mean" hints only); empty when it cannot."""
+        if self._module_names is None:
+            files = getattr(self.tree, "files", None)
+            try:
+                listed = files() if files is not None else None
+            except SourceError:
+                listed = None
+            names = {
+                path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+                for path in listed or ()
+                if path.endswith(".py")
+            }
+            self._module_names = sorted(names)
+        return self._module_names
 
     def module(self, name: str) -> ModuleInfo | None:
         with self._lock:

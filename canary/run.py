@@ -14,6 +14,7 @@ from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
+from canary.hints import with_hints
 from canary.matrix import Check, Matrix, MatrixError
 from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
@@ -127,7 +128,7 @@ class Runner:
 
         with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
             batches = list(pool.map(judge, plan))
-        results = [result for batch in batches for result in batch]
+        results = with_hints([result for batch in batches for result in batch])
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
         upstreams = {

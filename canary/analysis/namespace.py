@@ -8,6 +8,7 @@ sees), or by M's module-level `__getattr__`.
 
 from __future__ import annotations
 
+import difflib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,8 +46,17 @@ _STOP = Found(ModuleInfo("", "", ""), ())
 class Namespace:
     """Name resolution over one version's modules (each module is looked up once by the run)."""
 
-    def __init__(self, lookup: ModuleLookup):
+    def __init__(self, lookup: ModuleLookup, module_names: Callable[[], list[str]] = list):
         self.lookup = lookup
+        self.module_names = module_names  # every module of the version, when known
+
+    def similar_modules(self, name: str) -> list[str]:
+        """Real module names close to `name`: the same last part elsewhere (a module that
+        moved), else near spellings."""
+        names = [n for n in self.module_names() if n != name]
+        leaf = name.rsplit(".", 1)[-1]
+        moved = [n for n in names if n.rsplit(".", 1)[-1] == leaf]
+        return moved[:3] or difflib.get_close_matches(name, names, n=3, cutoff=0.8)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
