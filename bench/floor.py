@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from canary.lock import read_lock
+from canary.matrix import load_matrix
 from canary.sources.cache import Cache
 from canary.sources.index import IndexFile
 from canary.sources.remotezip import Listing
@@ -29,6 +30,7 @@ class Floor:
     directories: int = 0  # central directories + end records
     members: int = 0  # compressed sizes of the members read
     members_read: int = 0
+    shared: int = 0  # members read whose content an earlier wheel already brought
     record: int = 0  # compressed size of RECORD, read for verification
     missing: list[str] = field(default_factory=list)  # locked files with no cached listing
 
@@ -37,24 +39,26 @@ class Floor:
         return self.directories + self.members
 
 
-def locked_files(matrix_paths: list[Path]) -> list[IndexFile]:
-    """The release files the default `--versions releases` run reads, from the locks."""
+def locked_files(matrix_paths: list[Path]) -> list[tuple[str, IndexFile]]:
+    """(project, release file) the default `--versions releases` run reads, from the locks."""
     files = []
     for path in matrix_paths:
         lock = read_lock(path.with_suffix(".lock"))
         if lock is not None:
-            files += [f for _label, f in lock.resolution.releases if f is not None]
+            project = load_matrix(path).pypi
+            files += [(project, f) for _label, f in lock.resolution.releases if f is not None]
     return files
 
 
-def measure_floor(files: list[IndexFile], cache_root: Path) -> Floor:
+def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor:
     """Whole-wheel bytes and the floor of `files`, from a cache filled by a cold run."""
     cache = Cache(cache_root, Stats(), offline=True)
     result = Floor()
-    for file in files:
+    seen: set[str] = set()
+    for project, file in files:
         result.wheels += 1
         result.whole += file.size or 0
-        key = release_key(file)
+        key = release_key(project, file)
         raw = cache.get(f"{key}#listing")
         if raw is None or file.size is None:
             result.missing.append(file.filename)
@@ -63,9 +67,15 @@ def measure_floor(files: list[IndexFile], cache_root: Path) -> Floor:
         entries = [listing.entry(name) for name in listing.entries]
         result.directories += file.size - max(e.end for e in entries)
         for entry in entries:
+            digest = (listing.record or {}).get(entry.name)
             if entry.name.endswith(".dist-info/RECORD"):
                 result.record += entry.csize
-            elif not entry.name.endswith("/") and cache.get(f"{key}/{entry.name}") is not None:
+            elif entry.name.endswith("/"):
+                continue
+            elif digest and digest in seen:
+                result.shared += 1
+            elif cache.get_content(digest) if digest else cache.get(f"{key}/{entry.name}"):
                 result.members += entry.csize
                 result.members_read += 1
+                seen.add(digest or f"{key}/{entry.name}")
     return result

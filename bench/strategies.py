@@ -1,6 +1,8 @@
 """Ways to turn source into indexes, to show what canary's per-file index saves.
 
-- `canary`: canary as shipped (indexes kept in memory per content hash and on disk across runs);
+- `canary`: canary as shipped (verdicts remembered per release file; indexes kept in memory per
+  content hash and on disk across runs);
+- `index-store`: the same without remembered verdicts (every check is evaluated on the indexes);
 - `no-store`: the in-memory index only, nothing persisted (every run parses each file once);
 - `reparse`: the anchor suite's way, the file is parsed again for every single assertion.
 
@@ -17,7 +19,7 @@ from canary.outcomes import Result
 from canary.run import Runner
 from canary.targets import Target
 
-STRATEGIES = ("canary", "no-store", "reparse")
+STRATEGIES = ("canary", "index-store", "no-store", "reparse")
 
 
 class MemoryOnly(ModuleCache):
@@ -55,8 +57,9 @@ class _PerAssertion:
 class ReparsingRunner(Runner):
     """The runner with the anchor suite's strategy: same fetching, a parse per assertion."""
 
-    def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
-        return _PerAssertion(super().version_run(matrix, target))  # type: ignore[return-value]
+    def version_run(self, matrix: Matrix, target: Target, verdicts=None) -> VersionRun:
+        run = super().version_run(matrix, target, verdicts)
+        return _PerAssertion(run)  # type: ignore[return-value]
 
 
 def runner_for(strategy: str, parse=index_module, **options) -> Runner:
@@ -64,8 +67,10 @@ def runner_for(strategy: str, parse=index_module, **options) -> Runner:
     canary.parse_pool.ParsePool, as in `canary check`); options go to Runner."""
     if strategy == "canary":
         return Runner(modules=ModuleCache(parse=parse), **options)
+    if strategy == "index-store":
+        return Runner(modules=ModuleCache(parse=parse), remember=False, **options)
     if strategy == "no-store":
-        return Runner(modules=MemoryOnly(parse=parse), **options)
+        return Runner(modules=MemoryOnly(parse=parse), remember=False, **options)
     if strategy == "reparse":
-        return ReparsingRunner(modules=Reparsing(), **options)
+        return ReparsingRunner(modules=Reparsing(), remember=False, **options)
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
+from canary.analysis import MAX_SOURCE_BYTES, ParseError
+from canary.analysis.budget import check_cost
 from canary.sources.tree import SourceError, Tree
 
 _VERSION_MODULES = ("__init__.py", "version.py", "_version.py", "__about__.py")
@@ -22,11 +24,15 @@ class VersionUnknown(Exception):
 
 
 def _literal_version(source: bytes) -> str | None:
-    """`__version__ = "1.0"` (or annotated) at module level; anything computed is no answer."""
+    """`__version__ = "1.0"` (or annotated) at module level; anything computed is no answer.
+    A file too large or too costly to parse as a check's source is no answer either."""
     try:
+        if len(source) > MAX_SOURCE_BYTES:
+            return None
+        check_cost(source, "__init__.py")
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: deep nesting
-        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError, ParseError):
+        return None  # MemoryError: deep nesting
     for node in tree.body:
         if isinstance(node, ast.Assign):
             names = [getattr(t, "id", "") for t in node.targets]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from canary import __version__
@@ -138,6 +140,11 @@ def check(args: argparse.Namespace) -> int:
         pool.close()
         if runner.progress is not None:
             runner.progress.close()
+    report.run = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "canary": __version__,
+        "command": shlex.join(["canary", *args.argv]),
+    }
     if output is None:
         width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
         sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
@@ -182,10 +189,27 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from canary.sources.cache import cache_clear, cache_info
+    from canary.sources.cache import cache_clear, cache_info, cache_prune
 
-    print(cache_info() if args.action == "info" else cache_clear())
+    if args.action == "prune":
+        if args.older_than is None:
+            args.parser.error("cache prune needs --older-than DAYS")
+        print(cache_prune(args.older_than))
+    elif args.older_than is not None:
+        args.parser.error(f"--older-than applies to cache prune, not cache {args.action}")
+    else:
+        print(cache_info() if args.action == "info" else cache_clear())
     return EXIT_OK
+
+
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (0 or more)")
+    return days
 
 
 def split_names(names: str | None) -> list[str] | None:
@@ -295,9 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
     lock.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     lock.set_defaults(func=cmd_lock)
 
-    cache = command("cache", "show or empty the canary cache")
-    cache.add_argument("action", choices=["info", "clear"])
-    cache.set_defaults(func=cmd_cache)
+    cache = command("cache", "show, empty or prune the canary cache")
+    cache.add_argument("action", choices=["info", "clear", "prune"])
+    cache.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="with prune: remove entries neither written nor read for DAYS days",
+    )
+    cache.set_defaults(func=cmd_cache, parser=cache)
 
     report = command("report", "render saved JSON results; drift since a baseline")
     report.add_argument("results", nargs="+", metavar="RESULT.json", help="'-' reads stdin")
@@ -343,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except (MatrixError, UsageError, OutputError) as exc:

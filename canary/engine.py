@@ -12,11 +12,12 @@ from canary.analysis.bases import Hierarchy
 from canary.analysis.namespace import Namespace
 from canary.bounded_regex import RegexError
 from canary.branch_version import VersionUnknown, declared_version
-from canary.checks import evaluate, evaluate_any
+from canary.checks import Verdict, evaluate, evaluate_any
 from canary.matrix import Acknowledgement, Check, Matrix
 from canary.outcomes import Result, Status
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target
+from canary.verdicts import Verdicts
 
 
 def module_files(name: str) -> tuple[tuple[str, bool], ...]:
@@ -35,8 +36,10 @@ class VersionRun:
         target: Target,
         tree: Tree | SourceError,
         cache: ModuleCache,
+        verdicts: Verdicts | None = None,
     ):
         self.matrix = matrix
+        self.verdicts = verdicts
         self.target = target
         self.tree = tree
         self.cache = cache
@@ -130,6 +133,12 @@ class VersionRun:
             source=self.source,
         )
 
+    def evaluate(self, check: Check, version: Version | None) -> Verdict:
+        """Whether the check's contract holds on this version, and what is wrong if not."""
+        if check.contract is not None:
+            return evaluate(check.contract, self.hierarchy, version)
+        return evaluate_any(check.any_of, self.hierarchy, version)
+
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None
         if check.gate is not None or check.broken:
@@ -141,10 +150,11 @@ class VersionRun:
         if check.gate is not None and check.gated_out(version):
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
-            if check.contract is not None:
-                verdict = evaluate(check.contract, self.hierarchy, version or self.target.version)
+            at = version or self.target.version
+            if self.verdicts is None:
+                verdict = self.evaluate(check, at)
             else:
-                verdict = evaluate_any(check.any_of, self.hierarchy, version or self.target.version)
+                verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
         except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail

@@ -1,12 +1,11 @@
-"""Module indexes persisted on disk, keyed by content hash, so no upstream file is parsed twice
-across runs: a warm run reads a few kilobytes of JSON per file instead of re-running `ast`."""
+"""Module indexes persisted in the cache, keyed by content hash and canary's code fingerprint,
+so no upstream file is parsed twice across runs: a run that needs a module reads a few kilobytes
+of JSON instead of re-running `ast`. Entries are verified like every other cache entry, so an
+edited field is refused (and the module parsed again), never believed."""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from canary.analysis import (
@@ -19,9 +18,9 @@ from canary.analysis import (
     Rename,
     Span,
 )
-
-#: Bump when the index layout or the indexing rules change: old entries are then ignored.
-FORMAT = 2
+from canary.code_version import code_fingerprint
+from canary.sources.cache import Cache
+from canary.sources.tree import SourceError
 
 
 def _fn(fn: FunctionInfo) -> list[Any]:
@@ -58,7 +57,6 @@ def _unlazy(data: list[Any] | None) -> LazyExports | None:
 
 def dump(info: ModuleInfo) -> dict[str, Any]:
     return {
-        "format": FORMAT,
         "bindings": {
             name: [[b.kind, b.span.start, b.span.end, b.origin, b.typing_only] for b in bindings]
             for name, bindings in info.bindings.items()
@@ -86,8 +84,6 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
 
 def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
     """Rebuild a ModuleInfo; raises KeyError/TypeError/ValueError on a malformed entry."""
-    if data["format"] != FORMAT:
-        raise ValueError("old index format")
     return ModuleInfo(
         name=name,
         path=path,
@@ -118,28 +114,22 @@ def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
 
 
 class IndexStore:
-    """A folder of JSON indexes; a missing, stale or corrupt entry is simply rebuilt."""
+    """Indexes as verified "index" entries of the cache; a missing or corrupt one is rebuilt."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
+    def __init__(self, cache: Cache):
+        self.cache = cache
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    @staticmethod
+    def _key(key: str) -> str:
+        return f"{code_fingerprint()}:{key}"
 
     def get(self, key: str, name: str, path: str, text: str) -> ModuleInfo | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return load(data, name, path, text)
-        except (OSError, ValueError, KeyError, TypeError):
+            raw = self.cache.load("index", self._key(key))
+            return None if raw is None else load(json.loads(raw), name, path, text)
+        except (SourceError, ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, info: ModuleInfo) -> None:
-        target = self._path(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(dump(info), handle, separators=(",", ":"))
-            os.replace(tmp, target)
-        except OSError:
-            return  # a read-only or full cache costs a re-parse next time, nothing more
+        data = json.dumps(dump(info), separators=(",", ":")).encode()
+        self.cache.store("index", self._key(key), data)

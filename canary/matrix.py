@@ -202,7 +202,7 @@ def load_matrix(path: Path | str) -> Matrix:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         if isinstance(exc, yaml.reader.ReaderError):  # a control character: only a position
-            line = text.count("\n", 0, exc.position) + 1
+            line = yamlmarks.reader_error_line(text, exc)
         problem = getattr(exc, "problem", None) or str(exc)
         raise MatrixError(path, line, f"invalid YAML: {problem}") from None
     except RecursionError:

@@ -101,3 +101,5 @@ class RunReport:
     results: list[Result]
     stats: dict[str, float]
     upstreams: dict[str, UpstreamInfo]
+    #: what was run, for a report read later: `date` (UTC), `canary` (its version), `command`
+    run: dict[str, str] = field(default_factory=dict)

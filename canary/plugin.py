@@ -7,24 +7,22 @@ Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
-from collections import OrderedDict
 from pathlib import Path
 
 import pytest
 
-from canary.engine import VersionRun
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
-from canary.outcomes import Status
+from canary.outcomes import Result, Status
+from canary.parse_pool import ParsePool
 from canary.run import Runner, local_selector, offline_mode, release_selector
 from canary.targets import Target
 
 _RUNNER = pytest.StashKey[Runner]()
 _ENVIRONMENT = pytest.StashKey[contextlib.ExitStack]()
-_RUNS = pytest.StashKey[OrderedDict[tuple[str, str], VersionRun]]()
-#: Version runs kept at once: items come grouped by version, and each run holds its parsed
-#: modules, so keeping every one would grow with the number of releases.
-_KEPT_RUNS = 4
+#: The results of each judged version by check id, keyed by (matrix path, version label).
+_RESULTS = pytest.StashKey[dict[tuple[str, str], dict[str, Result]]]()
 
 
 class CanaryWarning(UserWarning):
@@ -54,22 +52,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
+    config.stash[_ENVIRONMENT] = stack = contextlib.ExitStack()
     if source in ("auto", "index", "github"):
         offline = config.getoption("canary_offline")
-        config.stash[_ENVIRONMENT] = stack = contextlib.ExitStack()
         stack.enter_context(offline_mode(offline))  # version selection reads it too
         runner = Runner(select=release_selector, source=source, offline=offline)
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers already use every core
+        pool = ParsePool()  # started only if something needs parsing
+        runner.modules.parse = pool
+        stack.callback(pool.close)
     config.stash[_RUNNER] = runner
-    config.stash[_RUNS] = OrderedDict()
+    config.stash[_RESULTS] = {}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     stack = config.stash.get(_ENVIRONMENT, None)
     if stack is not None:
         stack.close()
+
+
+def _share() -> tuple[int, int]:
+    """(this process's number, how many share the session): xdist workers split the work."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+    return (int(worker), int(count)) if worker.isdigit() and count.isdigit() else (0, 1)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Judge every selected version before the first item runs, versions in parallel as
+    `canary check` does. Every xdist worker collects the same items, so each judges its own
+    share; the verdicts reach the others through the cache, and a version a worker is later
+    given reads them there instead of fetching again."""
+    plan: dict[tuple[str, str], tuple[Matrix, Target]] = {}
+    for item in session.items:
+        if isinstance(item, CheckItem):
+            key = (str(item.matrix.path), item.target.label)
+            plan.setdefault(key, (item.matrix, item.target))
+    worker, workers = _share()
+    mine = list(plan.items())[worker::workers]
+    if not mine:
+        return
+    batches = session.config.stash[_RUNNER].judge_all([pair for _key, pair in mine])
+    results = session.config.stash[_RESULTS]
+    for (key, _pair), batch in zip(mine, batches, strict=True):
+        results[key] = {result.check: result for result in batch}
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -119,17 +148,20 @@ class CheckItem(pytest.Item):
         return self.parent.matrix
 
     def setup(self) -> None:
-        runs = self.config.stash[_RUNS]
+        results = self.config.stash[_RESULTS]
         key = (str(self.matrix.path), self.target.label)
-        if key in runs:
-            runs.move_to_end(key)
-        else:
-            runs[key] = self.config.stash[_RUNNER].version_run(self.matrix, self.target)
-            while len(runs) > _KEPT_RUNS:
-                runs.popitem(last=False)
-        self.result = runs[key].result(self.check)
+        if key not in results:  # another xdist worker judged it: its verdicts are cached
+            batch = self.config.stash[_RUNNER].judge(self.matrix, self.target)
+            results[key] = {result.check: result for result in batch}
+        self.result = results[key][self.check.id]
         if self.result.status is Status.ERROR:
             raise SourceUnavailable(self.result.detail)
+        acknowledged = self.result.status in (Status.XFAIL, Status.XPASS)
+        if acknowledged and self.get_closest_marker("xfail") is None:
+            # A check's own acknowledged break is known only once it is judged: mark it now.
+            self.add_marker(
+                pytest.mark.xfail(reason=self.result.detail, raises=CheckFailed, strict=False)
+            )
 
     def runtest(self) -> None:
         status, detail = self.result.status, self.result.detail
@@ -147,8 +179,10 @@ class CheckItem(pytest.Item):
             )
 
     def repr_failure(self, excinfo, style=None):
+        # The reason alone: pytest prints the item's id above it and before it in the short
+        # summary line, so repeating the id would only push the reason off a narrow line.
         if isinstance(excinfo.value, CheckFailed | SourceUnavailable):
-            return f"{self.matrix.upstream}::{self.name}: {excinfo.value}"
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):

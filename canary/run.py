@@ -20,6 +20,7 @@ from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target, explicit_targets, is_explicit
+from canary.verdicts import Verdicts
 
 #: Chooses the targets of a matrix for a `--versions` selection (canary.versions provides it).
 Selector = Callable[[Matrix, str], list[Target]]
@@ -48,6 +49,7 @@ class Runner:
     offline: bool = False
     jobs: int = field(default_factory=default_jobs)
     modules: ModuleCache = field(default_factory=ModuleCache)
+    remember: bool = True  # remember verdicts per release file (off to measure the parsing)
     progress: ProgressSink | None = None
     _context: object | None = None
 
@@ -59,7 +61,7 @@ class Runner:
             from canary.sources.context import shared_context
 
             self._context = shared_context(offline=self.offline)
-            self.modules.store = IndexStore(self._context.cache.root / "module-index")
+            self.modules.store = IndexStore(self._context.cache)
         return self._context
 
     def open_tree(self, matrix: Matrix, target: Target) -> Tree:
@@ -86,9 +88,27 @@ class Runner:
             )
         return tree
 
-    def version_run(self, matrix: Matrix, target: Target) -> VersionRun:
+    def verdicts(self, matrix: Matrix, target: Target) -> Verdicts | None:
+        """The remembered verdicts of a locked release file read from the index (the only
+        source whose content a hash pins down); None for branches, local and GitHub sources."""
+        file = target.file
+        if not self.remember or self.source_path is not None or self.source == "github":
+            return None
+        if target.branch or file is None or not file.sha256:
+            return None
+        from canary.sources.wheel import release_key
+
+        return Verdicts(self.context.cache, release_key(matrix.pypi, file))
+
+    def version_run(
+        self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None
+    ) -> VersionRun:
+        """One version's checks; with verdicts that cover them all, the tree is not opened."""
+        if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+            tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
+            return VersionRun(matrix, target, tree, self.modules, verdicts)
         try:
-            tree: Tree | SourceError = self.open_tree(matrix, target)
+            tree = self.open_tree(matrix, target)
         except SourceError as exc:
             tree = exc
         prefetch = getattr(tree, "prefetch", None)
@@ -96,7 +116,50 @@ class Runner:
             # best effort: each check reads its own modules and reports their own fault
             with contextlib.suppress(SourceError):
                 prefetch(module_paths(matrix))
-        return VersionRun(matrix, target, tree, self.modules)
+        return VersionRun(matrix, target, tree, self.modules, verdicts)
+
+    def judge(self, matrix: Matrix, target: Target) -> list[Result]:
+        """Every check of the matrix on one version (and remember the verdicts)."""
+        return self._judge(matrix, target, self.verdicts(matrix, target))
+
+    def _judge(self, matrix: Matrix, target: Target, verdicts: Verdicts | None) -> list[Result]:
+        try:
+            version_run = self.version_run(matrix, target, verdicts)
+        except Exception as exc:  # one bad input must not abort the whole run
+            results = [unjudged(matrix, target, check, exc) for check in matrix.checks]
+        else:
+            results = []
+            for check in matrix.checks:
+                try:
+                    results.append(version_run.result(check))
+                except Exception as exc:
+                    results.append(unjudged(matrix, target, check, exc))
+            if verdicts is not None:
+                verdicts.save()
+        if self.progress is not None:
+            self.progress.advance(matrix.upstream)
+        return results
+
+    def judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
+        """The results of each (matrix, version), in plan order. Versions that need the network
+        or the parser go to the thread pool; the rest (a warm run: all of them) are answered in
+        this thread, where hand-offs would cost more than they save."""
+        batches: dict[int, list[Result]] = {}
+        pending: dict[int, Verdicts | None] = {}
+        for at, (matrix, target) in enumerate(plan):
+            verdicts = self.verdicts(matrix, target)
+            if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+                batches[at] = self._judge(matrix, target, verdicts)
+            else:
+                pending[at] = verdicts
+
+        def judge(at: int) -> list[Result]:
+            return self._judge(*plan[at], pending[at])
+
+        if pending:
+            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(pending)))) as pool:
+                batches.update(zip(pending, pool.map(judge, pending), strict=True))
+        return [batches[at] for at in range(len(plan))]
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
@@ -106,29 +169,7 @@ class Runner:
             raise MatrixError(where, None, f"--versions {selection}: selects no version to check")
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
-
-        def judged(item: tuple[Matrix, Target]) -> list[Result]:
-            try:
-                version_run = self.version_run(*item)
-            except Exception as exc:  # one bad input must not abort the whole run
-                return [unjudged(item[0], item[1], check, exc) for check in item[0].checks]
-            results = []
-            for check in item[0].checks:
-                try:
-                    results.append(version_run.result(check))
-                except Exception as exc:
-                    results.append(unjudged(item[0], item[1], check, exc))
-            return results
-
-        def judge(item: tuple[Matrix, Target]) -> list[Result]:
-            results = judged(item)
-            if self.progress is not None:
-                self.progress.advance(item[0].upstream)
-            return results
-
-        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            batches = list(pool.map(judge, plan))
-        results = with_hints([result for batch in batches for result in batch])
+        results = with_hints([result for batch in self.judge_all(plan) for result in batch])
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
         upstreams = {
@@ -140,6 +181,27 @@ class Runner:
         if self._context is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
         return self.context.stats.as_dict()
+
+
+class _Deferred:
+    """A tree opened on first read, so a version answered from its verdicts is never opened."""
+
+    kind = "index"
+
+    def __init__(self, open_tree: Callable[[], Tree]) -> None:
+        self._open = open_tree
+        self._tree: Tree | None = None
+
+    def _opened(self) -> Tree:
+        if self._tree is None:
+            self._tree = self._open()
+        return self._tree
+
+    def read(self, path: str) -> bytes | None:
+        return self._opened().read(path)
+
+    def read_meta(self, path: str) -> bytes | None:
+        return self._opened().read_meta(path)
 
 
 def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:

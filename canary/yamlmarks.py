@@ -6,10 +6,29 @@ Load errors must name the line a maintainer has to edit, so the plain `safe_load
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from typing import Any
 
 import yaml
+
+#: what YAML counts as a line break (YAML 1.1, as PyYAML and libyaml read it): besides \n and
+#: \r\n, a lone \r, NEL (U+0085) and the Unicode line and paragraph separators
+LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def line_at(text: str, position: int) -> int:
+    """The 1-based line of `position`, counted the way the loader's marks count lines."""
+    return len(LINE_BREAK.findall(text, 0, position)) + 1
+
+
+def reader_error_line(text: str, error: yaml.reader.ReaderError) -> int:
+    """The line of a character the reader refused: such errors carry only a position, in
+    characters from PyYAML's reader but in UTF-8 bytes from libyaml's."""
+    position = error.position
+    if LIBYAML:
+        position = len(text.encode("utf-8")[:position].decode("utf-8", "ignore"))
+    return line_at(text, position)
 
 
 class MarkedDict(dict):
@@ -30,7 +49,11 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
     """PyYAML silently keeps the last of two equal keys; a matrix must not."""
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+#: whether PyYAML was built with libyaml
+LIBYAML = hasattr(yaml, "CSafeLoader")
+
+
+class _Loader(yaml.CSafeLoader if LIBYAML else yaml.SafeLoader):  # type: ignore[misc]
     """libyaml's parser when PyYAML has it (several times faster); marks work the same."""
 
 

@@ -262,3 +262,27 @@ def test_nightly_updates_what_is_open_and_stays_quiet_on_old_breakage(
     made = [(m, p) for m, p, _ in calls(httpserver)]
     assert ("PATCH", f"{API}/issues/3") in made and ("POST", f"{API}/issues/3/comments") in made
     assert ("POST", f"{API}/issues") not in made
+
+
+def test_github_faults_are_retried_when_safe_and_reported_when_not(
+    repo, pushed, tmp_path, httpserver
+):
+    """A 502 on the artifact listing is retried; a 502 on opening the issue is not (a second
+    POST could open a second issue): the step fails naming the call and the status."""
+    httpserver.expect_oneshot_request(f"{API}/actions/artifacts").respond_with_data(
+        "bad gateway", status=502
+    )
+    httpserver.expect_oneshot_request(f"{API}/issues", method="POST").respond_with_json(
+        {"message": "Server Error"}, status=502
+    )
+    serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
+    _, run = nightly(repo, tmp_path, httpserver)
+    made = [(m, p) for m, p, _ in calls(httpserver)]
+    assert made.count(("GET", f"{API}/actions/artifacts")) == 2
+    assert made.count(("POST", f"{API}/issues")) == 1
+    assert run.failed == ["Compare with the previous run", "Verdict"], run.failed  # still red
+    assert (
+        f"::error::canary: POST {httpserver.url_for(API + '/issues')}: HTTP 502 Server Error"
+        in run.stdout
+    )
+    assert "New upstream breakage since the previous nightly run" in run.stdout

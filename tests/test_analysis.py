@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from canary import index_store
 from canary.analysis import ModuleCache, ParseError, index_module
 from canary.index_store import IndexStore
+from canary.sources.cache import Cache
+from canary.sources.stats import Stats
 
 SOURCE = Path(__file__).parent / "fixtures" / "checkout" / "src" / "fakeup"
 
@@ -39,10 +40,10 @@ def test_relative_imports_depend_on_the_module_name():
 
 def test_store_round_trip_equals_a_fresh_parse(tmp_path):
     name = "fakeup.trainer.grpo_trainer"
-    warm = ModuleCache(store=IndexStore(tmp_path))
+    warm = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
     parsed = warm.get(grpo_bytes(), name, "g.py", is_package=False)
     assert warm.parses == 1
-    cold_process = ModuleCache(store=IndexStore(tmp_path))
+    cold_process = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
     loaded = cold_process.get(grpo_bytes(), name, "g.py", is_package=False)
     assert cold_process.parses == 0
     assert loaded == parsed
@@ -50,14 +51,28 @@ def test_store_round_trip_equals_a_fresh_parse(tmp_path):
 
 def test_corrupt_store_entry_is_rebuilt(tmp_path):
     name = "fakeup.trainer.grpo_trainer"
-    ModuleCache(store=IndexStore(tmp_path)).get(grpo_bytes(), name, "g.py", is_package=False)
-    (entry,) = tmp_path.rglob("*.json")
-    entry.write_text('{"format": 1, "bindings": [')
-    cache = ModuleCache(store=IndexStore(tmp_path))
+    store = IndexStore(Cache(tmp_path, Stats()))
+    ModuleCache(store=store).get(grpo_bytes(), name, "g.py", is_package=False)
+    (entry,) = [p for p in tmp_path.rglob("*") if p.is_file() and "index" in p.parts]
+    entry.write_bytes(entry.read_bytes().replace(b'"bindings":{', b'"bindings":['))
+    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
     info = cache.get(grpo_bytes(), name, "g.py", is_package=False)
     assert cache.parses == 1
     assert "GRPOTrainer" in info.classes
-    assert entry.read_text().startswith(f'{{"format":{index_store.FORMAT}')
+    assert b'"bindings":{' in entry.read_bytes()
+
+
+def test_an_edited_index_field_is_refused_not_believed(tmp_path):
+    """A well-formed edit (a method renamed in the stored index) must not flip a verdict."""
+    name = "fakeup.trainer.grpo_trainer"
+    parsed = ModuleCache(store=IndexStore(Cache(tmp_path, Stats()))).get(
+        grpo_bytes(), name, "g.py", is_package=False
+    )
+    (entry,) = [p for p in tmp_path.rglob("*") if p.is_file() and "index" in p.parts]
+    entry.write_bytes(entry.read_bytes().replace(b'"GRPOTrainer"', b'"GRPOTrainex"'))
+    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
+    assert cache.get(grpo_bytes(), name, "g.py", is_package=False) == parsed
+    assert cache.parses == 1
 
 
 @pytest.mark.parametrize(

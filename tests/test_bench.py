@@ -50,7 +50,9 @@ checks:
 """
 
 
-@pytest.mark.parametrize(("strategy", "parses"), [("canary", 1), ("no-store", 1), ("reparse", 3)])
+@pytest.mark.parametrize(
+    ("strategy", "parses"), [("canary", 1), ("index-store", 1), ("no-store", 1), ("reparse", 3)]
+)
 def test_strategies_differ_only_in_how_often_they_parse(tmp_path, strategy, parses):
     path = tmp_path / "fakeup.yaml"
     path.write_text(THREE_CHECKS_ON_ONE_MODULE)
@@ -67,7 +69,7 @@ def test_strategies_differ_only_in_how_often_they_parse(tmp_path, strategy, pars
 def test_unknown_strategy_is_refused():
     with pytest.raises(ValueError, match="reparse"):
         runner_for("sometimes", select=local_selector(CHECKOUT))
-    assert set(STRATEGIES) == {"canary", "no-store", "reparse"}
+    assert set(STRATEGIES) == {"canary", "index-store", "no-store", "reparse"}
 
 
 def test_spread_keeps_both_ends_and_the_count():
@@ -107,7 +109,7 @@ def test_floor_is_the_directory_plus_the_members_read(tmp_path):
         )
     unread = IndexFile("other-1.0-py3-none-any.whl", "", 1000, "0" * 64)
 
-    floor = measure_floor([file, unread], tmp_path)
+    floor = measure_floor([("pkg", file), ("other", unread)], tmp_path)
 
     archive = zipfile.ZipFile(io.BytesIO(wheel))
     directory_offset = struct.unpack("<I", wheel[-6:-2])[0]  # the end record, no comment

@@ -168,3 +168,13 @@ def test_unpacked_wheel_metadata(tmp_path: Path):
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: peft\nVersion: 0.17.1\n")
     assert declared_version(LocalTree(tmp_path, "peft"), "peft") == Version("0.17.1")
+
+
+def test_a_huge_init_is_no_answer_and_costs_no_parse(tmp_path):
+    """A branch's __init__.py is read for its version: it gets the sources' caps, not more."""
+    package = tmp_path / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_bytes(b'__version__ = "9.9"\n' + b"x = 1\n" * 300_000)
+    (tmp_path / "VERSION").write_text("1.2.3\n")
+    tree = LocalTree(tmp_path, "pkg", "src")
+    assert declared_version(tree, "pkg") == Version("1.2.3")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,14 @@ from pathlib import Path
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
-from canary.sources.cache import _LAYOUT, Cache, cache_clear, cache_info, default_cache_dir
+from canary.sources.cache import (
+    _LAYOUT,
+    Cache,
+    cache_clear,
+    cache_info,
+    cache_prune,
+    default_cache_dir,
+)
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
 from canary.sources.stats import Stats
@@ -142,17 +151,52 @@ def test_a_corrupt_release_member_is_refetched_never_believed(tmp_path):
         assert again.stats.as_dict()["requests"] == 1
 
 
-def test_info_and_clear_report_what_is_there(tmp_path):
+def test_info_and_clear_cover_every_kind_of_entry(tmp_path):
     cache = Cache(tmp_path, Stats())
     cache.put("a", b"x" * 2048)
     cache.put_fresh("b", b"y")
+    cache.put_content(hashlib.sha256(b"member").hexdigest(), b"member")
+    cache.store("index", "k", b"{}")
+    cache.store("verdict", "k", b"{}")
+    old = tmp_path / "module-index" / "ab" / "ab12.json"  # where an older canary kept indexes
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
     info = cache_info(tmp_path)
     assert f"cache folder: {tmp_path}" in info
-    assert "release files (kept forever): 1 entries, 2.1 KiB" in info
+    assert "release listings (kept until pruned): 1 entries, 2.1 KiB" in info
+    assert "release members, by content (kept until pruned): 1 entries" in info
     assert "branch files and index pages: 1 entries" in info
-    assert cache_clear(tmp_path).startswith("cleared 2 entries (")
-    assert cache.get("a") is None
-    assert "0 entries" in cache_info(tmp_path)
+    assert "parsed module indexes: 1 entries" in info
+    assert "remembered verdicts per release: 1 entries" in info
+    assert "left by older canary versions (`cache clear` removes them): 1 entries" in info
+    assert "total: 6 entries" in info
+    assert cache_clear(tmp_path).startswith("cleared 6 entries (")
+    assert cache.get("a") is None and cache.load("index", "k") is None and not old.exists()
+    assert "total: 0 entries, 0 B" in cache_info(tmp_path)
+
+
+def test_prune_removes_entries_unused_for_days(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    cache.put("old", b"o")
+    cache.put("new", b"n")
+    cache.put("read", b"r")
+    month_ago = time.time() - 30 * 86400
+    for path in entry_files(tmp_path):
+        os.utime(path, (month_ago, month_ago))
+    cache.put("new", b"n")
+    assert cache.get("read") == b"r"  # a read marks the entry as in use
+    assert cache_prune(7, tmp_path).startswith("pruned 1 entries (")
+    assert cache.get("old") is None
+    assert cache.get("new") == b"n" and cache.get("read") == b"r"
+
+
+def test_content_entries_must_hash_to_their_key(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    digest = hashlib.sha256(b"real").hexdigest()
+    cache.put_content(digest, b"forged")
+    assert cache.get_content(digest) is None
+    cache.put_content(digest, b"real")
+    assert cache.get_content(digest) == b"real"
 
 
 def test_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):
@@ -160,3 +204,21 @@ def test_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):
     assert default_cache_dir() == tmp_path / "here"
     monkeypatch.delenv("CANARY_CACHE_DIR")
     assert default_cache_dir().name.lower() == "canary"
+
+
+def test_cache_command_prunes_and_refuses_a_bad_age(tmp_path, monkeypatch, capsys):
+    from canary.cli import main
+
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path))
+    Cache(tmp_path, Stats()).put("k", b"v")
+    assert main(["cache", "prune", "--older-than", "0"]) == 0
+    assert capsys.readouterr().out.startswith("pruned 1 entries (")
+    for argv in (
+        ["cache", "prune"],
+        ["cache", "prune", "--older-than", "-1"],
+        ["cache", "info", "--older-than", "3"],
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+    assert "DAYS" in capsys.readouterr().err

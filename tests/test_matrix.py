@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from canary.matrix import MatrixError, load_matrix
+from canary.yamlmarks import line_at
 
 HEAD = "upstream: trl\nchecks:\n"
 
@@ -432,3 +433,20 @@ def test_a_selection_of_no_version_exits_2(tmp_path):
     proc = run_cli(tmp_path, "up.yaml", "--versions", "anchors")
     assert proc.returncode == 2
     assert proc.stderr == "canary: up.yaml: --versions anchors: selects no version to check\n"
+
+
+@pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029", "\r"])
+def test_a_line_is_what_the_yaml_loader_calls_one(tmp_path, brk):
+    """NEL and the Unicode separators break lines for YAML: errors, marked or not, and the
+    line count agree with the loader."""
+    text = f"upstream: trl{brk}checks:{brk}  - {{id: a, module: trl, bogus: 1}}{brk}"
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8", newline="")
+    with pytest.raises(MatrixError) as marked:
+        load_matrix(path)
+    assert marked.value.line == 3 == line_at(text, text.index("bogus"))
+    control = f"upstream: trl{brk}checks: []{brk}why: \x07{brk}"
+    path.write_text(control, encoding="utf-8", newline="")
+    with pytest.raises(MatrixError) as unmarked:  # a reader error carries only a position
+        load_matrix(path)
+    assert unmarked.value.line == 3

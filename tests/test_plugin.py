@@ -59,10 +59,47 @@ def test_ids_and_outcomes(project):
     assert summary["ERROR"] == ["fakeup::broken-file[1.0.0]", "fakeup::broken-file[2.0.0]"]
     assert summary["FAILED"] == ["fakeup::gone[2.0.0]"]
     assert "1.0.0 is outside >=2.0.0" in out
-    assert "fakeup::gone[2.0.0]: module fakeup.gone not found -- the patch imports it" in out
-    assert "fakeup::broken-file[2.0.0]: fakeup/broken.py:5: does not parse" in out
+    lines = result.stdout.lines
+    failed = next(i for i, line in enumerate(lines) if " fakeup::gone[2.0.0] _" in line)
+    assert lines[failed + 1] == "module fakeup.gone not found -- the patch imports it"
+    error = next(i for i, line in enumerate(lines) if "of fakeup::broken-file[2.0.0] _" in line)
+    assert lines[error + 1].startswith("fakeup/broken.py:5: does not parse")
     assert "Traceback" not in out and "plugin.py:1" not in out
     assert "CanaryWarning" in out
+
+
+def test_a_checks_own_acknowledged_break_is_xfail_and_a_stale_one_xpass(project):
+    (project.path / "matrices" / "fakeup.yaml").write_text(
+        """\
+upstream: fakeup
+src: src
+checks:
+  - id: gone
+    module: fakeup.gone
+    broken: {"2.0.0": "upstream dropped it for one release"}
+  - id: pkg
+    module: fakeup.pkg
+    broken: {">=2.0": "thought it was gone"}
+"""
+    )
+    result = run(project, "--canary-versions", "2.0.0")
+    result.assert_outcomes(xfailed=1, xpassed=1)
+    lines = {line.split(" ", 1)[0]: line for line in result.stdout.lines if "fakeup::" in line}
+    assert "fakeup::gone[2.0.0]" in lines["XFAIL"]
+    assert "[acknowledged: upstream dropped it for one release]" in lines["XFAIL"]
+    assert "fakeup::pkg[2.0.0]" in lines["XPASS"] and "is stale" in lines["XPASS"]
+
+
+def test_short_summary_line_gives_the_reason(project, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "150")
+    monkeypatch.delenv("CI", raising=False)
+    result = run(project)
+    summary = [line.split("::", 1)[-1] for line in result.stdout.lines]
+    assert "fakeup::gone[2.0.0] - module fakeup.gone not found -- the patch imports it" in summary
+    assert any(
+        line.startswith("fakeup::broken-file[2.0.0] - fakeup/broken.py:5: does not parse")
+        for line in summary
+    )
 
 
 def test_keyword_selection(project):

@@ -226,6 +226,6 @@ def test_a_header_declaring_a_huge_long_name_is_refused(server, tmp_path):
 def test_an_ill_typed_cached_listing_is_fetched_again(server, tmp_path):
     file = publish(server, "pkg-0.5.tar.gz", make_sdist("pkg-0.5", FILES))
     ctx = context(tmp_path)
-    ctx.cache.put(f"{release_key(file)}#listing", b'{"files": [1, 2], "links": {}}')
+    ctx.cache.put(f"{release_key('pkg', file)}#listing", b'{"files": [1, 2], "links": {}}')
     tree = ctx.release_tree("pkg", "0.5", file)
     assert tree.read("pkg/core.py") == FILES["src/pkg/core.py"]

@@ -1,14 +1,23 @@
-"""The few GitHub REST calls the nightly makes, at `GITHUB_API_URL` with the job's token."""
+"""The few GitHub REST calls the nightly makes, at `GITHUB_API_URL` with the job's token.
+
+A refused connection, a 5xx or a 429 is retried with backoff when the call can safely be made
+twice (GET, PATCH); a POST is retried only when it never reached the server, so a lost reply
+cannot open a second issue.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import requests
 
 from canary.action.runner import ActionError
+from canary.sources.http import RetryPolicy
 
 TIMEOUT = (10, 60)
+RETRY = RetryPolicy(attempts=4, backoff=1.0)
+_AGAIN = frozenset({429, 500, 502, 503, 504})
 
 
 class GitHub:
@@ -27,10 +36,7 @@ class GitHub:
 
     def call(self, method: str, path: str, *, ok: tuple[int, ...] = (), **kwargs: Any) -> Any:
         url = f"{self.base}{path}"
-        try:
-            reply = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
-        except requests.RequestException as exc:
-            raise ActionError(f"{method} {url}: {exc}") from None
+        reply = self._send(method, url, **kwargs)
         if reply.status_code in ok:
             return None
         if reply.status_code >= 400:
@@ -41,12 +47,29 @@ class GitHub:
             raise ActionError(f"{method} {url}: HTTP {reply.status_code} {message}".rstrip())
         return reply.json() if reply.content else None
 
+    def _send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        safe = method in ("GET", "PATCH")
+        for attempt in range(RETRY.attempts - 1):
+            try:
+                reply = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
+            except requests.ConnectTimeout:
+                pass  # never reached the server: any call may go again
+            except requests.RequestException as exc:
+                if not safe:
+                    raise ActionError(f"{method} {url}: {exc}") from None
+            else:
+                if not safe or reply.status_code not in _AGAIN:
+                    return reply
+            time.sleep(RETRY.delay(attempt))
+        try:
+            return self.session.request(method, url, timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as exc:
+            raise ActionError(f"{method} {url}: {exc}") from None
+
     def download(self, url: str) -> bytes:
         """An artifact's zip; GitHub answers with a redirect to storage, which requests follows
         without the token (it drops Authorization on a change of host)."""
-        try:
-            reply = self.session.get(url, timeout=TIMEOUT)
-            reply.raise_for_status()
-        except requests.RequestException as exc:
-            raise ActionError(f"GET {url}: {exc}") from None
+        reply = self._send("GET", url)
+        if reply.status_code >= 400:
+            raise ActionError(f"GET {url}: HTTP {reply.status_code}")
         return reply.content

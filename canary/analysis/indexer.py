@@ -10,6 +10,7 @@ import io
 import tokenize
 from dataclasses import replace
 
+from canary.analysis.budget import check_cost
 from canary.analysis.exports import ExportsCollector
 from canary.analysis.model import (
     MAX_SOURCE_BYTES,
@@ -201,6 +202,7 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
     if len(data) > MAX_SOURCE_BYTES:
         raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
+    check_cost(data, path)
     text = decode(data, path)
     try:
         tree = ast.parse(text, filename=path)

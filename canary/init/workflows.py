@@ -54,7 +54,10 @@ _NIGHTLY = """\
 #
 # New breakage (red tonight, not red the night before) fails the run and opens or updates one
 # issue; moved locks (a new or yanked release) become one pull request. For that pull request,
-# allow it under Settings > Actions > General > Workflow permissions.
+# allow it under Settings > Actions > General > Workflow permissions. A pull request opened with
+# the job's own token starts no workflow run: to have the canary workflow check it, store a
+# fine-grained token (contents and pull requests: write) as a secret, check out with it
+# (`token:` below `actions/checkout`) and give it to the Action as `pr-token`.
 name: canary nightly
 
 on:

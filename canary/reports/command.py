@@ -44,6 +44,7 @@ def merge(reports: list[RunReport]) -> RunReport:
         for key in STATS_KEYS:
             merged.stats[key] += report.stats.get(key, 0)
         merged.upstreams.update(report.upstreams)
+        merged.run = report.run or merged.run
     merged.results = list(cells.values())
     repeated = sum(len(report.results) for report in reports) - len(merged.results)
     if repeated:

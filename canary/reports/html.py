@@ -1,8 +1,13 @@
-"""One self-contained HTML page: the colored check x version grid, filters, details on demand.
+"""One self-contained HTML document: what was run, the check x version grid, the findings.
+
+A title with the date, canary's version and the command; a summary, a legend and filters; per
+upstream the grid, scrolled so the newest releases show without scrolling, each cell colored
+and marked with its status's glyph (the terminal's), so no status rests on color alone; under
+the grids every finding with its detail in plain view (hover or click only repeat it).
 
 Nothing is loaded from the network (inline CSS and JS, no fonts or images), so the file works as
-a CI artifact opened from disk. Every box has a fixed size, so where a cell is drawn is known
-(`cell_origin`): the browser test samples pixel colors there.
+a CI artifact opened from disk. Every box above and in the grids has a fixed size, so where a
+cell is drawn is known (`cell_origin`): the browser test samples pixel colors there.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from string import Template
 
 from canary.outcomes import RunReport, Status, summarize
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
-from canary.reports.text import stats_line, summary_line
+from canary.reports.text import GLYPH, finding_lines, stats_line, summary_line
 
 COLORS = {
     Status.PASS: "#2da44e",
@@ -23,24 +28,48 @@ COLORS = {
     Status.WARN: "#fb8500",
     Status.ERROR: "#1f2328",
 }
+#: what each status means, for the legend
+MEANING = {
+    Status.PASS: "holds",
+    Status.FAIL: "broken",
+    Status.SKIP: "outside its gate",
+    Status.XFAIL: "known broken, fails",
+    Status.XPASS: "known broken, holds",
+    Status.WARN: "info check fails",
+    Status.ERROR: "not read",
+}
 CELL = 16  # px, square cells
 LABEL_W = 280  # px, the check-id column
-TOP = 72  # px, summary bar (40) + filter bar (32)
+HEADER = 56  # px, title and what was run
+TOP = HEADER + 40 + 28 + 32  # px, header + summary bar (40) + legend (28) + filter bar (32)
 HEAD = 28  # px, an upstream's title
 AXIS = 100  # px, the rotated version labels
 GAP = 20  # px, below each upstream's grid
 
 CSS = Template("""
 body{margin:0;font:12px/16px sans-serif;color:#1f2328;background:#fff}
+header{height:${header}px;overflow:hidden;padding:6px 8px 0;box-sizing:border-box;
+ white-space:nowrap}
+header h1{margin:0;font-size:18px;line-height:24px}
+header p{margin:0;color:#57606a;overflow:hidden;text-overflow:ellipsis}
+#legend{height:28px;overflow:hidden;display:flex;gap:14px;align-items:center;padding:0 8px;
+ box-sizing:border-box;white-space:nowrap}
+.scroll{overflow-x:auto}
+#findings{padding:8px}
+#findings h2{font-size:15px;margin:0 0 6px}
+#findings ul{margin:0;padding:0;list-style:none}
+#findings li{white-space:pre-wrap;font-family:monospace;padding:2px 0}
+#findings .badge{width:auto;height:auto;padding:0 3px;font-weight:bold}
 #summary{height:40px;overflow:hidden;display:flex;gap:12px;align-items:center;padding:0 8px;
  box-sizing:border-box;background:#f6f8fa;white-space:nowrap}
 #filters{height:32px;overflow:hidden;display:flex;gap:10px;align-items:center;padding:0 8px;
  box-sizing:border-box;white-space:nowrap}
-.badge{display:inline-block;width:10px;height:10px;margin-right:4px}
+.badge{display:inline-block;min-width:12px;height:14px;margin-right:4px;text-align:center;
+ font:bold 10px/14px monospace;color:#fff}
 section{padding-bottom:${gap}px}
 section h2{height:${head}px;line-height:${head}px;margin:0;padding:0 8px;font-size:15px;
  overflow:hidden;white-space:nowrap;box-sizing:border-box}
-.grid{display:grid;grid-template-rows:${axis}px;grid-auto-rows:${cell}px}
+.grid{display:grid;width:max-content;grid-template-rows:${axis}px;grid-auto-rows:${cell}px}
 .row{display:contents}
 .row[hidden],section[hidden]{display:none}
 .v{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;overflow:hidden;
@@ -48,8 +77,10 @@ section h2{height:${head}px;line-height:${head}px;margin:0;padding:0 8px;font-si
 .v.anchor{font-weight:bold}
 .v.broken{font-style:italic;color:#8c959f}
 .k{grid-column:1;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 6px 0 8px;
- box-sizing:border-box;position:sticky;left:0;background:#fff}
-.c{box-sizing:border-box;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer}
+ box-sizing:border-box;position:sticky;left:0;z-index:1;background:#fff}
+.c{box-sizing:border-box;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;
+ font:bold 9px/15px monospace;text-align:center;color:#fff;overflow:hidden}
+.c.s-skip,.badge.s-skip{color:#57606a}
 .c.dim{opacity:.12}
 #detail{position:fixed;left:0;right:0;bottom:0;background:#fff8c5;padding:6px 8px;
  border-top:1px solid #d4a72c;white-space:pre-wrap;font-family:monospace}
@@ -76,6 +107,7 @@ if (want.has('status')) {
   const st = new Set(want.get('status').split(','));
   for (const b of boxes) b.checked = st.has(b.value);
 }
+for (const s of document.querySelectorAll('.scroll')) s.scrollLeft = s.scrollWidth;
 sel.addEventListener('change', apply);
 for (const b of boxes) b.addEventListener('change', apply);
 document.addEventListener('click', e => {
@@ -94,7 +126,9 @@ def _e(text: str) -> str:
 
 def _css() -> str:
     colors = "\n".join(f".s-{s.value}{{background:{c}}}" for s, c in COLORS.items())
-    return CSS.substitute(gap=GAP, head=HEAD, label=LABEL_W, cell=CELL, axis=AXIS, colors=colors)
+    return CSS.substitute(
+        gap=GAP, head=HEAD, label=LABEL_W, cell=CELL, axis=AXIS, header=HEADER, colors=colors
+    )
 
 
 def _section(grid: UpstreamGrid) -> str:
@@ -121,22 +155,28 @@ def _section(grid: UpstreamGrid) -> str:
             title += f": {cell.detail}" if cell.detail else ""
             out.append(
                 f'<div class="c s-{cell.status.value}" data-s="{cell.status.value}" '
-                f'title="{_e(title)}"></div>'
+                f'title="{_e(title)}">{_e(GLYPH[cell.status])}</div>'
             )
         rows.append("".join(out) + "</div>")
     return (
         f'<section data-upstream="{_e(grid.name)}"><h2>{_e(grid.name)}</h2>'
-        f'<div class="grid" style="grid-template-columns:{LABEL_W}px '
+        f'<div class="scroll"><div class="grid" style="grid-template-columns:{LABEL_W}px '
         f'repeat({len(grid.versions)},{CELL}px)">{"".join(axis)}\n'
         + "\n".join(rows)
-        + "</div></section>"
+        + "</div></div></section>"
     )
+
+
+def _badge(status: Status) -> str:
+    return f'<span class="badge s-{status.value}">{_e(GLYPH[status])}</span>'
 
 
 def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
     counts = summarize(report.results)
-    badges = "".join(
-        f'<span><span class="badge s-{s}"></span>{n} {s}</span>' for s, n in counts.items()
+    badges = "".join(f"<span>{_badge(Status(s))}{n} {s}</span>" for s, n in counts.items())
+    legend = "".join(
+        f'<span title="{_e(MEANING[s])}">{_badge(s)}{s.value}: {_e(MEANING[s])}</span>'
+        for s in Status
     )
     options = "".join(f'<option value="{_e(g.name)}">{_e(g.name)}</option>' for g in grids)
     boxes = "".join(
@@ -145,9 +185,33 @@ def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
     )
     return (
         f'<div id="summary" title="{_e(stats_line(report))}">{badges}</div>'
+        f'<div id="legend">{legend}</div>'
         f'<div id="filters"><select id="f-upstream"><option value="">all upstreams</option>'
         f"{options}</select>{boxes}</div>"
     )
+
+
+def _title(report: RunReport) -> str:
+    when = report.run.get("date", "date unknown")
+    return f"canary report, {when}: {summary_line(report)}"
+
+
+def _header(report: RunReport) -> str:
+    facts = [f"canary {report.run['canary']}"] if "canary" in report.run else []
+    if "command" in report.run:
+        facts.append(f"<code>{_e(report.run['command'])}</code>")
+    facts.append(_e(stats_line(report)))
+    return f"<header><h1>{_e(_title(report))}</h1><p>{' · '.join(facts)}</p></header>"
+
+
+def _findings(report: RunReport) -> str:
+    """Every finding in plain view: status, check, versions as ranges, detail."""
+    items = [
+        f'<li data-s="{status.value}">{_badge(status)}{_e(text)}</li>'
+        for status, text in finding_lines(report)
+    ]
+    body = f"<ul>{''.join(items)}</ul>" if items else "<p>Nothing to report: every check holds.</p>"
+    return f'<section id="findings"><h2>Findings</h2>{body}</section>'
 
 
 def render_html(report: RunReport) -> str:
@@ -155,9 +219,9 @@ def render_html(report: RunReport) -> str:
     sections = "\n".join(_section(grid) for grid in grids)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>canary: {_e(summary_line(report))}</title><style>{_css()}</style></head>"
-        f'<body>{_bars(report, grids)}\n{sections}\n<div id="detail" hidden></div>'
-        f"<script>{JS}</script></body></html>\n"
+        f"<title>{_e(_title(report))}</title><style>{_css()}</style></head>"
+        f"<body>{_header(report)}{_bars(report, grids)}\n{sections}\n{_findings(report)}"
+        f'\n<div id="detail" hidden></div><script>{JS}</script></body></html>\n'
     )
 
 

@@ -1,10 +1,10 @@
 """SPEC's JSON object, written and read back, so `canary report` renders without re-running.
 
 The object is exactly SPEC's (`results`, `summary` with every status, `stats` with four keys)
-plus an additive `upstreams` key carrying each UpstreamInfo (anchors, broken, branches, order,
-and where each check is written: `matrix` file and `lines` of check ids).
-Reading tolerates a file without `upstreams` (other producers, older runs): versions are then
-ordered by PEP 440 with branch labels last.
+plus two additive keys: `run` (date, canary version, command) and `upstreams`, each
+UpstreamInfo (anchors, broken, branches, order, and where each check is written: the `matrix`
+file and the `lines` of its check ids). Reading tolerates a file without them (other
+producers, older runs): versions are then ordered by PEP 440 with branch labels last.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
             }
             for name, info in report.upstreams.items()
         },
+        **({"run": report.run} if report.run else {}),
         **(extra or {}),
     }
     rows = ",\n ".join(json.dumps(r.to_json(), ensure_ascii=False) for r in report.results)
@@ -116,8 +117,12 @@ def load_json(text: str) -> RunReport:
         isinstance(stats.get(key, 0), (int, float)) for key in STATS_KEYS
     ):
         raise ReportError('"stats" is not an object of numbers')
+    run = data.get("run", {})
+    if not isinstance(run, dict) or not all(isinstance(v, str) for v in run.values()):
+        raise ReportError('"run" is not an object of strings')
     return RunReport(
         results=results,
         stats={key: stats.get(key, 0) for key in STATS_KEYS},
         upstreams=_infos(data, results),
+        run=run,
     )

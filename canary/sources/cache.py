@@ -1,11 +1,13 @@
 """The on-disk cache shared by every run and every pytest-xdist worker.
 
-Two kinds of entries: immutable ones (release members, keyed by the index's file hash, kept
-forever) and fresh ones (branch files and index pages, kept for `max_age` seconds, then
-revalidated with If-None-Match). Each entry file carries its content's sha256 and is verified on
-every read; a corrupt entry is deleted and fetched again, never believed. Writes go to a temp file
-in the same folder and are published with os.replace; a file lock per key makes concurrent
-processes fetch a key once.
+Immutable entries are kept until pruned: release listings (keyed by project, file name and the
+index's file hash), release members (by their own sha256 from RECORD, so a file unchanged since
+another release is stored and fetched once), parsed module indexes and verdicts (keyed by
+canary's code fingerprint too). Fresh entries (branch files and index pages) are kept for
+`max_age` seconds, then revalidated with If-None-Match. Each entry file carries its key and its
+content's sha256 and is verified on every read; a corrupt entry is deleted and rebuilt, never
+believed. Writes go to a temp file in the same folder and are published with os.replace; a file
+lock per key makes concurrent processes fetch a key once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +32,20 @@ from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 _MAGIC = b"canary-cache 1\n"
-_LAYOUT = "v2"  # v2: zip listings store members as rows
-_KINDS = ("release", "fresh")
+_LAYOUT = "v3"  # v3: members by content, listings by project and file, indexes and verdicts
+#: What each kind of entry holds, as `canary cache info` names it.
+KINDS = {
+    "member": "release members, by content (kept until pruned)",
+    "release": "release listings (kept until pruned)",
+    "index": "parsed module indexes",
+    "verdict": "remembered verdicts per release",
+    "fresh": "branch files and index pages",
+}
+#: Folders earlier canary versions kept under the cache root; `cache clear` removes them too.
+_OLD_FOLDERS = ("v1", "v2", "module-index")
 DEFAULT_MAX_AGE = 3600.0
+#: A read refreshes an entry's date (for `cache prune`) at most this often.
+_TOUCH_EVERY = 86400.0
 _held = threading.local()  # the cache lock paths the current thread holds
 
 
@@ -86,6 +99,33 @@ class Cache:
     def put(self, key: str, data: bytes) -> None:
         """Store an immutable entry (atomically)."""
         self._store("release", key, Entry(data))
+
+    def get_content(self, sha256: str) -> bytes | None:
+        """Bytes stored by their own sha256, or None; they must hash to it."""
+        entry = self._load("member", f"sha256:{sha256}")
+        if entry is None:
+            return None
+        if entry.meta.get("sha256") != sha256:
+            self._path("member", f"sha256:{sha256}").unlink(missing_ok=True)
+            return None
+        self.stats.add(cache_hits=1)
+        return entry.data
+
+    def put_content(self, sha256: str, data: bytes) -> None:
+        """Store bytes already verified to hash to `sha256` (RECORD's hash of a member)."""
+        self._store("member", f"sha256:{sha256}", Entry(data))
+
+    def load(self, kind: str, key: str) -> bytes | None:
+        """A verified derived entry (an index, verdicts); not counted as a fetch saved."""
+        entry = self._load(kind, key)
+        return None if entry is None else entry.data
+
+    def store(self, kind: str, key: str, data: bytes) -> None:
+        """Store a derived entry; a full or read-only disk only costs rebuilding it later."""
+        try:
+            self._store(kind, key, Entry(data))
+        except SourceError:
+            return
 
     def get_or_fetch(self, key: str, what: str, fetch: Callable[[], bytes]) -> bytes:
         """The entry for `key`, fetching it under the key's lock when missing."""
@@ -193,7 +233,9 @@ class Cache:
     def _load(self, kind: str, key: str) -> Entry | None:
         path = self._path(kind, key)
         try:
-            raw = path.read_bytes()
+            with path.open("rb") as handle:
+                raw = handle.read()
+                modified = os.fstat(handle.fileno()).st_mtime
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -201,6 +243,9 @@ class Cache:
         entry = _decode(raw, key)
         if entry is None:
             path.unlink(missing_ok=True)
+        elif time.time() - modified > _TOUCH_EVERY:
+            with suppress(OSError):  # in use: `cache prune` keeps it
+                os.utime(path)
         return entry
 
     def _store(self, kind: str, key: str, entry: Entry) -> None:
@@ -250,33 +295,62 @@ def _decode(raw: bytes, key: str) -> Entry | None:
     return Entry(data, meta)
 
 
-def _usage(root: Path) -> dict[str, tuple[int, int]]:
-    """(entries, bytes) per kind under a cache root."""
-    usage = {}
-    for kind in _KINDS:
-        files = [p for p in (root / _LAYOUT / kind).rglob("*") if p.is_file()]
-        usage[kind] = (len(files), sum(p.stat().st_size for p in files))
-    return usage
+def _entries(root: Path) -> dict[str, list[Path]]:
+    """Entry files per kind under a cache root (lock files and temp files left out)."""
+    found: dict[str, list[Path]] = {}
+    for kind in KINDS:
+        folder = root / _LAYOUT / kind
+        found[kind] = [p for p in folder.rglob("*") if p.is_file() and p.name[:1] != "."]
+    old = [root / name for name in _OLD_FOLDERS]
+    found["old"] = [p for folder in old for p in folder.rglob("*") if p.is_file()]
+    return found
+
+
+def _size(paths: list[Path]) -> int:
+    total = 0
+    for path in paths:
+        with suppress(OSError):
+            total += path.stat().st_size
+    return total
 
 
 def cache_info(root: Path | None = None) -> str:
-    """Human summary for `canary cache info`: where the cache is and what it holds."""
+    """Human summary for `canary cache info`: where the cache is and everything it holds."""
     root = root or default_cache_dir()
-    usage = _usage(root)
+    entries = _entries(root)
     lines = [f"cache folder: {root}"]
-    labels = {"release": "release files (kept forever)", "fresh": "branch files and index pages"}
-    for kind, (count, size) in usage.items():
-        lines.append(f"{labels[kind]}: {count} entries, {_human(size)}")
+    labels = {**KINDS, "old": "left by older canary versions (`cache clear` removes them)"}
+    for kind, paths in entries.items():
+        if kind != "old" or paths:
+            lines.append(f"{labels[kind]}: {len(paths)} entries, {_human(_size(paths))}")
+    paths = [p for group in entries.values() for p in group]
+    lines.append(f"total: {len(paths)} entries, {_human(_size(paths))}")
     return "\n".join(lines)
 
 
 def cache_clear(root: Path | None = None) -> str:
-    """Delete every entry for `canary cache clear`; says what was freed."""
+    """Delete every entry (and what older versions left) for `canary cache clear`."""
     root = root or default_cache_dir()
-    usage = _usage(root).values()
-    count, size = sum(n for n, _ in usage), sum(b for _, b in usage)
-    shutil.rmtree(root / _LAYOUT, ignore_errors=True)
-    return f"cleared {count} entries ({_human(size)}) from {root}"
+    paths = [p for group in _entries(root).values() for p in group]
+    size = _size(paths)
+    for name in (_LAYOUT, *_OLD_FOLDERS):
+        shutil.rmtree(root / name, ignore_errors=True)
+    return f"cleared {len(paths)} entries ({_human(size)}) from {root}"
+
+
+def cache_prune(days: float, root: Path | None = None) -> str:
+    """Delete entries neither written nor read for `days` days (`canary cache prune`)."""
+    root = root or default_cache_dir()
+    cutoff = time.time() - days * 86400
+    count = size = 0
+    for path in (p for group in _entries(root).values() for p in group):
+        with suppress(OSError):
+            stat = path.stat()
+            if stat.st_mtime < cutoff:
+                path.unlink()
+                count += 1
+                size += stat.st_size
+    return f"pruned {count} entries ({_human(size)}) unused for {days:g} days from {root}"
 
 
 def _human(size: int) -> str:

@@ -16,7 +16,7 @@ from canary.sources.github import GitHubTree, github_base_urls
 from canary.sources.http import Http, RetryPolicy, github_token
 from canary.sources.index import IndexClient, IndexFile, index_url_from_config
 from canary.sources.limits import Limits
-from canary.sources.remotezip import TailHints
+from canary.sources.remotezip import Claims, TailHints
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 from canary.sources.wheel import ReleaseTree
@@ -57,6 +57,7 @@ class SourceContext:
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
         self._hints = TailHints()
+        self._claims = Claims()
         self._index_url = index_url
         self._index: IndexClient | None = None
         self._lock = threading.Lock()
@@ -84,12 +85,14 @@ class SourceContext:
             if file is None:
                 return None
         return ReleaseTree(
+            pypi_name,
             file,
             self.http,
             self.cache,
             self.limits,
             self._hints,
             locate=lambda: self.locate(pypi_name, version, file),
+            claims=self._claims,
         )
 
     def locate(self, pypi_name: str, version: str, file: IndexFile) -> str:

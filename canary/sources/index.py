@@ -188,19 +188,25 @@ class IndexClient:
 
         if self.cache is None:
             reply = fetch(None)
-            content, meta = (
-                reply.content,
-                {
-                    "content_type": reply.headers.get("Content-Type", ""),
-                    "url": reply.url,
-                    "absent": reply.status == 404,
-                },
-            )
-        else:
-            entry = self.cache.revalidate(
-                f"index:{redact(url)}", f"index page {redact(url)}", fetch, refresh=refresh
-            )
-            content, meta = entry.data, entry.meta
+            meta = {
+                "content_type": reply.headers.get("Content-Type", ""),
+                "url": reply.url,
+                "absent": reply.status == 404,
+            }
+            return self._parsed(name, url, reply.content, meta)
+        key, what = f"index:{redact(url)}", f"index page {redact(url)}"
+        entry = self.cache.revalidate(key, what, fetch, refresh=refresh)
+        try:
+            return self._parsed(name, url, entry.data, entry.meta)
+        except SourceError:
+            if refresh or self.cache.offline:
+                raise
+        # a cached page that does not parse (edited, or kept from an older canary): the whole
+        # page again, without its ETag, rather than an error until it goes stale
+        entry = self.cache.revalidate(key, what, lambda _etag: fetch(None), refresh=True)
+        return self._parsed(name, url, entry.data, entry.meta)
+
+    def _parsed(self, name: str, url: str, content: bytes, meta: dict[str, object]) -> Project:
         if meta.get("absent"):
             raise SourceError(f"{redact(url)}: project {name!r} not found on the package index")
         page_url = str(meta.get("url") or url)

@@ -4,8 +4,9 @@ members asked for.
 For a wheel one tail read sized from the index's `size` usually brings the end records, the
 central directory and RECORD (which wheel builders write last, just before the directory).
 The parsed listing is checked against RECORD and cached, so a warm run makes no request.
-Members are never written to disk: they are decompressed in memory, capped, and verified against
-the directory's CRC32 and RECORD's sha256. Verification failures are retried once (a transient
+Members are decompressed in memory, capped, and verified against the directory's CRC32 and
+RECORD's sha256; only then are they cached, under that sha256, so a file unchanged since another
+release (of any project) is fetched once. Verification failures are retried once (a transient
 corruption heals); a persistent one is a SourceError.
 """
 
@@ -94,6 +95,35 @@ class TailHints:
             self._shares[project] = max(share, self._shares.get(project, 0.0))
 
 
+class Claims:
+    """Members some thread of this process is fetching now, by sha256: releases read in
+    parallel that share a file fetch it once; the others wait for it and read the cache."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def claim(self, digests: Iterable[str]) -> tuple[set[str], list[threading.Event]]:
+        """(the digests the caller must fetch, the events of those others are fetching)."""
+        mine: set[str] = set()
+        theirs: list[threading.Event] = []
+        with self._lock:
+            for digest in set(digests):
+                if digest in self._pending:
+                    theirs.append(self._pending[digest])
+                else:
+                    self._pending[digest] = threading.Event()
+                    mine.add(digest)
+        return mine, theirs
+
+    def done(self, digests: Iterable[str]) -> None:
+        with self._lock:
+            for digest in digests:
+                event = self._pending.pop(digest, None)
+                if event is not None:
+                    event.set()
+
+
 class _Buffer:
     """Contiguous bytes [start, start + len(data)) of the remote file, grown leftwards."""
 
@@ -127,6 +157,7 @@ class RemoteZip:
         wheel: bool,
         hints: TailHints | None = None,
         project: str = "",
+        claims: Claims | None = None,
     ) -> None:
         self.reader = reader
         self.cache = cache
@@ -135,6 +166,7 @@ class RemoteZip:
         self.wheel = wheel
         self.hints = hints or TailHints()
         self.project = project
+        self.claims = claims or Claims()
         self._listing: Listing | None = None
         self._lock = threading.Lock()
 
@@ -156,21 +188,54 @@ class RemoteZip:
         """The verified bytes of each named member (all must be in the listing)."""
         names = list(names)
         listing = self.listing()
-        found: dict[str, bytes] = {}
-        for name in names:
-            cached = self.cache.get(self._member_key(name))
-            if cached is not None:
-                found[name] = cached
-        wanted = [listing.entry(n) for n in names if n not in found]
-        if not wanted:
+        found = self._cached(names, listing)
+        missing = [n for n in names if n not in found]
+        if not missing:
             return found
-        self.cache.require_online(f"{wanted[0].name} of {self.reader.label}")
+        self.cache.require_online(f"{missing[0]} of {self.reader.label}")
+        digests = {n: d for n in missing if (d := (listing.record or {}).get(n))}
+        mine, theirs = self.claims.claim(digests.values())
+        try:
+            own = [n for n in missing if n not in digests or digests[n] in mine]
+            found.update(self._fetch(own, listing))
+        finally:
+            self.claims.done(mine)
+        for event in theirs:  # another release of this run is fetching the same file
+            event.wait(self.cache.lock_timeout)
+        rest = [n for n in missing if n not in found]
+        found.update(self._cached(rest, listing))
+        # what another thread failed to fetch is fetched here, and its fault reported here
+        found.update(self._fetch([n for n in rest if n not in found], listing))
+        return found
+
+    def _cached(self, names: list[str], listing: Listing) -> dict[str, bytes]:
+        found = {}
+        for name in names:
+            digest = (listing.record or {}).get(name)
+            data = self.cache.get_content(digest) if digest else None
+            if data is None and not digest:
+                data = self.cache.get(self._member_key(name))
+            if data is not None:
+                found[name] = data
+        return found
+
+    def _store(self, name: str, data: bytes, listing: Listing) -> None:
+        """Cache a verified member: by RECORD's sha256 (which it matched), else by name."""
+        digest = (listing.record or {}).get(name)
+        if digest:
+            self.cache.put_content(digest, data)
+        else:
+            self.cache.put(self._member_key(name), data)
+
+    def _fetch(self, names: list[str], listing: Listing) -> dict[str, bytes]:
+        """Fetch members with range requests, under the archive's lock (one fetch across
+        processes); neighbouring members share a request."""
+        if not names:
+            return {}
         with self.cache.lock(self.key):
-            for entry in wanted:
-                cached = self.cache.get(self._member_key(entry.name))
-                if cached is not None:
-                    found[entry.name] = cached
-            for group in self._groups([e for e in wanted if e.name not in found]):
+            found = self._cached(names, listing)
+            wanted = [listing.entry(n) for n in dict.fromkeys(names) if n not in found]
+            for group in self._groups(wanted):
                 try:
                     fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
                 except CorruptArchive:
@@ -181,7 +246,7 @@ class RemoteZip:
                     group = [listing.entry(e.name) for e in group]
                     fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
                 for name, data in fetched.items():
-                    self.cache.put(self._member_key(name), data)
+                    self._store(name, data, listing)
                     found[name] = data
         return found
 
@@ -261,6 +326,10 @@ class RemoteZip:
                 raise
             buffer.cover(total - EOCD_SEARCH - ZIP64_EOCD_SIZE)
             directory = find_directory(buffer.data, buffer.start, total)
+        if directory.count > self.limits.max_members:
+            raise SourceError(f"{self.reader.label}: over {self.limits.max_members} members")
+        if directory.size > self.limits.max_directory:
+            raise SourceError(f"{self.reader.label}: central directory over the byte cap")
         if directory.offset < buffer.start:
             # RECORD usually precedes the directory and is about half its size: one request
             buffer.cover(directory.offset - directory.size // 2 - self.limits.tail_extra)

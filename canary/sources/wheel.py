@@ -10,22 +10,29 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 
+from packaging.utils import canonicalize_name
+
 from canary.sources.cache import Cache
 from canary.sources.http import Http, redact
 from canary.sources.index import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
-from canary.sources.remotezip import RemoteZip, TailHints
+from canary.sources.remotezip import Claims, RemoteZip, TailHints
 from canary.sources.tarball import RemoteTar, is_safe
 from canary.sources.tree import SourceError
 
 
-def release_key(file: IndexFile) -> str:
-    """Cache key of a release file: the index's sha256 (its URL and size when there is none)."""
+def release_key(project: str, file: IndexFile) -> str:
+    """Cache key of a release file: the project, the file name and the index's sha256 (its URL
+    and size when there is none).
+
+    A range read cannot check the whole file's hash, so a file is never trusted under a hash
+    alone: a hostile index claiming another project's hash only poisons its own entries."""
     if file.sha256:
-        return f"sha256:{file.sha256.lower()}"
+        return f"{canonicalize_name(project)}/{file.filename}/sha256:{file.sha256.lower()}"
     where = file.url or file.filename  # a locked file has no URL
-    return "url:" + hashlib.sha256(f"{where}#{file.size}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{where}#{file.size}".encode()).hexdigest()
+    return f"{canonicalize_name(project)}/{file.filename}/url:{digest}"
 
 
 class ReleaseTree:
@@ -35,12 +42,14 @@ class ReleaseTree:
 
     def __init__(
         self,
+        project: str,
         file: IndexFile,
         http: Http,
         cache: Cache,
         limits: Limits | None = None,
         hints: TailHints | None = None,
         locate: Callable[[], str] | None = None,
+        claims: Claims | None = None,
     ) -> None:
         self.file = file
         self._prefetched: dict[str, bytes] = {}
@@ -55,14 +64,15 @@ class ReleaseTree:
             self._archive: RemoteZip | RemoteTar = RemoteZip(
                 reader,
                 cache,
-                release_key(file),
+                release_key(project, file),
                 limits,
                 wheel=not self._sdist,
                 hints=hints,
-                project=file.filename.split("-", 1)[0].lower(),
+                project=canonicalize_name(project),
+                claims=claims,
             )
         elif name.endswith((".tar.gz", ".tgz", ".tar")):
-            self._archive = RemoteTar(reader, cache, release_key(file), limits)
+            self._archive = RemoteTar(reader, cache, release_key(project, file), limits)
         else:
             raise SourceError(f"{file.filename}: not a wheel or sdist canary can read")
 

@@ -71,24 +71,26 @@ def find_directory(tail: bytes, tail_start: int, total: int) -> Directory:
     has_locator = pos >= ZIP64_LOCATOR_SIZE and tail[pos - ZIP64_LOCATOR_SIZE : pos - 16] == (
         b"PK\x06\x07"
     )
-    if has_locator or count == 0xFFFF or 0xFFFFFFFF in (size, offset):
+    if has_locator:  # as zipfile: the Zip64 records count only when the locator is there
         return _zip64_directory(tail, tail_start, pos)
     return _checked(Directory(offset, size, count), tail_start + pos)
 
 
 def _find_eocd(tail: bytes, tail_start: int, total: int) -> int:
-    """Index in `tail` of the EOCD record whose comment ends exactly at the end of the file."""
-    pos = len(tail) - EOCD_SIZE
-    lowest = max(0, len(tail) - EOCD_SIZE - _MAX_COMMENT)
-    while pos >= lowest:
-        pos = tail.rfind(b"PK\x05\x06", lowest, pos + 4)
-        if pos < 0:
-            break
-        (comment_len,) = struct.unpack("<H", tail[pos + 20 : pos + 22])
-        if tail_start + pos + EOCD_SIZE + comment_len == total:
-            return pos
-        pos -= 1
-    raise ZipFormatError("no end-of-central-directory record")
+    """Index in `tail` of the EOCD record, found by the standard zipfile module's rule, so that
+    canary reads the archive an installer reads: the last 22 bytes when they are a record with
+    no comment, else the last signature in the final 64 KiB + 22 bytes, whatever its stated
+    comment length (a signature inside a comment wins there too, and then fails the checks)."""
+    last = len(tail) - EOCD_SIZE
+    if last >= 0 and tail[last : last + 4] == b"PK\x05\x06" and tail[-2:] == b"\x00\x00":
+        return last
+    lowest = max(0, total - (1 << 16) - EOCD_SIZE - tail_start)
+    pos = tail.rfind(b"PK\x05\x06", lowest)
+    if pos < 0:
+        raise ZipFormatError("no end-of-central-directory record")
+    if len(tail) - pos < EOCD_SIZE:
+        raise ZipFormatError("end-of-central-directory record is truncated")
+    return pos
 
 
 def _zip64_directory(tail: bytes, tail_start: int, eocd_pos: int) -> Directory:

@@ -1,0 +1,109 @@
+"""Verdicts remembered per release file, so a warm run answers every check on a release it has
+judged before without opening the release at all (no listing, no member, no index is loaded).
+
+What a check's contract concludes (whether it holds, and its detail) depends only on the check,
+the release (its files and version) and canary's code. One cache entry per release file (keyed by
+project, file name, the index's sha256 and canary's code fingerprint) maps each check's
+fingerprint to that verdict; it is verified like every other entry. Gates, known-broken versions
+and severity are applied afresh on every run; errors (a source or parse fault) are never
+remembered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from packaging.version import Version
+
+from canary.checks import Verdict
+from canary.code_version import code_fingerprint
+from canary.matrix import Check
+from canary.sources.cache import Cache
+from canary.sources.tree import SourceError
+
+_KIND = "verdict"
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able form that differs whenever the value does (patterns by source and flags)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return [type(value).__name__, fields]
+    if isinstance(value, re.Pattern):
+        return ["re", value.pattern, value.flags]
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return [[_plain(k), _plain(v)] for k, v in value.items()]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return [type(value).__name__, str(value)]
+
+
+@functools.cache
+def check_key(check: Check) -> str:
+    """Everything about a check but its line in the file (editing a neighbour moves it)."""
+    plain = _plain(dataclasses.replace(check, line=0))
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _is_verdict(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], bool)
+        and isinstance(value[1], str)
+    )
+
+
+class Verdicts:
+    """The remembered details of one release file, and the ones this run adds."""
+
+    def __init__(self, cache: Cache, release: str) -> None:
+        self.cache = cache
+        self.key = f"{release}@{code_fingerprint()}"
+        self._known = self._read()
+        self._new: dict[str, list] = {}
+
+    def _read(self) -> dict[str, list]:
+        try:
+            raw = self.cache.load(_KIND, self.key)
+            data = json.loads(raw) if raw else {}
+        except (SourceError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict) or not all(_is_verdict(v) for v in data.values()):
+            return {}
+        return data
+
+    def covers(self, checks: Iterable[Check], version: Version) -> bool:
+        """Whether every check that `version` is not gated out of is answered without reading
+        the release."""
+        return all(check_key(c) in self._known or c.gated_out(version) for c in checks)
+
+    def verdict(self, check: Check, evaluate: Callable[[], Verdict]) -> Verdict:
+        """The remembered verdict of `check`, else `evaluate()` (remembered unless it raises)."""
+        key = check_key(check)
+        if key in self._known:
+            holds, detail = self._known[key]
+            return Verdict(holds, detail)
+        verdict = evaluate()
+        self._new[key] = [verdict.holds, verdict.detail]
+        return verdict
+
+    def save(self) -> None:
+        """Merge what this run learned into the entry (other processes may have added some)."""
+        if not self._new:
+            return
+        try:
+            with self.cache.lock(f"{_KIND}:{self.key}"):
+                self._known = {**self._read(), **self._known, **self._new}
+                self.cache.store(_KIND, self.key, json.dumps(self._known).encode())
+        except SourceError:
+            return  # a lock held too long only costs judging again next time
+        self._new = {}
