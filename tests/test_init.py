@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from adopter import downstream_copy, upstream_index
-from test_workflows import ROOT, run_actionlint
+from test_workflows import ROOT, assert_least_privilege_and_bounded, run_actionlint
 
 from canary.cli import main
 from canary.init.workflows import ACTION, ACTION_REF, NIGHTLY_WORKFLOW, PR_WORKFLOW
@@ -146,6 +146,7 @@ def test_the_written_workflows_pass_actionlint_against_this_action(repo, capsys,
         text = (repo / name).read_text()
         assert f"uses: {ACTION_REF}\n" in text and "matrices: ci/canary\n" in text
         (local / name).write_text(text.replace(ACTION_REF, "./"))
+        assert_least_privilege_and_bounded(repo / name)
         for path in (repo / name, local / name):
             result = run_actionlint(path)
             findings = (result.stdout + result.stderr).strip()

@@ -16,7 +16,17 @@ from canary.matrix import load_matrix
 from canary.scan import scan_main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "downstream"
-LOCATION = re.compile(r"(\S+\.py):(\d+)")
+LOCATION = re.compile(r"(\S+\.py):((?:\d+(?: \([^)]*\))?,?)+)")
+
+
+def places_in(why: str) -> list[tuple[str, str]]:
+    """(file, line) of every use a why cites in its compact form `a.py:3,9 (x, y), b.py:4`."""
+    return [
+        (file, line)
+        for file, lines in LOCATION.findall(why)
+        for line in re.findall(r"(?:^|,)(\d+)", lines)
+    ]
+
 
 # (module, subject key, subject, assertion, values, severity) of every check the fixture yields
 EXPECTED = {
@@ -179,7 +189,7 @@ def test_every_check_cites_real_uses_and_every_marked_use_is_cited():
     cited = set()
     for matrix in printed_matrices(text).values():
         for check in matrix["checks"]:
-            places = LOCATION.findall(check["why"])
+            places = places_in(check["why"])
             assert places, check
             words = {check["module"].split(".")[-1], *re.split(r"\.", summary(check)[2] or "")}
             words |= set(summary(check)[4] or [])

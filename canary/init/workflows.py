@@ -32,7 +32,8 @@ permissions:
 
 concurrency:
   group: canary-${{{{ github.event.pull_request.number || github.ref }}}}
-  cancel-in-progress: true
+  # a newer push to a pull request supersedes its run; runs on {branch} finish (they save the cache)
+  cancel-in-progress: ${{{{ github.event_name == 'pull_request' }}}}
 
 jobs:
   canary:

@@ -18,7 +18,7 @@ from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
-from canary.scan.verdicts import annotate, judge
+from canary.scan.verdicts import settle
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -76,11 +76,12 @@ def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
             continue
         if b"canary:" in data:
             calls.registries |= declared_registries(data.decode("utf-8", "replace"))
+    own = own_names(root)
     for name, tree in trees:
-        _scan_file(name, tree, upstreams, calls, result)
+        _scan_file(name, tree, upstreams, calls, own, result)
     calls.frozen = True
     for name, tree in trees:
-        scanner = _scan_file(name, tree, upstreams, calls, result)
+        scanner = _scan_file(name, tree, upstreams, calls, own, result)
         if scanner is None:
             continue
         result.findings += scanner.findings
@@ -89,11 +90,24 @@ def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
     return result
 
 
+def own_names(root: Path) -> frozenset[str]:
+    """The downstream's own top-level package names (lowercase, four letters or more)."""
+    folder = root if root.is_dir() else root.parent
+    packages = [folder] if (folder / "__init__.py").exists() else list(folder.iterdir())
+    names = {p.name.lower() for p in packages if (p / "__init__.py").exists()}
+    return frozenset(n for n in names if len(n) >= 4)
+
+
 def _scan_file(
-    name: str, tree: ast.Module, upstreams: frozenset[str], calls: CallSites, result: ScanResult
+    name: str,
+    tree: ast.Module,
+    upstreams: frozenset[str],
+    calls: CallSites,
+    own: frozenset[str],
+    result: ScanResult,
 ):
     try:
-        return scan_tree(tree, name, upstreams, calls)
+        return scan_tree(tree, name, upstreams, calls, own)
     except RecursionError as exc:
         if calls.frozen:
             result.problems.append(f"{name}: not scanned: {exc}")
@@ -110,9 +124,8 @@ class Proposed:
     reading: Reading | None = None
 
     def text(self) -> str:
-        """A complete new matrix file, each check judged on the releases read."""
-        text = render_matrix(self.upstream, self.proposals, self.releases, self._header())
-        return self._judged(text, None)
+        """A complete new matrix file; comments above checks say where they fail."""
+        return render_matrix(self.upstream, self.proposals, self.releases, self._header())
 
     def _header(self) -> list[str]:
         reading = self.reading
@@ -123,22 +136,15 @@ class Proposed:
         labels = ", ".join(run.target.label for run in reading.runs)
         return [f"placed and judged on {labels}; a comment above a check says where it fails"]
 
-    def _judged(self, text: str, ids: list[str] | None) -> str:
-        """`text` with comments above the checks (all, or `ids`) that fail on a release read."""
-        if self.reading is None or not self.reading.runs:
-            return text
-        matrix = load_text(self.upstream, text)
-        wanted = ids if ids is not None else [c.id for c in matrix.checks]
-        return annotate(text, judge(matrix, self.reading.runs, wanted))
+    def settle(self) -> None:
+        """Judge the proposals on the releases read: gate or annotate what fails there."""
+        if self.reading is not None and self.reading.runs:
+            matrix = load_text(self.upstream, self.text())
+            settle(matrix, self.proposals, self.reading)
 
     def merged(self, existing: str, name: str) -> tuple[str, int]:
-        """`existing` (the matrix file `name`) with the missing proposals appended and judged."""
-        merged, added = merge_text(existing, name, self.proposals)
-        if not added:
-            return merged, 0
-        before = {c.id for c in load_text(self.upstream, existing).checks}
-        new_ids = [c.id for c in load_text(self.upstream, merged).checks if c.id not in before]
-        return self._judged(merged, new_ids), added
+        """`existing` (the matrix file `name`) with the missing proposals appended."""
+        return merge_text(existing, name, self.proposals)
 
 
 def scan(
@@ -161,7 +167,7 @@ def scan(
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
     views = {name: reading.views for name, reading in readings.items()}
     proposed = propose(result.findings, result.modules, views)
-    return result, {
+    matrices = {
         name: Proposed(
             name,
             proposed.get(name, []),
@@ -171,6 +177,9 @@ def scan(
         for name in used
         if proposed.get(name)
     }
+    for matrix in matrices.values():
+        matrix.settle()
+    return result, matrices
 
 
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:

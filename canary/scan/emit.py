@@ -87,6 +87,7 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
     lines = []
     for check_id, proposal in zip(ids, proposals, strict=True):
         subject = proposal.subject
+        lines += [f"{pad}# {' '.join(note.split())}" for note in proposal.notes]
         lines.append(f"{pad}- id: {check_id}")
         lines.append(f"{pad}  why: {quote(proposal.why)}")
         lines.append(f"{pad}  module: {subject.module}")

@@ -76,7 +76,8 @@ class Source:
             compiled = re.compile(regex, re.MULTILINE)
         except (re.error, RecursionError, OverflowError):
             return False
-        return not any(compiled.search(text) for text in self.inserted)
+        informative = len(regex.strip()) >= _INFORMATIVE
+        return informative and not any(compiled.search(text) for text in self.inserted)
 
 
 def _overlap(literal: str, inserted: str) -> bool:
@@ -215,8 +216,10 @@ class FileScanner(ast.NodeVisitor):
         file: str,
         upstreams: frozenset[str],
         calls: CallSites | None = None,
+        own: frozenset[str] = frozenset(),
     ) -> None:
         self.file = file
+        self.own = own  # the downstream's own top-level names, lowercase
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
@@ -224,6 +227,7 @@ class FileScanner(ast.NodeVisitor):
         self.findings: list[Finding] = []
         self.guards: list[Guard] = []  # the conditions the statement being visited runs under
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
+        self.alternatives = False  # inside an `or`: a text tested there is one option of several
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
 
     # --- helpers ---------------------------------------------------------------------------
@@ -337,8 +341,9 @@ class FileScanner(ast.NodeVisitor):
             key = _constant(expr.slice)
             rows = bound.rows if isinstance(bound, Rows) else ()
             return tuple(r[1] for r in rows if len(r) > 1 and r[0] == key and r[1] is not None)
-        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
-            found = [t for element in expr.elts for t in self._texts(element)]
+        if isinstance(expr, ast.Tuple | ast.List | ast.Set):  # of strings, not of tuples
+            flat = [e for e in expr.elts if not isinstance(e, ast.Tuple | ast.List | ast.Set)]
+            found = [t for element in flat for t in self._texts(element)]
             return tuple(found[:_MAX_TEXTS])
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = self._texts(expr.left), self._texts(expr.right)
@@ -438,11 +443,16 @@ class FileScanner(ast.NodeVisitor):
 
     def _expects_texts(self, source: Source | None, texts: tuple[str, ...], node: ast.AST) -> None:
         for literal in texts if source else ():
-            if source.expects(literal):
+            if source.expects(literal) and not self._own_marker(literal):
                 self._add(Role.CONTAINS, source.ref, node, (literal,))
 
+    def _own_marker(self, text: str) -> bool:
+        """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""
+        lowered = text.lower()
+        return any(name in lowered for name in self.own)
+
     def _expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
-        if source and regex and source.expects_match(regex):
+        if source and regex and source.expects_match(regex) and not self._own_marker(regex):
             self._add(Role.MATCHES, source.ref, node, (regex,))
 
     # --- bindings --------------------------------------------------------------------------
@@ -539,10 +549,17 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn):
+            if isinstance(op, ast.In | ast.NotIn) and not self.alternatives:
                 self._expects_texts(self._source_of(right), self._texts(left), left)
             left = right
         self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """`"a" in src or "b" in src` looks for either text: neither is required."""
+        outer = self.alternatives
+        self.alternatives = outer or isinstance(node.op, ast.Or)
+        self.generic_visit(node)
+        self.alternatives = outer
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._registers(node)
@@ -612,13 +629,18 @@ class FileScanner(ast.NodeVisitor):
 
 
 def scan_tree(
-    tree: ast.Module, file: str, upstreams: frozenset[str], calls: CallSites | None = None
+    tree: ast.Module,
+    file: str,
+    upstreams: frozenset[str],
+    calls: CallSites | None = None,
+    own: frozenset[str] = frozenset(),
 ) -> FileScanner:
     """Run the scanner over one parsed file; its findings and proven modules are on the result.
 
     `calls` gathers what the file passes to the package's functions, and binds their
-    parameters to what a previous pass gathered.
+    parameters to what a previous pass gathered; `own` are the downstream's own package
+    names, whose mentions in sought texts mark them as the downstream's.
     """
-    scanner = FileScanner(tree, file, upstreams, calls)
+    scanner = FileScanner(tree, file, upstreams, calls, own)
     scanner.visit(tree)
     return scanner

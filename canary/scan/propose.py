@@ -31,7 +31,6 @@ _PHRASES = {
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
 }
-_SHOWN_PER_PHRASE = 5
 _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
@@ -63,6 +62,7 @@ class Proposal:
     uses: list[Finding]
     note: str = ""
     gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
+    notes: list[str] = field(default_factory=list)  # comments for the reviewer (where it fails)
 
     @property
     def why(self) -> str:
@@ -276,6 +276,15 @@ def _sorted_uses(groups: Iterable[list[Finding]]) -> list[Finding]:
     return sorted(unique, key=lambda f: (f.file, f.line, f.role.value))
 
 
+def _compact(places: dict[str, list[str]]) -> str:
+    """Every place, the lines of one file together: `a.py:3,9, b.py:4 (x, y)`."""
+    lines: dict[str, list[str]] = {}
+    for where, items in places.items():
+        file, _, line = where.rpartition(":")
+        lines.setdefault(file, []).append(f"{line} ({', '.join(items)})" if items else line)
+    return ", ".join(f"{file}:{','.join(numbers)}" for file, numbers in lines.items())
+
+
 def describe(uses: list[Finding], guarded: bool) -> str:
     """The `why` of a check: each kind of use with its downstream locations."""
     by_phrase: dict[Role, dict[str, list[str]]] = {}
@@ -286,12 +295,10 @@ def describe(uses: list[Finding], guarded: bool) -> str:
         items = by_phrase.setdefault(use.role, {}).setdefault(use.where, [])
         if use.role in (Role.KWARGS, Role.WRAPPER):
             items.extend(i for i in use.items if i not in items)
-    parts = []
-    for role in sorted(by_phrase, key=list(_PHRASES).index):
-        places = [f"{w} ({', '.join(i)})" if i else w for w, i in by_phrase[role].items()]
-        shown = ", ".join(places[:_SHOWN_PER_PHRASE])
-        more = len(places) - _SHOWN_PER_PHRASE
-        parts.append(f"{_PHRASES[role]} {shown}" + (f" and {more} more" if more > 0 else ""))
+    parts = [
+        f"{_PHRASES[role]} {_compact(by_phrase[role])}"
+        for role in sorted(by_phrase, key=list(_PHRASES).index)
+    ]
     text = "; ".join(parts)
     if guarded:
         text += " (severity info: the downstream tolerates its absence)"

@@ -8,6 +8,7 @@ nothing installed. `--source DIR` replaces both by one local folder.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,15 +29,27 @@ RECENT_WINDOW = 10
 
 @dataclass
 class Reading:
-    """The releases of one upstream a scan reads, newest first; `problem` says why none."""
+    """The releases of one upstream a scan reads; `problem` says why none could be.
+
+    `runs` are the newest and the lowest release in range (or the local source); `labels`
+    every release in range, oldest first, each opened on demand (`open`) to find where a
+    contract starts or stops holding.
+    """
 
     releases: Releases
     runs: list[VersionRun] = field(default_factory=list)
     problem: str = ""
+    labels: list[str] = field(default_factory=list)
+    _open: Callable[[str], VersionRun] | None = None
 
     @property
     def views(self) -> list[UpstreamView]:
         return [UpstreamView(run.module, run.target.label) for run in self.runs]
+
+    def open(self, label: str) -> VersionRun:
+        """The release `label` (one of `labels`); the ends are kept, others opened anew."""
+        known = {run.target.label: run for run in self.runs}
+        return known.get(label) or self._open(label)
 
 
 def load_text(upstream: str, text: str) -> Matrix:
@@ -82,4 +95,10 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
     broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
     if broken:
         return Reading(releases, problem=f"releases not read: {broken[0]}")
-    return Reading(releases, runs)
+    labels = sorted(by_label, key=Version)
+    return Reading(
+        releases,
+        runs,
+        labels=labels,
+        _open=lambda label: runner.version_run(header, by_label[label]),
+    )

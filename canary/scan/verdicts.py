@@ -1,55 +1,112 @@
-"""Judge proposed checks on the releases read, and say in the file which fail there.
+"""Judge proposed checks on the releases read, and say in the file where each fails.
 
-A reviewer should tell real breakage from a misread at a glance: each proposed check that does
-not pass on the newest release in range (or on the lowest supported one) gets a YAML comment
-above it with the engine's own detail.
+A reviewer should tell real breakage from a misread at a glance. Each proposal is judged by
+the engine on the newest release in range and on the lowest: one that holds on only one end
+is bisected over the releases between to find where it starts (or stops) holding, gated there
+(`since`/`until`) with a comment saying so; one that fails on both ends keeps a comment with
+the engine's own detail.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from dataclasses import dataclass
 
 from canary.engine import VersionRun
-from canary.matrix import Matrix
+from canary.matrix import Check, Matrix
 from canary.outcomes import Status
+from canary.scan.propose import Proposal
+from canary.scan.releases import Reading
 
-_ROLES = ("newest in range", "lowest in range")
-_ID_LINE = re.compile(r"^(?P<pad> *)- id: (?P<id>[a-z0-9-]+)\s*$")
-
-
-def judge(matrix: Matrix, runs: list[VersionRun], ids: Iterable[str]) -> dict[str, list[str]]:
-    """Comment lines per check id: one per release read where the check does not pass."""
-    wanted = set(ids)
-    notes: dict[str, list[str]] = {}
-    for role, run in zip(_ROLES, runs, strict=False):
-        label = run.target.label if len(runs) > 1 or run.target.label != "local" else "--source"
-        where = f"{label} ({role})" if len(runs) > 1 else label
-        for check in matrix.checks:
-            if check.id not in wanted:
-                continue
-            status, detail = run.judge(check)
-            if status in (Status.PASS, Status.SKIP):
-                continue
-            detail = detail.removesuffix(f" -- {check.why}") if check.why else detail
-            word = {Status.WARN: "WARNS", Status.ERROR: "ERROR"}.get(status, "FAILS")
-            notes.setdefault(check.id, []).append(f"{word} on {where}: {detail}")
-    return notes
+_OK = (Status.PASS, Status.SKIP)
 
 
-def annotate(text: str, notes: dict[str, list[str]]) -> str:
-    """`text` with each check's notes as comments right above its `- id:` line."""
-    if not notes:
-        return text
-    lines = []
-    for line in text.splitlines(keepends=True):
-        found = _ID_LINE.match(line)
-        if found and found["id"] in notes:
-            pad = found["pad"]
-            lines += [f"{pad}# {_one_line(note)}\n" for note in notes[found["id"]]]
-        lines.append(line)
-    return "".join(lines)
+@dataclass
+class _Bisection:
+    """Where between the ends a check starts (`rising`) or stops holding: labels[low] is on
+    the old side, labels[high] on the new side."""
+
+    check: Check
+    proposal: Proposal
+    rising: bool
+    detail: str
+    low: int
+    high: int
+
+    @property
+    def middle(self) -> int:
+        return (self.low + self.high) // 2
+
+    def narrow(self, holds: bool) -> None:
+        if holds == self.rising:
+            self.high = self.middle
+        else:
+            self.low = self.middle
 
 
-def _one_line(note: str) -> str:
-    return " ".join(note.split())
+def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> None:
+    """Gate or annotate each proposal (the checks of `matrix`, in the same order).
+
+    The bisections advance in step, each release between the ends read once per step and
+    let go before the next, so memory holds the two ends and one release at a time.
+    """
+    if not reading.runs:
+        return
+    pending = []
+    for check, proposal in zip(matrix.checks, proposals, strict=True):
+        bisection = _judge_ends(check, proposal, reading)
+        if bisection is not None:
+            pending.append(bisection)
+    while unsettled := [b for b in pending if b.high - b.low > 1]:
+        by_label: dict[str, list[_Bisection]] = {}
+        for bisection in unsettled:
+            by_label.setdefault(reading.labels[bisection.middle], []).append(bisection)
+        for label, group in by_label.items():
+            run = reading.open(label)
+            for bisection in group:
+                bisection.narrow(_verdict(run, bisection.check)[0] in _OK)
+    for bisection in pending:
+        _gate(bisection, reading)
+
+
+def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
+    status, detail = run.judge(check)
+    return status, detail.removesuffix(f" -- {check.why}") if check.why else detail
+
+
+def _judge_ends(check: Check, proposal: Proposal, reading: Reading) -> _Bisection | None:
+    """Annotate what fails on the ends; a check holding on one end only is to be bisected."""
+    ends = [run.target.label for run in reading.runs]
+    verdicts = {run.target.label: _verdict(run, check) for run in reading.runs}
+    failing = {label: v for label, v in verdicts.items() if v[0] not in _OK}
+    if not failing:
+        return None
+    newest, lowest = ends[0], ends[-1]
+    if len(failing) == 1 and len(ends) == 2 and not proposal.gate:
+        (label, (status, detail)), last = next(iter(failing.items())), len(reading.labels) - 1
+        if status is not Status.ERROR:
+            return _Bisection(check, proposal, label == lowest, detail, 0, last)
+    for label, (status, detail) in failing.items():
+        role = "newest in range" if label == newest else "lowest in range"
+        where = label if len(ends) == 1 else f"{label} ({role})"
+        word = {Status.WARN: "WARNS", Status.ERROR: "ERROR"}.get(status, "FAILS")
+        proposal.notes.append(f"{word} on {where}: {detail}")
+    return None
+
+
+def _gate(bisection: _Bisection, reading: Reading) -> None:
+    first = reading.labels[bisection.high]
+    lowest = reading.labels[0]
+    proposal = bisection.proposal
+    if bisection.rising:
+        proposal.gate = f">={first}"
+        proposal.notes.append(
+            f"scan: holds from {first} on, not on {lowest} (lowest in range):"
+            f" {bisection.detail} -- gated; unless the client only reaches it on newer"
+            " releases, its range is wrong"
+        )
+    else:
+        proposal.gate = f"<{first}"
+        proposal.notes.append(
+            f"scan: holds until {first}: {bisection.detail} -- gated; a real break if the"
+            f" client still relies on it from {first} on"
+        )

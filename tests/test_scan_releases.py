@@ -1,0 +1,113 @@
+"""`canary scan` reads the upstream's releases from the package index (a loopback one here):
+the newest and lowest in the declared range place and judge the proposals, and one holding on
+only one end is bisected and gated where it starts or stops holding."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import pytest
+import yaml
+from servers import make_wheel, serving
+
+from canary.scan import scan_main
+from canary.scan.requirements import declared_releases
+from canary.sources.context import forget_shared_contexts
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0"]
+
+
+def core(version: str) -> bytes:
+    """new_api appears in 1.2.0, old_api is gone from 1.3.0; Engine.run is inherited."""
+    major, minor = (int(p) for p in version.split(".")[:2])
+    text = "class Base:\n    def run(self, model, **kwargs):\n        return model\n\n"
+    text += "class Engine(Base):\n    pass\n\n"
+    if (major, minor) >= (1, 2):
+        text += "def new_api(model):\n    return model\n\n"
+    if (major, minor) < (1, 3):
+        text += "def old_api(model):\n    return model\n"
+    return text.encode()
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    with serving() as server:
+        files = []
+        for version in VERSIONS:
+            name = f"fakeup-{version}-py3-none-any.whl"
+            wheel = make_wheel(
+                "fakeup",
+                version,
+                {
+                    "fakeup/__init__.py": b"from .core import Engine\n",
+                    "fakeup/core.py": core(version),
+                },
+            )
+            server.add(f"/files/{name}", wheel)
+            digest = hashlib.sha256(wheel).hexdigest()
+            url = f"../../files/{name}"
+            files.append({"filename": name, "url": url, "hashes": {"sha256": digest}})
+        page = {"meta": {"api-version": "1.1"}, "name": "fakeup", "versions": VERSIONS}
+        page["files"] = files
+        server.add("/simple/fakeup/", json.dumps(page).encode(), content_type=JSON_TYPE)
+        monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        forget_shared_contexts()
+        yield server
+        forget_shared_contexts()
+
+
+DOWNSTREAM = """\
+import fakeup
+from fakeup.core import new_api, old_api, gone_api
+
+fakeup.Engine.run(None, model=1)
+"""
+
+
+def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_path):
+    project = tmp_path / "client"
+    (project / "client").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
+    (project / "client" / "__init__.py").write_text(DOWNSTREAM)
+    out = io.StringIO()
+    assert scan_main(str(project / "client"), ["fakeup"], None, None, out) == 0
+    text = out.getvalue()
+    checks = {c["id"]: c for c in yaml.safe_load(text.split("---\n", 1)[1])["checks"]}
+    assert "# placed and judged on 1.3.0, 1.0.0;" in text
+    assert checks["new-api"]["since"] == "1.2.0" and checks["new-api"]["module"] == "fakeup.core"
+    assert checks["old-api"]["until"] == "1.3.0"
+    assert "# scan: holds from 1.2.0 on, not on 1.0.0 (lowest in range)" in text
+    assert "# scan: holds until 1.3.0: fakeup.core has no symbol old_api" in text
+    assert "# FAILS on 1.3.0 (newest in range): fakeup.core has no symbol gone_api" in text
+    assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
+    run = checks["base-run-accepts"]
+    assert (run["module"], run["function"], run["accepts"]) == (
+        "fakeup.core",
+        "Base.run",
+        ["model"],
+    )
+    assert "2.0.0" not in text.split("checks:")[1]
+
+
+def test_the_declared_range_is_found_above_the_path_and_in_a_wheels_metadata(tmp_path):
+    (tmp_path / "repo" / "src" / "lib").mkdir(parents=True)
+    (tmp_path / "repo" / "setup.cfg").write_text("[options]\ninstall_requires =\n    trl>=0.20\n")
+    (tmp_path / "repo" / "requirements-dev.txt").write_text("peft>=0.15  # pinned\n")
+    found = declared_releases(tmp_path / "repo" / "src" / "lib", "trl")
+    assert (found.spec, found.comment) == (">=0.20", "what setup.cfg requires (repo/)")
+    assert declared_releases(tmp_path / "repo" / "src" / "lib", "peft").spec == ">=0.15"
+    wheel = tmp_path / "unpacked"
+    (wheel / "lib").mkdir(parents=True)
+    (wheel / "lib-1.0.dist-info").mkdir()
+    (wheel / "lib-1.0.dist-info" / "METADATA").write_text(
+        "Name: lib\nRequires-Dist: trl!=0.19.0,<=1.15.0,>=0.18.2\n"
+        'Requires-Dist: trl>=0.1; extra == "old"\n'
+    )
+    found = declared_releases(wheel / "lib", "trl")
+    assert found.spec == "!=0.19.0,<=1.15.0,>=0.18.2"
+    assert found.comment == "what lib-1.0.dist-info/METADATA requires (unpacked/)"
