@@ -189,8 +189,10 @@ def refuse_empty_gates(matrix: Matrix, releases: list[Version]) -> None:
         raise MatrixError.several(errors)
 
 
-def load_matrix(path: Path | str) -> Matrix:
-    """Read and validate one matrix file; raises MatrixError, never anything else."""
+def load_matrix(path: Path | str, *, checks_required: bool = True) -> Matrix:
+    """Read and validate one matrix file; raises MatrixError, never anything else.
+
+    `checks_required=False` accepts an empty `checks` list (a header being built)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -207,14 +209,15 @@ def load_matrix(path: Path | str) -> Matrix:
         raise MatrixError(path, line, f"invalid YAML: {problem}") from None
     except RecursionError:
         raise MatrixError(path, None, "invalid YAML: nested too deeply") from None
-    return _Loader(path).matrix(data)
+    return _Loader(path, checks_required).matrix(data)
 
 
 class _Loader:
     """Walks the marked YAML tree; holds the path so every error can name it."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, checks_required: bool = True):
         self.path = path
+        self.checks_required = checks_required
         self.lines: dict[str, int] = {}
         self.errors: list[MatrixError] = []
 
@@ -280,7 +283,7 @@ class _Loader:
                 self.fail(line, f"checks: must be a list of checks, not {_kind(checks_data)}")
             )
             return ()
-        if not checks_data:
+        if not checks_data and self.checks_required:
             self.errors.append(self.fail(line, "checks: is empty; a matrix needs a check"))
         checks = [
             self.attempt(lambda i=i, c=c: self.check(c, checks_data, i))
