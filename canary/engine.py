@@ -46,7 +46,8 @@ class VersionRun:
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
         self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._version: Version | VersionUnknown | None = target.version
-        self.hierarchy = Hierarchy(Namespace(self.module, self.module_names))
+        namespace = Namespace(self.module, self.module_names, self.prefetch_modules)
+        self.hierarchy = Hierarchy(namespace)
         self._module_names: list[str] | None = None
 
     @property
@@ -83,6 +84,19 @@ class VersionRun:
             }
             self._module_names = sorted(names)
         return self._module_names
+
+    def prefetch_modules(self, names: list[str]) -> None:
+        """Modules about to be looked up, fetched together where the source can (a wheel
+        merges neighbouring members into one request); best effort, as in Runner."""
+        prefetch = getattr(self.tree, "prefetch", None)
+        with self._lock:
+            wanted = [n for n in names if n not in self._modules]
+        if prefetch is None or not wanted:
+            return
+        try:
+            prefetch([path for name in wanted for path, _ in module_files(name)])
+        except SourceError:
+            return  # each module's own read reports its own fault
 
     def module(self, name: str) -> ModuleInfo | None:
         with self._lock:

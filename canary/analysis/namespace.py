@@ -21,6 +21,9 @@ ModuleLookup = Callable[[str], ModuleInfo | None]
 #: Lazy modules served by lazy modules: past this many hops the chain is not followed.
 _MAX_LAZY_HOPS = 32
 
+#: A folder search that has not found its name in this many modules fetches the rest at once.
+_PREFETCH_AFTER = 8
+
 #: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
 _SKIPPED_PREFIXES = ("convert_", "modular_")
 
@@ -46,9 +49,15 @@ _STOP = Found(ModuleInfo("", "", ""), ())
 class Namespace:
     """Name resolution over one version's modules (each module is looked up once by the run)."""
 
-    def __init__(self, lookup: ModuleLookup, module_names: Callable[[], list[str]] = list):
+    def __init__(
+        self,
+        lookup: ModuleLookup,
+        module_names: Callable[[], list[str]] = list,
+        prefetch: Callable[[list[str]], None] = lambda names: None,
+    ):
         self.lookup = lookup
         self.module_names = module_names  # every module of the version, when known
+        self.prefetch = prefetch  # modules about to be looked up, fetched together
 
     def similar_modules(self, name: str) -> list[str]:
         """Real module names close to `name`: the same last part elsewhere (a module that
@@ -146,31 +155,36 @@ class Namespace:
 
     def _in_folder(self, module: ModuleInfo, folder: str, name: str, hops: int) -> Found | None:
         """transformers' `define_import_structure(folder)`: every submodule of the folder
-        exports its `__all__`. The submodules are found through the TYPE_CHECKING imports
-        that mirror the structure, the likeliest first (a model's folder named in the name)."""
+        exports its `__all__`. The submodules come from the version's file list when the
+        source has one, and from the TYPE_CHECKING imports that mirror the structure; the
+        likeliest are read first (where TYPE_CHECKING imports the name from, then a folder
+        named in the name), and past a few the rest are fetched together."""
         key = name.lower().replace("_", "")
         queue: list[tuple[int, int, str]] = []
-        counter = 0
 
-        def push(candidate: str) -> None:
-            nonlocal counter
+        def push(candidate: str, rank: int | None = None) -> None:
             if candidate != folder and not candidate.startswith(f"{folder}."):
                 return
             last = candidate.rsplit(".", 1)[-1].replace("_", "")
-            counter += 1
-            heapq.heappush(queue, (0 if last and last in key else 1, counter, candidate))
+            if rank is None:
+                rank = 1 if last and last in key else 2
+            heapq.heappush(queue, (rank, len(queue), candidate))
 
         for binding in module.bindings.get(name, []):
             if binding.typing_only and binding.origin:
-                push(binding.origin.rpartition(".")[0])
+                push(binding.origin.rpartition(".")[0], 0)
         for origin in (*module.typing_star_imports, *module.star_imports):
             push(origin)
+        for listed in self.module_names():
+            push(listed)
         visited: set[str] = set()
         while queue:
             _, _, candidate = heapq.heappop(queue)
             if candidate in visited:
                 continue
             visited.add(candidate)
+            if len(visited) == _PREFETCH_AFTER:
+                self.prefetch(sorted({c for _, _, c in queue} - visited))
             info = self.lookup(candidate)
             if info is None:
                 continue
