@@ -2,9 +2,10 @@
 
 A reviewer should tell real breakage from a misread at a glance. Each proposal is judged by
 the engine on the newest release in range and on the lowest: one that holds on only one end
-is bisected over the releases between to find where it starts (or stops) holding, gated there
-(`since`/`until`) with a comment saying so; one that fails on both ends keeps a comment with
-the engine's own detail.
+is bisected over the releases between. One that appears later than the client's lowest
+release is gated there (`since`) with a comment saying so; one that broke within the range
+stays as it is, red, with a comment naming the first release it fails on; one that fails on
+both ends keeps a comment with the engine's own detail.
 """
 
 from __future__ import annotations
@@ -104,9 +105,8 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
             f" {bisection.detail} -- gated; unless the client only reaches it on newer"
             " releases, its range is wrong"
         )
-    else:
-        proposal.gate = f"<{first}"
+    else:  # broke within the client's range: exactly what canary is for, so it stays red
         proposal.notes.append(
-            f"scan: holds until {first}: {bisection.detail} -- gated; a real break if the"
-            f" client still relies on it from {first} on"
+            f"FAILS from {first} on (newest in range {reading.labels[-1]}), held before:"
+            f" {bisection.detail}"
         )
