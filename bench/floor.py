@@ -31,6 +31,7 @@ class Floor:
     members: int = 0  # compressed sizes of the members read
     members_read: int = 0
     shared: int = 0  # members read whose content an earlier wheel already brought
+    shared_bytes: int = 0  # their compressed sizes: what reading them again would cost
     record: int = 0  # compressed size of RECORD, read for verification
     missing: list[str] = field(default_factory=list)  # locked files with no cached listing
 
@@ -74,6 +75,7 @@ def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor
                 continue
             elif digest and digest in seen:
                 result.shared += 1
+                result.shared_bytes += entry.csize
             elif cache.get_content(digest) if digest else cache.get(f"{key}/{entry.name}"):
                 result.members += entry.csize
                 result.members_read += 1

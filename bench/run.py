@@ -1,5 +1,7 @@
 """`python -m bench`: cold and warm cost of `canary check` and pytest over the shipped matrices
-and every locked release, the parse strategies side by side, and scaling with the release count.
+and every locked release, the pytest path against `canary check` on one matrix, the parse
+strategies side by side, and scaling with the release count; with `--before CHECKOUT`, the same
+commands on an older canary, interleaved with these in one run.
 
 Every number is a subprocess measured from outside (wall, CPU, peak RSS), on its own cache
 folder: cold runs start from an empty one, warm runs reuse the one the cold run filled.
@@ -24,8 +26,9 @@ from bench.floor import locked_files, measure_floor
 from bench.proc import Measured, measure
 from bench.report import Row, Section, table
 
-SECTIONS = ("cold", "warm", "strategies", "scaling")
+SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling")
 SCALES = (10, 30)
+AFTER, BEFORE = "after", "before"
 
 
 class BenchError(Exception):
@@ -33,47 +36,93 @@ class BenchError(Exception):
 
 
 class Bench:
-    """Runs the measured commands of one benchmark in the project folder `root`."""
+    """Runs the measured commands of one benchmark in the project folder `root`, over the
+    matrices in `folder`, with this checkout's canary and maybe an older one (`before`)."""
 
-    def __init__(self, root: Path, warm_reps: int, cold_reps: int, slow_reps: int) -> None:
+    def __init__(
+        self,
+        root: Path,
+        warm_reps: int,
+        cold_reps: int,
+        slow_reps: int,
+        folder: Path | None = None,
+        before: Path | None = None,
+    ) -> None:
         self.root = root
         self.warm_reps = warm_reps
         self.cold_reps = cold_reps
         self.slow_reps = slow_reps
-        self.matrices = sorted(root.glob("matrices/*.yaml"))
+        self.folder = (folder or root / "matrices").resolve()
+        self.matrices = sorted(self.folder.glob("*.yaml"))
         if not self.matrices:
-            raise BenchError(f"no matrices/*.yaml under {root}: run from the project root")
+            raise BenchError(f"no *.yaml under {self.folder}: run from the project root")
+        self.codes = {AFTER: root.resolve()}
+        if before is not None:
+            if not (before / "canary" / "cli.py").is_file():
+                raise BenchError(f"--before {before}: not a canary checkout")
+            self.codes[BEFORE] = before.resolve()
         self.scratch = Path(tempfile.mkdtemp(prefix="canary-bench-"))
+        self._floor_test: Path | None = None
 
-    def env(self, cache: Path) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "CANARY_OFFLINE"}
+    def env(self, cache: Path, code: str = AFTER) -> dict[str, str]:
+        """The command's environment: its cache, and the canary of `code` first on the path.
+
+        Bytecode is written and reused (as for any user): an environment that forbids it would
+        recompile every module, and pytest's rewritten plugins, on every run."""
+        drop = {"CANARY_OFFLINE", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH"}
+        env = {k: v for k, v in os.environ.items() if k not in drop}
         env["CANARY_CACHE_DIR"] = str(cache)
+        env["PYTHONPATH"] = str(self.codes[code])
+        env["PYTHONSAFEPATH"] = "1"  # not the working directory's canary: the one named here
         return env
 
     def fresh_cache(self) -> Path:
         return Path(tempfile.mkdtemp(prefix="cache-", dir=self.scratch))
 
-    def run(self, argv: list[str], cache: Path) -> Measured:
+    def run(self, argv: list[str], cache: Path, code: str = AFTER) -> Measured:
         """One measured run; exit 0 or 1 (red results) counts, anything else is a BenchError."""
-        measured = measure(argv, self.env(cache), cwd=self.root)
+        measured = measure(argv, self.env(cache, code), cwd=self.root)
         if measured.returncode not in (0, 1):
             tail = "\n".join(measured.stderr.strip().splitlines()[-5:])
             raise BenchError(f"{' '.join(argv)} exited {measured.returncode}:\n{tail}")
         return measured
 
-    def check(self, cache: Path) -> tuple[Measured, dict]:
-        """`canary check --format json` over every matrix and locked release."""
-        argv = [sys.executable, "-m", "canary.cli", "check", "--format", "json"]
-        measured = self.run(argv, cache)
+    def check(
+        self, cache: Path, code: str = AFTER, matrices: list[Path] | None = None
+    ) -> tuple[Measured, dict]:
+        """`canary check --format json` over the matrices (all of them by default)."""
+        paths = [str(p) for p in (matrices or self.matrices)]
+        argv = [sys.executable, "-m", "canary.cli", "check", "--format", "json", *paths]
+        measured = self.run(argv, cache, code)
         return measured, json.loads(measured.stdout)
 
     def driver(self, cache: Path, *options: str) -> tuple[Measured, dict]:
-        measured = self.run([sys.executable, "-m", "bench.driver", *options], cache)
+        paths = [str(p) for p in self.matrices]
+        measured = self.run([sys.executable, "-m", "bench.driver", *paths, *options], cache)
         return measured, json.loads(measured.stdout)
 
-    def pytest(self, cache: Path, *options: str) -> Measured:
-        argv = [sys.executable, "-m", "pytest", "matrices", "-p", "no:cacheprovider", "-q"]
-        return self.run([*argv, *options], cache)
+    def pytest(
+        self, cache: Path, *options: str, code: str = AFTER, target: Path | None = None
+    ) -> Measured:
+        where = str(target or self.folder)
+        argv = [sys.executable, "-m", "pytest", where, "-p", "no:cacheprovider", "-q"]
+        return self.run([*argv, *options], cache, code)
+
+    def pytest_floor(self, items: int, *options: str) -> Measured:
+        """pytest's own cost for `items` trivial tests (three in eight skip, like the gated
+        checks): what no plugin can go below."""
+        if self._floor_test is None:
+            self._floor_test = self.scratch / "floor" / "test_floor.py"
+            self._floor_test.parent.mkdir()
+            self._floor_test.write_text(
+                "import pytest\n\n\n"
+                f"@pytest.mark.parametrize('i', range({items}))\n"
+                "def test_item(i):\n"
+                "    if i % 8 < 3:\n"
+                "        pytest.skip('outside the gate')\n"
+            )
+        argv = [sys.executable, "-m", "pytest", str(self._floor_test), "-p", "no:cacheprovider"]
+        return self.run([*argv, "-q", *options], self.scratch)
 
     def repeat(self, times: int, once: Callable[[], tuple[Measured, dict]]):
         runs = [once() for _ in range(times)]
@@ -85,24 +134,64 @@ def _red(summary: dict) -> str:
     return f"; red results: {red}" if red else ""
 
 
-def cold_section(bench: Bench) -> tuple[Section, Path, dict]:
-    """Cold `canary check`; returns the section, the last filled cache and its JSON output."""
-    caches, runs, outputs = [], [], []
-    for _ in range(bench.cold_reps):
-        caches.append(bench.fresh_cache())
-        measured, output = bench.check(caches[-1])
-        runs.append(measured)
-        outputs.append(output)
-    stats = [o["stats"] for o in outputs]
-    floor = measure_floor(locked_files(bench.matrices), caches[-1])
+def _by_code(bench: Bench, times: int, once: Callable[[str], object]) -> dict[str, list]:
+    """`once(code)` `times` times for every code, interleaved (after, before, after, ...) so
+    that a busy machine weighs on both alike."""
+    samples: dict[str, list] = {code: [] for code in bench.codes}
+    for _ in range(times):
+        for code in bench.codes:
+            samples[code].append(once(code))
+    return samples
+
+
+def _before(samples: dict[str, list], value: Callable[[object], float]) -> list[float] | None:
+    return [value(s) for s in samples[BEFORE]] if BEFORE in samples else None
+
+
+def cold_section(bench: Bench) -> tuple[Section, dict[str, Path], dict]:
+    """Cold `canary check`; returns the section, the last filled cache per code and the JSON
+    output of this checkout's last cold run."""
+    caches: dict[str, list[Path]] = {code: [] for code in bench.codes}
+
+    def once(code: str) -> tuple[Measured, dict]:
+        caches[code].append(bench.fresh_cache())
+        return bench.check(caches[code][-1], code)
+
+    runs = _by_code(bench, bench.cold_reps, once)
+    after = runs[AFTER]
+    stats = [o["stats"] for _m, o in after]
+    output = after[-1][1]
+    floor = measure_floor(locked_files(bench.matrices), caches[AFTER][-1])
     fetched = [float(s["bytes_downloaded"]) for s in stats]
-    results = len(outputs[-1]["results"])
+    results = len(output["results"])
     section = Section(f"Cold: `canary check`, empty cache, {results:,} results")
     section.rows = [
-        Row("wall", [m.wall for m in runs], report.seconds, report.COLD_WALL),
-        Row("CPU (user + sys)", [m.cpu for m in runs], report.seconds),
-        Row("requests", [float(s["requests"]) for s in stats], report.count),
-        Row("bytes downloaded", fetched, report.megabytes, note="index pages included"),
+        Row(
+            "wall",
+            [m.wall for m, _o in after],
+            report.seconds,
+            report.COLD_WALL,
+            before=_before(runs, lambda r: r[0].wall),
+        ),
+        Row(
+            "CPU (user + sys)",
+            [m.cpu for m, _o in after],
+            report.seconds,
+            before=_before(runs, lambda r: r[0].cpu),
+        ),
+        Row(
+            "requests",
+            [float(s["requests"]) for s in stats],
+            report.count,
+            before=_before(runs, lambda r: float(r[1]["stats"]["requests"])),
+        ),
+        Row(
+            "bytes downloaded",
+            fetched,
+            report.megabytes,
+            note="index pages included",
+            before=_before(runs, lambda r: float(r[1]["stats"]["bytes_downloaded"])),
+        ),
         Row(
             "bytes / whole wheels",
             [b / floor.whole for b in fetched],
@@ -110,6 +199,7 @@ def cold_section(bench: Bench) -> tuple[Section, Path, dict]:
             report.SHARE_OF_WHEELS,
             f"{floor.wheels} locked wheels = {report.megabytes(floor.whole)}; the floor "
             f"itself is {report.percent(floor.floor / floor.whole)} of them",
+            before=_before(runs, lambda r: r[1]["stats"]["bytes_downloaded"] / floor.whole),
         ),
         Row(
             "bytes / floor",
@@ -117,65 +207,175 @@ def cold_section(bench: Bench) -> tuple[Section, Path, dict]:
             report.ratio,
             report.OVER_FLOOR,
             f"floor {report.megabytes(floor.floor)} = central directories "
-            f"{report.megabytes(floor.directories)} + {floor.members_read:,} members read "
-            f"{report.megabytes(floor.members)}; RECORD (read to verify) adds "
-            f"{report.megabytes(floor.record)}"
+            f"{report.megabytes(floor.directories)} + {floor.members_read:,} distinct members "
+            f"read {report.megabytes(floor.members)} ({floor.shared:,} more were files an "
+            f"earlier wheel already brought: {report.megabytes(floor.shared_bytes)}); RECORD "
+            f"(read to verify) adds {report.megabytes(floor.record)}"
             + (f"; no listing for {len(floor.missing)} files" if floor.missing else ""),
+            before=_before(runs, lambda r: r[1]["stats"]["bytes_downloaded"] / floor.floor),
         ),
         Row(
             "peak RSS",
-            [m.peak_rss for m in runs],
+            [m.peak_rss for m, _o in after],
             report.mebibytes,
-            note=_red(outputs[-1]["summary"]),
+            note=_red(output["summary"]),
+            before=_before(runs, lambda r: r[0].peak_rss),
         ),
     ]
-    for cache in caches[:-1]:
-        shutil.rmtree(cache, ignore_errors=True)
-    return section, caches[-1], outputs[-1]
+    for folders in caches.values():
+        for cache in folders[:-1]:
+            shutil.rmtree(cache, ignore_errors=True)
+    return section, {code: folders[-1] for code, folders in caches.items()}, output
 
 
-def warm_section(bench: Bench, cache: Path) -> Section:
-    checks, outputs = bench.repeat(bench.warm_reps, lambda: bench.check(cache))
-    results = len(outputs[-1]["results"])
+def warm_section(bench: Bench, caches: dict[str, Path]) -> Section:
+    checks = _by_code(bench, bench.warm_reps, lambda code: bench.check(caches[code], code))
+    output = checks[AFTER][-1][1]
+    results = len(output["results"])
     enough = "enough" if results >= report.MIN_RESULTS else "TOO FEW"
-    one = [bench.pytest(cache) for _ in range(bench.warm_reps)]
-    two = [bench.pytest(cache, "-n", "2", "--dist", "loadgroup") for _ in range(bench.warm_reps)]
+    one = _by_code(bench, bench.warm_reps, lambda code: bench.pytest(caches[code], code=code))
+    two = _by_code(
+        bench,
+        bench.warm_reps,
+        lambda code: bench.pytest(caches[code], "-n", "2", "--dist", "loadgroup", code=code),
+    )
+    floor_one = [bench.pytest_floor(results) for _ in range(bench.warm_reps)]
+    floor_two = [bench.pytest_floor(results, "-n", "2") for _ in range(bench.warm_reps)]
+    ratio = {
+        code: [b.wall / a.wall for a, b in zip(one[code], two[code], strict=True)]
+        for code in bench.codes
+    }
     section = Section("Warm: cache filled by the cold run")
     section.rows = [
         Row(
             "`canary check` wall",
-            [m.wall for m in checks],
+            [m.wall for m, _o in checks[AFTER]],
             report.seconds,
             report.WARM_CHECK,
             f"{results:,} results (target needs >= {report.MIN_RESULTS:,}: {enough}); "
-            f"in-process {outputs[-1]['stats']['seconds']:.2f} s{_red(outputs[-1]['summary'])}",
+            f"in-process {output['stats']['seconds']:.2f} s{_red(output['summary'])}",
+            before=_before(checks, lambda r: r[0].wall),
         ),
         Row(
             "`canary check` peak RSS",
-            [m.peak_rss for m in checks],
+            [m.peak_rss for m, _o in checks[AFTER]],
             report.mebibytes,
             report.PEAK_RSS,
+            before=_before(checks, lambda r: r[0].peak_rss),
         ),
-        Row("`pytest` 1 worker wall", [m.wall for m in one], report.seconds),
+        Row(
+            "`pytest` 1 worker wall",
+            [m.wall for m in one[AFTER]],
+            report.seconds,
+            report.WARM_PYTEST_1,
+            before=_before(one, lambda m: m.wall),
+        ),
+        Row(
+            f"pytest's own floor: {results:,} trivial tests, 1 worker",
+            [m.wall for m in floor_one],
+            report.seconds,
+            note="no plugin: what pytest itself costs per item on this machine",
+        ),
         Row(
             "`pytest` 1 worker peak RSS",
-            [m.peak_rss for m in one],
+            [m.peak_rss for m in one[AFTER]],
             report.mebibytes,
             report.PEAK_RSS,
+            before=_before(one, lambda m: m.peak_rss),
         ),
-        Row("`pytest -n 2` wall", [m.wall for m in two], report.seconds, report.WARM_PYTEST_2),
+        Row(
+            "`pytest -n 2` wall",
+            [m.wall for m in two[AFTER]],
+            report.seconds,
+            before=_before(two, lambda m: m.wall),
+        ),
+        Row(
+            "`pytest -n 2` / 1 worker",
+            ratio[AFTER],
+            report.ratio,
+            report.NO_SLOWER,
+            before=ratio.get(BEFORE),
+        ),
+        Row(
+            f"pytest's own floor: {results:,} trivial tests, `-n 2` / 1 worker",
+            [b.wall / a.wall for a, b in zip(floor_one, floor_two, strict=True)],
+            report.ratio,
+            note=f"`-n 2` wall {report.seconds(statistics.median(m.wall for m in floor_two))}",
+        ),
         Row(
             "`pytest -n 2` peak RSS, largest process",
-            [m.peak_rss for m in two],
+            [m.peak_rss for m in two[AFTER]],
             report.mebibytes,
             report.PEAK_RSS,
+            before=_before(two, lambda m: m.peak_rss),
         ),
         Row(
             "`pytest -n 2` peak RSS, all processes",
-            [m.tree_rss for m in two],
+            [m.tree_rss for m in two[AFTER]],
             report.mebibytes,
             note="controller + 2 workers, sampled every 50 ms",
+            before=_before(two, lambda m: m.tree_rss),
         ),
+    ]
+    return section
+
+
+def pytest_path_section(bench: Bench, name: str) -> Section:
+    """One matrix through `canary check` and through pytest, cold (each on an empty cache)
+    and warm: the pytest path should cost no more than the command."""
+    matrix = bench.folder / f"{name}.yaml"
+    if matrix not in bench.matrices:
+        matrix = bench.matrices[-1]
+    caches: dict[str, Path] = {}
+
+    def cold_check(code: str) -> Measured:
+        caches[code] = bench.fresh_cache()
+        return bench.check(caches[code], code, [matrix])[0]
+
+    def cold_pytest(code: str) -> Measured:
+        return bench.pytest(bench.fresh_cache(), code=code, target=matrix)
+
+    check_cold = _by_code(bench, bench.cold_reps, cold_check)
+    pytest_cold = _by_code(bench, bench.cold_reps, cold_pytest)
+    check_warm = _by_code(
+        bench, bench.warm_reps, lambda code: bench.check(caches[code], code, [matrix])[0]
+    )
+    pytest_warm = _by_code(
+        bench, bench.warm_reps, lambda code: bench.pytest(caches[code], code=code, target=matrix)
+    )
+
+    def ratio(slow: dict[str, list], fast: dict[str, list], code: str) -> list[float]:
+        return [s.wall / f.wall for s, f in zip(slow[code], fast[code], strict=True)]
+
+    def rows(label: str, check: dict, pytest: dict, target: report.Target | None) -> list[Row]:
+        wall = report.seconds
+        return [
+            Row(
+                f"{label} `canary check`",
+                [m.wall for m in check[AFTER]],
+                wall,
+                target,
+                before=_before(check, lambda m: m.wall),
+            ),
+            Row(
+                f"{label} `pytest`, 1 worker",
+                [m.wall for m in pytest[AFTER]],
+                wall,
+                before=_before(pytest, lambda m: m.wall),
+            ),
+            Row(
+                f"{label} `pytest` / `canary check`",
+                ratio(pytest, check, AFTER),
+                report.ratio,
+                report.PYTEST_VS_CHECK,
+                before=ratio(pytest, check, BEFORE) if BEFORE in bench.codes else None,
+            ),
+        ]
+
+    section = Section(f"The pytest path: one matrix ({matrix.stem}), every locked release")
+    section.rows = [
+        *rows("cold", check_cold, pytest_cold, None),
+        *rows("warm", check_warm, pytest_warm, report.WARM_ONE_MATRIX),
     ]
     return section
 
@@ -183,7 +383,8 @@ def warm_section(bench: Bench, cache: Path) -> Section:
 def strategies_section(bench: Bench, cache: Path) -> str:
     """The same warm run with each parse strategy (bench.strategies)."""
     plan = [
-        ("canary", bench.warm_reps, "canary: index per content hash, in memory and on disk"),
+        ("canary", bench.warm_reps, "canary: verdicts per release file, indexes per content"),
+        ("index-store", bench.warm_reps, "index-store: every check evaluated on stored indexes"),
         ("no-store", bench.slow_reps, "no-store: in memory only, each file parsed once per run"),
         ("reparse", bench.slow_reps, "reparse: parsed again for every assertion (baseline)"),
     ]
@@ -284,13 +485,26 @@ def header(bench: Bench) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     files = locked_files(bench.matrices)
     names = ", ".join(p.stem for p in bench.matrices)
+    compared = (
+        f"\nBefore: canary from {bench.codes[BEFORE]}, run interleaved with this checkout's "
+        "(after) on the same workload."
+        if BEFORE in bench.codes
+        else ""
+    )
     return (
         f"## canary benchmark, {when}\n\n"
-        f"Machine: {machine()}.\n"
+        f"Machine: {machine()}, load average {_load()} at the start.\n"
         f"Workload: matrices {names}; every locked release ({len(files)} wheels).\n"
         f"Repetitions: warm {bench.warm_reps}, cold {bench.cold_reps} (each cold run downloads "
-        f"tens of MB), slow strategies {bench.slow_reps}; numbers are medians."
+        f"tens of MB), slow strategies {bench.slow_reps}; numbers are medians.{compared}"
     )
+
+
+def _load() -> str:
+    try:
+        return ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -304,6 +518,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--sections",
         default=",".join(SECTIONS),
         help=f"subset of {','.join(SECTIONS)} (cold always runs: it fills the cache)",
+    )
+    parser.add_argument(
+        "--matrices", metavar="FOLDER", type=Path, help="the workload (default: ./matrices)"
+    )
+    parser.add_argument(
+        "--before",
+        metavar="CHECKOUT",
+        type=Path,
+        help="also measure the canary of this older checkout, side by side",
+    )
+    parser.add_argument(
+        "--one", default="trl", metavar="NAME", help="the matrix of the pytest-path section"
     )
     parser.add_argument("--output", metavar="FILE", help="also write the tables to FILE")
     parser.add_argument("--keep", action="store_true", help="keep the scratch caches")
@@ -319,17 +545,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        bench = Bench(Path.cwd(), args.warm_reps, args.cold_reps, args.slow_reps)
+        bench = Bench(
+            Path.cwd(),
+            args.warm_reps,
+            args.cold_reps,
+            args.slow_reps,
+            folder=args.matrices,
+            before=args.before,
+        )
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
     parts = [header(bench)]
     try:
-        cold, cache, output = cold_section(bench)
+        cold, caches, output = cold_section(bench)
+        cache = caches[AFTER]
         parts.append(cold.render())
         _emit(parts[-1])
         if "warm" in args.sections:
-            parts.append(warm_section(bench, cache).render())
+            parts.append(warm_section(bench, caches).render())
+            _emit(parts[-1])
+        if "pytest-path" in args.sections:
+            parts.append(pytest_path_section(bench, args.one).render())
             _emit(parts[-1])
         if "strategies" in args.sections:
             parts.append(strategies_section(bench, cache))

@@ -1,5 +1,5 @@
-"""A fingerprint of canary's own code: a cached index or verdict is only valid for the code that
-made it, so both are keyed by it and a changed engine (an upgrade, an edited checkout) never
+"""Fingerprints of canary's own code: a cached index or verdict is only valid for the code that
+made it, so both are keyed by one and a changed engine (an upgrade, an edited checkout) never
 believes what an older one concluded."""
 
 from __future__ import annotations
@@ -8,13 +8,23 @@ import functools
 import hashlib
 from pathlib import Path
 
+_PACKAGE = Path(__file__).resolve().parent
+
+#: What a module index depends on: the analysis package and the index's on-disk form. An
+#: upgrade that leaves them alone keeps the indexes (parsing is the costly part of a run).
+INDEX_CODE = ("analysis", "index_store.py")
+
 
 @functools.cache
-def code_fingerprint() -> str:
-    """sha256 over the path and bytes of every Python file of the installed package."""
-    package = Path(__file__).resolve().parent
+def code_fingerprint(parts: tuple[str, ...] = (".",)) -> str:
+    """sha256 over the path and bytes of every Python file under `parts` of the package (files
+    or folders, relative to it; the whole package by default)."""
+    files = set()
+    for part in parts:
+        where = _PACKAGE / part
+        files.update(where.rglob("*.py") if where.is_dir() else [where])
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+    for path in sorted(files):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()[:32]

@@ -18,7 +18,7 @@ from canary.analysis import (
     Rename,
     Span,
 )
-from canary.code_version import code_fingerprint
+from canary.code_version import INDEX_CODE, code_fingerprint
 from canary.sources.cache import Cache
 from canary.sources.tree import SourceError
 
@@ -121,7 +121,7 @@ class IndexStore:
 
     @staticmethod
     def _key(key: str) -> str:
-        return f"{code_fingerprint()}:{key}"
+        return f"{code_fingerprint(INDEX_CODE)}:{key}"
 
     def get(self, key: str, name: str, path: str, text: str) -> ModuleInfo | None:
         try:

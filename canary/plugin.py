@@ -138,7 +138,8 @@ class CheckItem(pytest.Item):
         self.check = check
         self.target = target
         matrix = self.matrix
-        self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
+        if _share()[1] > 1:  # only xdist workers collect for a scheduler that reads it
+            self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
         reason = matrix.versions.broken.get(target.label)
         if reason is not None:
             self.add_marker(pytest.mark.xfail(reason=reason, raises=CheckFailed, strict=False))

@@ -35,4 +35,4 @@ class Limits:
     tail_extra: int = 16 * 1024
     tail_min: int = 64 * 1024
     #: wanted members closer than this are fetched by one range request (fewer round trips)
-    merge_gap: int = 16 * 1024
+    merge_gap: int = 8 * 1024

@@ -197,7 +197,7 @@ class RemoteZip:
         mine, theirs = self.claims.claim(digests.values())
         try:
             own = [n for n in missing if n not in digests or digests[n] in mine]
-            found.update(self._fetch(own, listing))
+            found.update(self._fetch(own, listing, self.claims.done))
         finally:
             self.claims.done(mine)
         for event in theirs:  # another release of this run is fetching the same file
@@ -227,14 +227,26 @@ class RemoteZip:
         else:
             self.cache.put(self._member_key(name), data)
 
-    def _fetch(self, names: list[str], listing: Listing) -> dict[str, bytes]:
+    def _fetch(
+        self,
+        names: list[str],
+        listing: Listing,
+        stored: Callable[[list[str]], None] | None = None,
+    ) -> dict[str, bytes]:
         """Fetch members with range requests, under the archive's lock (one fetch across
-        processes); neighbouring members share a request."""
+        processes); neighbouring members share a request. `stored` hears the sha256 of each
+        group's members as soon as they are cached (threads waiting for them go on)."""
         if not names:
             return {}
         with self.cache.lock(self.key):
             found = self._cached(names, listing)
             wanted = [listing.entry(n) for n in dict.fromkeys(names) if n not in found]
+            for entry in wanted:  # what the directory declares decides: no fetch, no retry
+                if entry.usize > self.limits.max_member:
+                    raise SourceError(
+                        f"{self.reader.label}: member {entry.name!r} declares {entry.usize} "
+                        f"bytes, over the {self.limits.max_member} byte cap"
+                    )
             for group in self._groups(wanted):
                 try:
                     fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
@@ -248,6 +260,8 @@ class RemoteZip:
                 for name, data in fetched.items():
                     self._store(name, data, listing)
                     found[name] = data
+                if stored is not None:
+                    stored([d for n in fetched if (d := (listing.record or {}).get(n))])
         return found
 
     def _relisted(self, old: Listing) -> Listing | None:
@@ -314,8 +328,8 @@ class RemoteZip:
             learned = self.hints.get(self.project)
             if learned is None:
                 want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
-            else:  # a little over the largest share seen: releases grow
-                want = max(want, int(size * learned * 1.03) + 4096)
+            else:  # a little over the largest share seen (releases grow), however small
+                want = int(size * learned * 1.03) + 4096
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)
         total = start + len(tail)
