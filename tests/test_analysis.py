@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,40 @@ def test_an_edited_index_field_is_refused_not_believed(tmp_path):
 def test_hostile_source_is_a_parse_error(data, message):
     with pytest.raises(ParseError, match=message):
         index_module(data, "m", "m.py", is_package=False)
+
+
+def test_modules_indexed_on_several_threads_at_once_all_parse():
+    # A finalizer run by the collector mid-parse lets another thread parse at the same time, which
+    # CPython 3.11 reports as "SystemError: AST constructor recursion depth mismatch".
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    source = "\n".join(
+        f"class C{i}:\n    def f(self, a, b={{'k': [1, (2, {{3}})]}}):\n"
+        f"        return [x for x in ((a, b), {{b: a}}) if x and (a or b) and not (a and b)]\n"
+        for i in range(20)
+    ).encode()
+
+    class Cycle:
+        def __del__(self):
+            sum(range(50))
+
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        for _ in range(25):
+            a, b = Cycle(), Cycle()
+            a.other, b.other = b, a
+            try:
+                index_module(source, "m", "m.py", is_package=False)
+            except Exception as exc:  # any failure is the finding
+                failures.append(exc)
+
+    try:
+        threads = [threading.Thread(target=work) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []

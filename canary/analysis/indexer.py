@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import io
+import threading
 import tokenize
 from dataclasses import replace
 
@@ -198,6 +199,12 @@ def decode(data: bytes, path: str) -> str:
         raise ParseError(f"{path}: cannot decode source: {exc}") from None
 
 
+# CPython 3.11 keeps ast.parse's recursion counter in interpreter-wide state: when a GC finalizer
+# lets the GIL switch mid-parse and another thread parses too, the parse fails ("SystemError: AST
+# constructor recursion depth mismatch"). Parsing holds the GIL anyway: one at a time costs nothing.
+_PARSE_LOCK = threading.Lock()
+
+
 def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
     """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
     if len(data) > MAX_SOURCE_BYTES:
@@ -205,7 +212,8 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     check_cost(data, path)
     text = decode(data, path)
     try:
-        tree = ast.parse(text, filename=path)
+        with _PARSE_LOCK:
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"{path}:{exc.lineno}: does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
