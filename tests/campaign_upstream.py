@@ -129,6 +129,7 @@ class FakeUpstream:
     versions: list[str]
     wheels: dict[str, bytes]
     matrix_path: Path
+    modules: int = 0  # models/m0.py ... in every release
 
     @property
     def selection(self) -> str:
@@ -159,7 +160,7 @@ def build_upstream(folder: Path, releases: int, modules: int) -> FakeUpstream:
     path = folder / f"{PROJECT}.yaml"
     gate = versions[len(versions) // 2]
     path.write_text(matrix_text(modules, broken=versions[-1], gated_since=gate))
-    return FakeUpstream(versions, wheels, path)
+    return FakeUpstream(versions, wheels, path, modules)
 
 
 def index_page(server_url: str, files: dict[str, bytes]) -> bytes:

@@ -222,3 +222,25 @@ def test_cache_command_prunes_and_refuses_a_bad_age(tmp_path, monkeypatch, capsy
             main(argv)
         assert exited.value.code == 2
     assert "DAYS" in capsys.readouterr().err
+
+
+def test_a_thread_taking_a_key_it_holds_is_refused_at_once(tmp_path):
+    """Another descriptor on the same lock file would wait on itself for the whole timeout."""
+    cache = Cache(tmp_path, Stats(), lock_timeout=600)
+    with (
+        cache.lock("k"),
+        pytest.raises(SourceError, match="taken twice by one thread"),
+        cache.lock("k"),
+    ):
+        pass
+    with cache.lock("k"):  # released: free again
+        pass
+
+
+def test_an_unusable_cache_folder_is_an_error_not_a_crash(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    cache = Cache(tmp_path / "a-file" / "cache", Stats())
+    with pytest.raises(SourceError, match="cannot write"):
+        cache.put("k", b"data")
+    with pytest.raises(SourceError, match="cannot lock"), cache.lock("k"):
+        pass

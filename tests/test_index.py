@@ -196,3 +196,64 @@ def test_index_url_defaults_to_pips_own(monkeypatch):
     ).stdout.strip()
     assert expected.startswith("https://")
     assert index_url_from_config() == expected
+
+
+def test_labels_that_would_break_a_lock_or_a_terminal_are_left_out(index):
+    labels = ["1.0", "1.1\n2.0", "1.2\u2028", "1.3\x1b[31m", 4, "1.4 ", "1.5"]
+    index.add("/simple/odd/", json_page([], versions=labels), content_type=JSON_TYPE)
+    assert client(index).project("odd").versions == ["1.0", "1.5"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("hashes", {"sha256": 12345}, "sha256 is int"),
+        ("hashes", {"sha256": "not hex"}, "sha256 is not 64 hex digits"),
+        ("hashes", [1], "hashes is list"),
+        ("url", 7, "url is int"),
+        ("url", "/files/\udc80.whl", "url is not valid Unicode"),
+        ("requires-python", {"a": 1}, "requires-python is dict"),
+    ],
+)
+def test_a_malformed_entry_is_an_error_for_its_release_only(index, tmp_path, field, value, why):
+    good = entry("pkg-1.0-py3-none-any.whl", "/files/a.whl")
+    bad = {**entry("pkg-1.1-py3-none-any.whl", "/files/b.whl"), field: value}
+    index.add("/simple/pkg/", json_page([good, bad]), content_type=JSON_TYPE)
+    ctx = SourceContext(index_url=index.url + "/simple/", cache_dir=tmp_path, policy=FAST)
+    assert ctx.index.project("pkg").pick_file("1.0").url == index.url + "/files/a.whl"
+    with pytest.raises(SourceError, match=f"pkg-1.1-py3-none-any.whl.*malformed: {why}"):
+        ctx.release_tree("pkg", "1.1")
+
+
+def test_a_deep_json_page_is_an_error_not_a_crash(index):
+    index.add("/simple/deep/", b"[" * 100_000 + b"]" * 100_000, content_type=JSON_TYPE)
+    with pytest.raises(SourceError, match="malformed index page: RecursionError"):
+        client(index).project("deep")
+
+
+def test_a_password_in_the_index_url_reaches_its_host_and_nothing_at_rest(index, tmp_path):
+    secret_url = index.url.replace("http://", "http://user:hunter2@") + "/simple/"
+    ctx = SourceContext(index_url=secret_url, cache_dir=tmp_path, policy=FAST)
+    project = ctx.index.project("pkg")
+    assert index.log[-1].headers["Authorization"].startswith("Basic ")
+    same_host = project.pick_file("1.1").url
+    assert same_host.startswith("http://user:hunter2@127.0.0.1:")  # sent to its own host
+    elsewhere = [f.url for f in project.files("0.9") if "elsewhere" in f.url]
+    assert elsewhere == ["https://elsewhere.invalid/pkg-0.9.tar.gz"]  # no password elsewhere
+    assert ctx.release_tree("pkg", "1.1").read("pkg/__init__.py") == b"VALUE = 11\n"
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or b"hunter2" not in path.read_bytes(), path
+    index.routes["/simple/pkg/"].faults.extend(["503"] * 5)
+    with pytest.raises(SourceError) as caught:
+        ctx.index.project("pkg", refresh=True)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_an_ill_typed_cached_page_is_fetched_again(index, tmp_path):
+    from canary.sources.http import Reply
+
+    ctx = SourceContext(index_url=index.url + "/simple/", cache_dir=tmp_path, policy=FAST)
+    url = index.url + "/simple/pkg/"
+    bad = Reply(url, 200, {"Content-Type": JSON_TYPE}, b'{"files": 7}')
+    ctx.cache.revalidate(f"index:{url}", "page", lambda _etag: bad)
+    assert ctx.index.project("pkg").versions[0] == "1.0"

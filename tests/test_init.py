@@ -41,7 +41,16 @@ def check_of(matrix: Path, function: str) -> str:
     return next(c["id"] for c in checks if c.get("function") == function)
 
 
-def test_init_then_check_gives_the_expected_verdicts(repo, capsys, tmp_path, monkeypatch):
+def verdicts(matrix: str) -> tuple[int, dict[tuple[str, str], str]]:
+    code = main(["check", matrix, "--format", "json", "--output", "r.json"])
+    results = json.loads(Path("r.json").read_text())["results"]
+    return code, {(r["check"], r["version"]): r["status"] for r in results}
+
+
+def test_init_then_check_gives_the_expected_verdicts(repo, capsys, monkeypatch):
+    """scan judges its proposals on the releases: a contract gone in 1.1.0 comes either red or
+    gated `until: "1.1.0"` with a comment to review. The reviewer, whose patch still needs it,
+    drops the gate, and canary reports the break."""
     repo, _ = repo
     code, out = init(repo, capsys)
     assert code == 0, out
@@ -51,20 +60,24 @@ def test_init_then_check_gives_the_expected_verdicts(repo, capsys, tmp_path, mon
     assert "wrote canary/trl.lock: 3 versions (1.0.0, 1.1.0, main)" in out
     assert "Next:" in out and "canary check canary` and read" in out
     monkeypatch.chdir(repo)
-    assert main(["check", "canary/trl.yaml", "--format", "json", "--output", "r.json"]) == 1
-    cells = {
-        (r["check"], r["version"]): r["status"]
-        for r in json.loads(Path("r.json").read_text())["results"]
-    }
-    swapped = check_of(repo / "canary/trl.yaml", "disable_gradient_checkpointing")
-    wrapped = check_of(repo / "canary/trl.yaml", "GRPOTrainer.compute_loss")
+    matrix = Path("canary/trl.yaml")
+    swapped = check_of(matrix, "disable_gradient_checkpointing")
+    wrapped = check_of(matrix, "GRPOTrainer.compute_loss")
+    checks = {c["id"]: c for c in yaml.safe_load(matrix.read_text())["checks"]}
+    gated = checks[swapped].get("until") == "1.1.0"
+    code, cells = verdicts(str(matrix))
     assert cells == {
         (swapped, "1.0.0"): "pass",
-        (swapped, "1.1.0"): "fail",
+        (swapped, "1.1.0"): "skip" if gated else "fail",
         (wrapped, "1.0.0"): "pass",
         (wrapped, "1.1.0"): "pass",
     }
-    assert main(["validate", "canary/trl.yaml"]) == 0
+    assert code == (0 if gated else 1)
+    matrix.write_text(re.sub(r'\n *until: "1\.1\.0"', "", matrix.read_text()))
+    code, cells = verdicts(str(matrix))
+    assert code == 1
+    assert cells[(swapped, "1.1.0")] == "fail" and cells[(wrapped, "1.1.0")] == "pass"
+    assert main(["validate", str(matrix)]) == 0
 
 
 def test_a_second_run_writes_nothing(repo, capsys):

@@ -188,8 +188,9 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     out.write(
         "\nNext:\n"
         f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
-        "     delete what is not a contract, gate what holds only on some releases\n"
-        "     (`since`, `until`), and mark known-bad releases under `versions.broken`.\n"
+        "     delete what is not a contract. A `# scan:` comment above a check says on which\n"
+        "     releases it stops holding and how scan gated it: if your code still relies on it\n"
+        "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"
         "     you support is a patch that no-ops or crashes there.\n"
         f"  3. Commit {folder}/ and .github/workflows/; the pull-request workflow checks every\n"

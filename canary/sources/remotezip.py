@@ -241,6 +241,12 @@ class RemoteZip:
         with self.cache.lock(self.key):
             found = self._cached(names, listing)
             wanted = [listing.entry(n) for n in dict.fromkeys(names) if n not in found]
+            for entry in wanted:  # what the directory declares decides: no fetch, no retry
+                if entry.usize > self.limits.max_member:
+                    raise SourceError(
+                        f"{self.reader.label}: member {entry.name!r} declares {entry.usize} "
+                        f"bytes, over the {self.limits.max_member} byte cap"
+                    )
             for group in self._groups(wanted):
                 try:
                     fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
