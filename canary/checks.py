@@ -213,7 +213,9 @@ def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None =
     namespace = hierarchy.namespace
     module = namespace.lookup(contract.module)
     if module is None:
-        return _fail(f"module {contract.module} not found")
+        similar = namespace.similar_modules(contract.module)
+        hint = f" (did you mean {', '.join(similar)}?)" if similar else ""
+        return _fail(f"module {contract.module} not found{hint}")
     verdict = _evaluate_in(module, contract, hierarchy, version)
     if module.name != contract.module and verdict.holds:  # served by an alias table
         alias = f"{contract.module} is an alias of {module.name}"

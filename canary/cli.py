@@ -379,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (MatrixError, UsageError, OutputError) as exc:
-        print(f"canary: {exc}", file=sys.stderr)
+        for error in getattr(exc, "errors", [exc]):  # a matrix reports all its errors
+            print(f"canary: {error}", file=sys.stderr)
         return EXIT_USAGE
     except SourceError as exc:
         print(f"canary: {exc}", file=sys.stderr)

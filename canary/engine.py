@@ -46,7 +46,9 @@ class VersionRun:
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
         self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._version: Version | VersionUnknown | None = target.version
-        self.hierarchy = Hierarchy(Namespace(self.module))
+        namespace = Namespace(self.module, self.module_names, self.prefetch_modules)
+        self.hierarchy = Hierarchy(namespace)
+        self._module_names: list[str] | None = None
 
     @property
     def source(self) -> str:
@@ -65,6 +67,36 @@ class VersionRun:
         if isinstance(self._version, VersionUnknown):
             raise self._version
         return self._version
+
+    def module_names(self) -> list[str]:
+        """The dotted names of the version's modules, when its source lists them for free
+        (for "did you mean" hints only); empty when it cannot."""
+        if self._module_names is None:
+            files = getattr(self.tree, "files", None)
+            try:
+                listed = files() if files is not None else None
+            except SourceError:
+                listed = None
+            names = {
+                path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+                for path in listed or ()
+                if path.endswith(".py")
+            }
+            self._module_names = sorted(names)
+        return self._module_names
+
+    def prefetch_modules(self, names: list[str]) -> None:
+        """Modules about to be looked up, fetched together where the source can (a wheel
+        merges neighbouring members into one request); best effort, as in Runner."""
+        prefetch = getattr(self.tree, "prefetch", None)
+        with self._lock:
+            wanted = [n for n in names if n not in self._modules]
+        if prefetch is None or not wanted:
+            return
+        try:
+            prefetch([path for name in wanted for path, _ in module_files(name)])
+        except SourceError:
+            return  # each module's own read reports its own fault
 
     def module(self, name: str) -> ModuleInfo | None:
         with self._lock:

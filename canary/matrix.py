@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,19 @@ class MatrixError(Exception):
         where = f"{self.path}:{line}" if line else self.path
         prefix = f"check {check!r}: " if check else ""
         super().__init__(f"{where}: {prefix}{message}")
+        self.errors: list[MatrixError] = [self]
+
+    @classmethod
+    def several(cls, errors: list[MatrixError]) -> MatrixError:
+        """Every error of one file as one exception: one line each, in file order."""
+        errors = sorted(errors, key=lambda e: e.line or 0)
+        if len(errors) == 1:
+            return errors[0]
+        first = errors[0]
+        combined = cls(first.path, first.line, "", check=first.check)
+        combined.args = ("\n".join(str(e) for e in errors),)
+        combined.errors = errors
+        return combined
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,10 @@ class Check:
     contract: Contract | None = None
     any_of: tuple[Contract, ...] = ()
     broken: tuple[Acknowledgement, ...] = ()
+    lines: dict[str, int] = field(default_factory=dict, compare=False)  # key -> its line
+
+    def line_of(self, key: str) -> int:
+        return self.lines.get(key, self.line)
 
     def acknowledgement(self, version: Version) -> Acknowledgement | None:
         """The first acknowledged break covering `version`, if any."""
@@ -148,8 +166,44 @@ class Matrix:
         return MatrixError(self.path, self.line_of(key), f"{key}: {message}")
 
 
-def load_matrix(path: Path | str) -> Matrix:
-    """Read and validate one matrix file; raises MatrixError, never anything else."""
+def refuse_empty_gates(matrix: Matrix, releases: list[Version]) -> None:
+    """A check whose `versions` gate admits none of the matrix's releases can never run on
+    one, and a check's `broken` entry that covers none of them acknowledges nothing (a typo,
+    or a release gone): mistakes, refused before anything runs (all of them at once)."""
+    if not releases:
+        return
+    span = f"{len(releases)} releases ({min(releases)} to {max(releases)})"
+    errors = [
+        MatrixError(
+            matrix.path,
+            check.line_of("versions"),
+            f"versions: {str(check.gate)!r} admits none of the {span}; the check would never run",
+            check=check.id,
+        )
+        for check in matrix.checks
+        if "versions" in check.lines
+        and check.gate is not None
+        and not any(check.gate.contains(v, prereleases=True) for v in releases)
+    ]
+    errors += [
+        MatrixError(
+            matrix.path,
+            ack.line,
+            f"broken: {ack.versions!r} covers none of the {span}; it acknowledges nothing",
+            check=check.id,
+        )
+        for check in matrix.checks
+        for ack in check.broken
+        if not any(ack.covers(v) for v in releases)
+    ]
+    if errors:
+        raise MatrixError.several(errors)
+
+
+def load_matrix(path: Path | str, *, checks_required: bool = True) -> Matrix:
+    """Read and validate one matrix file; raises MatrixError, never anything else.
+
+    `checks_required=False` accepts an empty `checks` list (a header being built)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -166,59 +220,97 @@ def load_matrix(path: Path | str) -> Matrix:
         raise MatrixError(path, line, f"invalid YAML: {problem}") from None
     except RecursionError:
         raise MatrixError(path, None, "invalid YAML: nested too deeply") from None
-    return _Loader(path).matrix(data)
+    return _Loader(path, checks_required).matrix(data)
 
 
 class _Loader:
     """Walks the marked YAML tree; holds the path so every error can name it."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, checks_required: bool = True):
         self.path = path
+        self.checks_required = checks_required
         self.lines: dict[str, int] = {}
+        self.errors: list[MatrixError] = []
 
     def fail(self, line: int | None, message: str, check: str = "") -> MatrixError:
         return MatrixError(self.path, line, message, check=check)
 
     def matrix(self, data: Any) -> Matrix:
+        """The whole file is read even past an error, so that every error is reported."""
         if data is None:
             raise self.fail(None, "the file is empty; a matrix needs `upstream` and `checks`")
         if not isinstance(data, MarkedDict):
             raise self.fail(1, f"the top level must be a mapping, not {_kind(data)}")
-        self.unknown_keys(data, TOP_KEYS, "matrix")
         for key in data:
             self.lines[key] = data.lines[key]
-        upstream = self.string(data, "upstream", required=True, pattern=_ID)
-        github = self.string(data, "github", pattern=_GITHUB)
-        tag = self.string(data, "tag") or "v{version}"
-        if "{version}" not in tag:
-            raise self.fail(data.lines["tag"], "tag: must contain {version}, e.g. 'v{version}'")
-        versions = self.version_spec(data.get("versions"), data.lines.get("versions", data.line))
-        checks_data = data.get("checks")
-        if not isinstance(checks_data, list):
-            raise self.fail(
-                data.lines.get("checks", data.line),
-                f"checks: must be a list of checks, not {_kind(checks_data)}",
-            )
-        checks = tuple(self.check(item, checks_data, i) for i, item in enumerate(checks_data))
-        seen: dict[str, int] = {}
-        for check in checks:
-            if check.id in seen:
-                raise self.fail(
-                    check.line, f"id: duplicate id (first used on line {seen[check.id]})", check.id
-                )
-            seen[check.id] = check.line
+        self.attempt(lambda: self.unknown_keys(data, TOP_KEYS, "matrix"))
+        upstream = self.attempt(
+            lambda: self.string(data, "upstream", required=True, pattern=_ID), "unnamed"
+        )
+        github = self.attempt(lambda: self.string(data, "github", pattern=_GITHUB))
+        tag = self.attempt(lambda: self.tag(data), "v{version}")
+        versions = self.attempt(
+            lambda: self.version_spec(data.get("versions"), data.lines.get("versions", data.line)),
+            VersionSpec(),
+        )
+        package = self.attempt(lambda: self.string(data, "package", pattern=_DOTTED))
+        pypi = self.attempt(lambda: self.string(data, "pypi"))
+        src = self.attempt(lambda: self.string(data, "src"))
+        checks = self.checks(data)
+        if self.errors:
+            raise MatrixError.several(self.errors)
         return Matrix(
             path=self.path,
             upstream=upstream,
-            package=self.string(data, "package", pattern=_DOTTED) or upstream,
-            pypi=self.string(data, "pypi") or upstream,
+            package=package or upstream,
+            pypi=pypi or upstream,
             github=github,
-            src=(self.string(data, "src") or "").strip("/"),
+            src=(src or "").strip("/"),
             tag=tag,
             versions=versions,
             checks=checks,
             lines=self.lines,
         )
+
+    def attempt(self, read: Callable[[], Any], default: Any = None) -> Any:
+        """`read()`, or `default` with its error kept for the report."""
+        try:
+            return read()
+        except MatrixError as exc:
+            self.errors.append(exc)
+            return default
+
+    def tag(self, data: MarkedDict) -> str:
+        tag = self.string(data, "tag") or "v{version}"
+        if "{version}" not in tag:
+            raise self.fail(data.lines["tag"], "tag: must contain {version}, e.g. 'v{version}'")
+        return tag
+
+    def checks(self, data: MarkedDict) -> tuple[Check, ...]:
+        checks_data = data.get("checks")
+        line = data.lines.get("checks", data.line)
+        if not isinstance(checks_data, list):
+            self.errors.append(
+                self.fail(line, f"checks: must be a list of checks, not {_kind(checks_data)}")
+            )
+            return ()
+        if not checks_data and self.checks_required:
+            self.errors.append(self.fail(line, "checks: is empty; a matrix needs a check"))
+        checks = [
+            self.attempt(lambda i=i, c=c: self.check(c, checks_data, i))
+            for i, c in enumerate(checks_data)
+        ]
+        seen: dict[str, int] = {}
+        for i, item in enumerate(checks_data):
+            check_id = item.get("id") if isinstance(item, MarkedDict) else None
+            if not isinstance(check_id, str):
+                continue
+            line = yamlmarks.line_of(checks_data, i, line)
+            if check_id in seen:
+                message = f"id: duplicate id (first used on line {seen[check_id]})"
+                self.errors.append(self.fail(line, message, check_id))
+            seen.setdefault(check_id, line)
+        return tuple(c for c in checks if c is not None)
 
     # -- generic typed getters ------------------------------------------------------------
 
@@ -332,28 +424,18 @@ class _Loader:
                 f"severity: must be one of {', '.join(SEVERITIES)}",
                 check_id,
             )
-        gate = self.gate(data, check_id)
-        broken = self.acknowledgements(data, check_id)
+        common = {
+            "id": check_id,
+            "why": why,
+            "line": line,
+            "severity": severity,
+            "gate": self.gate(data, check_id),
+            "broken": self.acknowledgements(data, check_id),
+            "lines": dict(data.lines),
+        }
         if "any_of" in data:
-            return Check(
-                id=check_id,
-                why=why,
-                line=line,
-                severity=severity,
-                gate=gate,
-                any_of=self.alternatives(data, check_id),
-                broken=broken,
-            )
-        contract = self.contract(data, check_id, inherited_module=None)
-        return Check(
-            id=check_id,
-            why=why,
-            line=line,
-            severity=severity,
-            gate=gate,
-            contract=contract,
-            broken=broken,
-        )
+            return Check(**common, any_of=self.alternatives(data, check_id))
+        return Check(**common, contract=self.contract(data, check_id, inherited_module=None))
 
     def acknowledgements(self, data: MarkedDict, check_id: str) -> tuple[Acknowledgement, ...]:
         """`broken:` on a check: version or range -> reason, or -> {reason, until_date}."""
@@ -411,10 +493,18 @@ class _Loader:
 
     def gate(self, data: MarkedDict, check_id: str) -> SpecifierSet | None:
         parts = []
+        bounds = {}
         for key, op in (("since", ">="), ("until", "<")):
             if key in data:
-                version = self.version(data[key], data.lines[key], key, check_id)
-                parts.append(f"{op}{version}")
+                bounds[key] = self.version(data[key], data.lines[key], key, check_id)
+                parts.append(f"{op}{bounds[key]}")
+        if len(bounds) == 2 and bounds["since"] >= bounds["until"]:
+            raise self.fail(
+                data.lines["until"],
+                f"until: {data['until']} is not after since: {data['since']}; "
+                "the check could never run",
+                check_id,
+            )
         if "versions" in data:
             spec = self.specifier(data["versions"], data.lines["versions"], "versions", check_id)
             parts.append(str(spec))

@@ -14,7 +14,8 @@ from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun, module_files
-from canary.matrix import Check, Matrix
+from canary.hints import with_hints
+from canary.matrix import Check, Matrix, MatrixError
 from canary.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
@@ -163,9 +164,12 @@ class Runner:
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
         plan = [(m, t) for m in matrices for t in self.select(m, selection)]
+        if not plan and matrices:  # like pytest's exit 5: nothing collected is a mistake
+            where = ", ".join(str(m.path) for m in matrices)
+            raise MatrixError(where, None, f"--versions {selection}: selects no version to check")
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
-        results = [result for batch in self.judge_all(plan) for result in batch]
+        results = with_hints([result for batch in self.judge_all(plan) for result in batch])
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
         upstreams = {

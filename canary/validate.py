@@ -39,8 +39,8 @@ def validate_one(path: Path) -> tuple[int, str]:
                 f"{lock.path}: does not match `versions` of {path} any more; run `canary lock`",
             )
         check_keys(matrix, lock.resolution)
-    except MatrixError as exc:
-        return 2, str(exc)
+    except MatrixError as exc:  # every error of the file, each on its own `canary:` line
+        return 2, "\ncanary: ".join(str(error) for error in exc.errors)
     return (
         0,
         f"{path}: {len(matrix.checks)} checks, {len(lock.resolution.labels())} locked versions",

@@ -26,7 +26,7 @@ from canary.lock import (
     spec_of,
     write_lock,
 )
-from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.matrix import Matrix, MatrixError, load_matrix, refuse_empty_gates
 from canary.sources.index import IndexFile
 from canary.sources.tree import SourceError
 from canary.targets import SELECTIONS, Target, explicit_targets, is_explicit
@@ -143,8 +143,10 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
 
 
 def check_keys(matrix: Matrix, resolution: Resolution) -> None:
-    """`anchors` and `broken` must name resolved releases; a typo would silently check less."""
+    """`anchors` and `broken` must name resolved releases (a typo would silently check less),
+    and no check's `versions` gate may exclude them all."""
     known = {label for label, _ in resolution.releases}
+    refuse_empty_gates(matrix, [Version(label) for label in known])
     for key, names in (
         ("versions.anchors", matrix.versions.anchors),
         ("versions.broken", list(matrix.versions.broken)),

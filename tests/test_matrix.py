@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +21,19 @@ BAD = [
     ("not-mapping", "- a\n- b\n", 1, ["top level must be a mapping"]),
     ("yaml-syntax", "upstream: trl\nchecks: [\n", 3, ["invalid YAML"]),
     ("duplicate-key", "upstream: trl\nupstream: peft\nchecks: []\n", 2, ["duplicate key"]),
-    ("unknown-top", "upstream: trl\nchekcs: []\n", 2, ["chekcs: unknown key", "'checks'"]),
+    (
+        "unknown-top",
+        "upstream: trl\nchekcs: []\n",
+        1,
+        ["checks: must be a list", ":2: chekcs: unknown key", "'checks'"],
+    ),
+    ("empty-checks", "upstream: trl\nchecks: []\n", 2, ["checks: is empty"]),
+    (
+        "since-after-until",
+        HEAD + "  - id: c\n    module: trl\n    since: '1.2'\n    until: '1.2'\n",
+        6,
+        ["check 'c'", "until: 1.2 is not after since: 1.2; the check could never run"],
+    ),
     ("no-upstream", "checks: []\n", 1, ["upstream: required"]),
     ("checks-not-list", "upstream: trl\nchecks: {a: 1}\n", 2, ["checks: must be a list"]),
     ("checks-missing", "upstream: trl\n", 1, ["checks: must be a list"]),
@@ -271,6 +284,34 @@ def test_bad_matrix_names_file_line_check_key(tmp_path, text, line, fragments):
         assert fragment in message
 
 
+def test_every_error_of_a_file_is_reported_at_once(tmp_path):
+    path = tmp_path / "trl.yaml"
+    path.write_text(
+        "upstream: trl\n"
+        "tag: release\n"
+        "checks:\n"
+        "  - {id: a, module: trl, method: [x]}\n"
+        "  - {id: b, module: trl, since: '2', until: '1'}\n"
+        "  - {id: a, module: trl}\n"
+        "  - {id: ok, module: trl}\n"
+    )
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(path)
+    lines = str(caught.value).splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [f"{path}:{n}" for n in (2, 4, 5, 6)]
+    assert "tag: must contain {version}" in lines[0]
+    assert "check 'a': method: unknown key" in lines[1]
+    assert "check 'b': until: 1 is not after since: 2" in lines[2]
+    assert "check 'a': id: duplicate id (first used on line 4)" in lines[3]
+    proc = subprocess.run(
+        [sys.executable, "-m", "canary.cli", "check", str(path), "--source", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"canary: {line}" for line in lines]
+
+
 def test_good_matrix_loads_every_key(tmp_path):
     path = tmp_path / "trl.yaml"
     path.write_text(
@@ -351,6 +392,58 @@ def test_cli_exits_2_without_traceback(tmp_path):
     assert f"{path}:6: check 'c': method: unknown key in a check; did you mean 'methods'?" in (
         proc.stderr
     )
+
+
+INCLUDE_ONLY = """\
+upstream: up
+versions:
+  include: ["1.0.0", "2.0.0"]
+checks:
+  - id: gated
+    module: up
+    versions: "{gate}"
+  - id: plain
+    module: up
+"""
+
+
+def run_cli(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CANARY_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "canary.cli", "check", *args, "--offline"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+
+
+def test_a_gate_that_admits_no_release_is_refused(tmp_path):
+    (tmp_path / "up.yaml").write_text(INCLUDE_ONLY.format(gate=">=3"))
+    proc = run_cli(tmp_path, "up.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "canary: up.yaml:7: check 'gated': versions: '>=3' admits none of the 2 releases "
+        "(1.0.0 to 2.0.0); the check would never run\n"
+    )
+
+
+def test_an_acknowledgement_that_covers_no_release_is_refused(tmp_path):
+    text = INCLUDE_ONLY.format(gate=">=1") + '    broken: {"1.5.0": "typo", ">=2": "real"}\n'
+    (tmp_path / "up.yaml").write_text(text)
+    proc = run_cli(tmp_path, "up.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "canary: up.yaml:10: check 'plain': broken: '1.5.0' covers none of the 2 releases "
+        "(1.0.0 to 2.0.0); it acknowledges nothing\n"
+    )
+
+
+def test_a_selection_of_no_version_exits_2(tmp_path):
+    (tmp_path / "up.yaml").write_text(INCLUDE_ONLY.format(gate=">=2"))
+    proc = run_cli(tmp_path, "up.yaml", "--versions", "anchors")
+    assert proc.returncode == 2
+    assert proc.stderr == "canary: up.yaml: --versions anchors: selects no version to check\n"
 
 
 @pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029", "\r"])

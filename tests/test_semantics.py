@@ -407,6 +407,19 @@ CASES = [
         Status.PASS,
         "forward inherited from semup.lazy4.modeling.Lazy4Model",
     ),
+    # a module not found: "did you mean" from the version's real module names
+    (
+        "module-typo",
+        "{id: c, module: semup.stars.with_al}",
+        Status.FAIL,
+        "module semup.stars.with_al not found (did you mean semup.stars.with_all, ",
+    ),
+    (
+        "module-moved",
+        "{id: c, module: semup.lazy5.modeling_alpha}",
+        Status.FAIL,
+        "(did you mean semup.lazy5.models.alpha.modeling_alpha?)",
+    ),
     # a package beside a module of the same name: Python imports the package
     ("package-wins", "{id: c, module: semup.shadow, symbol: from_the_package}", Status.PASS, ""),
     (

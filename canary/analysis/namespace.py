@@ -8,6 +8,7 @@ sees), or by M's module-level `__getattr__`.
 
 from __future__ import annotations
 
+import difflib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ ModuleLookup = Callable[[str], ModuleInfo | None]
 
 #: Lazy modules served by lazy modules: past this many hops the chain is not followed.
 _MAX_LAZY_HOPS = 32
+
+#: A folder search that has not found its name in this many modules fetches the rest at once.
+_PREFETCH_AFTER = 8
 
 #: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
 _SKIPPED_PREFIXES = ("convert_", "modular_")
@@ -45,8 +49,23 @@ _STOP = Found(ModuleInfo("", "", ""), ())
 class Namespace:
     """Name resolution over one version's modules (each module is looked up once by the run)."""
 
-    def __init__(self, lookup: ModuleLookup):
+    def __init__(
+        self,
+        lookup: ModuleLookup,
+        module_names: Callable[[], list[str]] = list,
+        prefetch: Callable[[list[str]], None] = lambda names: None,
+    ):
         self.lookup = lookup
+        self.module_names = module_names  # every module of the version, when known
+        self.prefetch = prefetch  # modules about to be looked up, fetched together
+
+    def similar_modules(self, name: str) -> list[str]:
+        """Real module names close to `name`: the same last part elsewhere (a module that
+        moved), else near spellings."""
+        names = [n for n in self.module_names() if n != name]
+        leaf = name.rsplit(".", 1)[-1]
+        moved = [n for n in names if n.rsplit(".", 1)[-1] == leaf]
+        return moved[:3] or difflib.get_close_matches(name, names, n=3, cutoff=0.8)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
@@ -136,31 +155,36 @@ class Namespace:
 
     def _in_folder(self, module: ModuleInfo, folder: str, name: str, hops: int) -> Found | None:
         """transformers' `define_import_structure(folder)`: every submodule of the folder
-        exports its `__all__`. The submodules are found through the TYPE_CHECKING imports
-        that mirror the structure, the likeliest first (a model's folder named in the name)."""
+        exports its `__all__`. The submodules come from the version's file list when the
+        source has one, and from the TYPE_CHECKING imports that mirror the structure; the
+        likeliest are read first (where TYPE_CHECKING imports the name from, then a folder
+        named in the name), and past a few the rest are fetched together."""
         key = name.lower().replace("_", "")
         queue: list[tuple[int, int, str]] = []
-        counter = 0
 
-        def push(candidate: str) -> None:
-            nonlocal counter
+        def push(candidate: str, rank: int | None = None) -> None:
             if candidate != folder and not candidate.startswith(f"{folder}."):
                 return
             last = candidate.rsplit(".", 1)[-1].replace("_", "")
-            counter += 1
-            heapq.heappush(queue, (0 if last and last in key else 1, counter, candidate))
+            if rank is None:
+                rank = 1 if last and last in key else 2
+            heapq.heappush(queue, (rank, len(queue), candidate))
 
         for binding in module.bindings.get(name, []):
             if binding.typing_only and binding.origin:
-                push(binding.origin.rpartition(".")[0])
+                push(binding.origin.rpartition(".")[0], 0)
         for origin in (*module.typing_star_imports, *module.star_imports):
             push(origin)
+        for listed in self.module_names():
+            push(listed)
         visited: set[str] = set()
         while queue:
             _, _, candidate = heapq.heappop(queue)
             if candidate in visited:
                 continue
             visited.add(candidate)
+            if len(visited) == _PREFETCH_AFTER:
+                self.prefetch(sorted({c for _, _, c in queue} - visited))
             info = self.lookup(candidate)
             if info is None:
                 continue

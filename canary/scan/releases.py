@@ -53,11 +53,12 @@ class Reading:
 
 
 def load_text(upstream: str, text: str) -> Matrix:
-    """A matrix from its text, validated exactly as `canary check` would load the file."""
+    """A matrix from its text, validated as `canary check` would load the file (but for an
+    empty `checks` list: a header, or a scan that proposes nothing)."""
     with tempfile.TemporaryDirectory(prefix="canary-scan-") as folder:
         path = Path(folder) / f"{upstream}.yaml"
         path.write_text(text, encoding="utf-8")
-        return load_matrix(path)
+        return load_matrix(path, checks_required=False)
 
 
 def _ends(labels: list[str]) -> list[str]:

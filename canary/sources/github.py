@@ -82,6 +82,13 @@ class GitHubTree:
         """A file at the repository root (VERSION, pyproject.toml, setup.py)."""
         return self._get(_checked(path))
 
+    def files(self) -> list[str] | None:
+        """Known once the tarball is unpacked; per-file raw reads know no listing."""
+        if self._tarball is None:
+            return None
+        prefix = f"{self.src}/" if self.src else ""
+        return sorted(n.removeprefix(prefix) for n in self._tarball.files if n.startswith(prefix))
+
     def prefetch(self, paths: Iterable[str], meta: Iterable[str] = ()) -> None:
         """Announce the files about to be read; many uncached ones come as one tarball."""
         wanted = [self._in_src(p) for p in paths] + [_checked(p) for p in meta]

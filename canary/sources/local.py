@@ -6,6 +6,9 @@ from pathlib import Path
 
 from canary.sources.tree import SourceError
 
+#: A checkout holds a few thousand modules; a folder past this is listed no further.
+MAX_LISTED = 100_000
+
 
 class LocalTree:
     """Finds the package at the top of the folder, or under the matrix's `src` (or `src/`)."""
@@ -33,6 +36,13 @@ class LocalTree:
 
     def read(self, path: str) -> bytes | None:
         return self._read(self.root, path)
+
+    def files(self) -> list[str] | None:
+        top = self.root / self.package.split(".")[0]
+        found = [top.with_suffix(".py")] if top.with_suffix(".py").is_file() else []
+        if top.is_dir():
+            found += sorted(p for p in top.rglob("*.py") if p.is_file())
+        return [p.relative_to(self.root).as_posix() for p in found[:MAX_LISTED]]
 
     def read_meta(self, path: str) -> bytes | None:
         found = self._read(self.folder, path)

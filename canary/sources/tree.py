@@ -30,6 +30,12 @@ class Tree(Protocol):
         """
         ...
 
+    def files(self) -> list[str] | None:
+        """Every file path of the package tree when the source knows them for free (a wheel's
+        directory, a folder, an unpacked tarball), else None. Used for hints and listings,
+        never to decide that a file exists (`read` does that)."""
+        ...
+
     def read_meta(self, path: str) -> bytes | None:
         """A file at the repository root (VERSION, pyproject.toml, setup.py) or None.
 

@@ -79,6 +79,18 @@ class ReleaseTree:
     def read(self, path: str) -> bytes | None:
         return self._read_one(self._candidates(path))
 
+    def files(self) -> list[str] | None:
+        names = sorted(self._archive.names())
+        if not self._sdist:
+            return names
+        top = self._top()
+        prefixes = (f"{top}/src/", f"{top}/")
+        return [
+            n.removeprefix(next(p for p in prefixes if n.startswith(p)))
+            for n in names
+            if n.startswith(f"{top}/")
+        ]
+
     def read_meta(self, path: str) -> bytes | None:
         """Root files of an sdist (pyproject.toml, setup.py, PKG-INFO); None for a wheel."""
         if not self._sdist:
