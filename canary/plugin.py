@@ -86,6 +86,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     `canary check` does. Every xdist worker collects the same items, so each judges its own
     share; the verdicts reach the others through the cache, and a version a worker is later
     given reads them there instead of fetching again."""
+    if session.config.option.collectonly:
+        return  # listing the items reads nothing
     plan: dict[tuple[str, str], tuple[Matrix, Target]] = {}
     for item in session.items:
         if isinstance(item, CheckItem):

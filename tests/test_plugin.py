@@ -102,6 +102,19 @@ def test_short_summary_line_gives_the_reason(project, monkeypatch):
     )
 
 
+def test_collect_only_reads_no_release(project, monkeypatch, tmp_path):
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CANARY_INDEX_URL", "http://127.0.0.1:9/unreachable/")
+    (project.path / "matrices" / "fakeup.yaml").write_text(
+        "upstream: fakeup\nversions:\n  include: ['1.0.0']\nchecks:\n"
+        "  - {id: pkg, module: fakeup.pkg}\n"
+    )
+    result = project.runpytest("--collect-only", "-q")
+    assert result.ret == 0
+    assert "matrices/fakeup.yaml::fakeup::pkg[1.0.0]" in result.stdout.str()
+    assert not (tmp_path / "cache").exists()
+
+
 def test_keyword_selection(project):
     result = run(project, "-k", "fakeup and 2.0.0 and not broken", "--collect-only", "-q")
     collected = [line for line in result.stdout.lines if "::" in line]
