@@ -80,6 +80,8 @@ EXPECTED = {
             "Trainer.training_step",
             "contains",
             [
+                "def training_step(self, model",
+                "return loss",
                 "    def training_step(self, model",
                 "loss = loss / self.args.gradient_accumulation_steps",
             ],

@@ -555,13 +555,15 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn) and not self.alternatives:
+            # `"a" in s or "b" in s` wants either; `"a" not in s or "b" not in s` wants both
+            required = isinstance(op, ast.NotIn) or not self.alternatives
+            if isinstance(op, ast.In | ast.NotIn) and required:
                 self._expects_texts(self._source_of(right), self._texts(left), left)
             left = right
         self.generic_visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        """`"a" in src or "b" in src` looks for either text: neither is required."""
+        """`"a" in src or "b" in src` looks for either text: neither is required alone."""
         outer = self.alternatives
         self.alternatives = outer or isinstance(node.op, ast.Or)
         self.generic_visit(node)
