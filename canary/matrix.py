@@ -168,22 +168,33 @@ class Matrix:
 
 def refuse_empty_gates(matrix: Matrix, releases: list[Version]) -> None:
     """A check whose `versions` gate admits none of the matrix's releases can never run on
-    one: a mistake, refused before anything runs (every such check at once)."""
+    one, and a check's `broken` entry that covers none of them acknowledges nothing (a typo,
+    or a release gone): mistakes, refused before anything runs (all of them at once)."""
     if not releases:
         return
-    span = f"{min(releases)} to {max(releases)}"
+    span = f"{len(releases)} releases ({min(releases)} to {max(releases)})"
     errors = [
         MatrixError(
             matrix.path,
             check.line_of("versions"),
-            f"versions: {str(check.gate)!r} admits none of the {len(releases)} releases "
-            f"({span}); the check would never run",
+            f"versions: {str(check.gate)!r} admits none of the {span}; the check would never run",
             check=check.id,
         )
         for check in matrix.checks
         if "versions" in check.lines
         and check.gate is not None
         and not any(check.gate.contains(v, prereleases=True) for v in releases)
+    ]
+    errors += [
+        MatrixError(
+            matrix.path,
+            ack.line,
+            f"broken: {ack.versions!r} covers none of the {span}; it acknowledges nothing",
+            check=check.id,
+        )
+        for check in matrix.checks
+        for ack in check.broken
+        if not any(ack.covers(v) for v in releases)
     ]
     if errors:
         raise MatrixError.several(errors)

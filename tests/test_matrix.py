@@ -428,6 +428,17 @@ def test_a_gate_that_admits_no_release_is_refused(tmp_path):
     )
 
 
+def test_an_acknowledgement_that_covers_no_release_is_refused(tmp_path):
+    text = INCLUDE_ONLY.format(gate=">=1") + '    broken: {"1.5.0": "typo", ">=2": "real"}\n'
+    (tmp_path / "up.yaml").write_text(text)
+    proc = run_cli(tmp_path, "up.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "canary: up.yaml:10: check 'plain': broken: '1.5.0' covers none of the 2 releases "
+        "(1.0.0 to 2.0.0); it acknowledges nothing\n"
+    )
+
+
 def test_a_selection_of_no_version_exits_2(tmp_path):
     (tmp_path / "up.yaml").write_text(INCLUDE_ONLY.format(gate=">=2"))
     proc = run_cli(tmp_path, "up.yaml", "--versions", "anchors")

@@ -19,6 +19,8 @@ import ast
 from canary.analysis.model import LazyExports
 
 _FILE_EXPRS = ('globals()["__file__"]', "__file__", "globals()['__file__']")
+#: How many names or calls a folder expression may go through (`_file = ...; Path(_file)...`).
+_MAX_PATH_DEPTH = 5
 
 
 def _strings(node: ast.expr | None) -> list[str] | None:
@@ -132,16 +134,14 @@ class ExportsCollector:
             self.simple[name] = value
             if name == "__all__":
                 self.extend_all(_strings(value))
-            elif isinstance(value, ast.Dict) and value.keys:
+            elif isinstance(value, ast.Dict):
                 table = self.alias_table(value)
-                if table is not None and name.endswith("MODULE_ALIASES"):
+                if table and name.endswith("MODULE_ALIASES"):
                     self.alias_tables[name] = table
                 elif name in self.structures or "structure" in name.lower():
                     self.structure(name).add_dict(value)
             elif _call_name(value) == "define_import_structure" and value.args:
                 self.structure(name).folders.append(value.args[0])
-            elif "structure" in name.lower() and isinstance(value, ast.Dict):
-                self.structures[name] = _Structure()
         elif isinstance(target, ast.Subscript):
             owner = ast.unparse(target.value)
             if owner == "sys.modules" and _call_name(value).endswith("LazyModule"):
@@ -290,9 +290,10 @@ class ExportsCollector:
 
     def _folder(self, path: ast.expr, package: str, depth: int = 0) -> str | None:
         """The package a path expression names: this module's folder, or a subfolder of it."""
-        text = ast.unparse(path)
-        if text in _FILE_EXPRS or depth > 5:
-            return package if depth <= 5 else None
+        if depth > _MAX_PATH_DEPTH:
+            return None
+        if ast.unparse(path) in _FILE_EXPRS:
+            return package
         if isinstance(path, ast.Name) and path.id in self.simple:
             return self._folder(self.simple[path.id], package, depth + 1)
         if isinstance(path, ast.Attribute) and path.attr == "parent":
