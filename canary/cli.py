@@ -343,12 +343,14 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
     )
-    scan.add_argument("--output", metavar="DIR", help="write DIR/NAME.yaml (never overwrites)")
+    scan.add_argument(
+        "--output", metavar="DIR", help="write DIR/NAME.yaml (DIR is created; never overwrites)"
+    )
     scan.add_argument("--merge", metavar="MATRIX_DIR", help="append only the missing checks")
     scan.add_argument(
         "--source",
         metavar="DIR",
-        help="a site-packages or checkout of the upstreams, to find where re-exports are defined",
+        help="a site-packages or checkout of the upstreams, read instead of the package index",
     )
     scan.set_defaults(func=cmd_scan)
 

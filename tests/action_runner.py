@@ -168,6 +168,7 @@ class ActionRunner:
             timeout=300,
         )
         self.run.stdout += done.stdout
+        sys.stdout.write(f"--- step {step_id}\n{done.stdout}")  # shown by pytest on a failure
         sys.stderr.write(done.stderr)
         self.run.outputs[step_id] = read_outputs(output)
         ok = done.returncode == 0

@@ -7,6 +7,7 @@ renamed `disable_gradient_checkpointing`. `canary init` and the Action's steps r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -47,11 +48,18 @@ TRL = {
 }
 
 
+@functools.cache
+def wheel_of(version: str) -> bytes:
+    """Built once: zip entries carry the time, and a published file must never change (the
+    lock would rightly raise an alarm when a later page served other bytes)."""
+    return make_wheel("trl", version, TRL[version])
+
+
 def publish(server: FileServer, versions: list[str]) -> None:
     """The index page of trl lists these releases (and serves their wheels)."""
     files = []
     for version in versions:
-        wheel = make_wheel("trl", version, TRL[version])
+        wheel = wheel_of(version)
         name = f"trl-{version}-py3-none-any.whl"
         server.add(f"/files/{name}", wheel)
         files.append(

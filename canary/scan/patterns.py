@@ -8,6 +8,7 @@ followed by `src.replace("old", ...)` yields "X's source contains 'old'".
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -223,7 +224,7 @@ class FileScanner(ast.NodeVisitor):
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
-        self.functions = _local_functions(tree)
+        self._tree = tree
         self.findings: list[Finding] = []
         self.guards: list[Guard] = []  # the conditions the statement being visited runs under
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
@@ -231,6 +232,11 @@ class FileScanner(ast.NodeVisitor):
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
 
     # --- helpers ---------------------------------------------------------------------------
+
+    @functools.cached_property
+    def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The file's defs, walked for only when a patch needs its replacement."""
+        return _local_functions(self._tree)
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes)

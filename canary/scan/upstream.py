@@ -39,6 +39,8 @@ class UpstreamView:
         self._lookup = lookup
         self.label = label
         self._modules: dict[str, ModuleInfo | None] = {}
+        self._resolved: dict[tuple[str, ...], tuple[Definition, tuple[str, ...]] | None] = {}
+        self._owners: dict[tuple[Definition, str], Definition | None] = {}
 
     def module(self, name: str) -> ModuleInfo | None:
         """The module's index; None when absent or unreadable (a reason scan cannot place)."""
@@ -89,6 +91,11 @@ class UpstreamView:
         None when not even the top module exists; a module with names left means the next name
         is not bound in it.
         """
+        if parts not in self._resolved:
+            self._resolved[parts] = self._resolve(parts)
+        return self._resolved[parts]
+
+    def _resolve(self, parts: tuple[str, ...]) -> tuple[Definition, tuple[str, ...]] | None:
         current: Definition | None = None
         for end in range(len(parts), 0, -1):
             if self.module(".".join(parts[:end])) is not None:
@@ -117,6 +124,11 @@ class UpstreamView:
 
     def method_owner(self, cls: Definition, method: str) -> Definition | None:
         """The class of `cls`'s hierarchy (itself first, then its bases) that defines method."""
+        if (cls, method) not in self._owners:
+            self._owners[cls, method] = self._method_owner(cls, method)
+        return self._owners[cls, method]
+
+    def _method_owner(self, cls: Definition, method: str) -> Definition | None:
         seen: set[tuple[str, str]] = set()
         queue = [cls]
         while queue and len(seen) < _MAX_BASES:
