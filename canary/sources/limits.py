@@ -34,5 +34,8 @@ class Limits:
     tail_share: float = 0.02
     tail_extra: int = 16 * 1024
     tail_min: int = 64 * 1024
+    #: ... but at most this much while no release of the project taught its share: on a 300 MB
+    #: wheel 2% is 6 MB for a directory of about 1 MB, and parallel first reads each paid it
+    tail_guess_max: int = 1024 * 1024
     #: wanted members closer than this are fetched by one range request (fewer round trips)
     merge_gap: int = 8 * 1024

@@ -327,7 +327,8 @@ class RemoteZip:
         if size is not None:
             learned = self.hints.get(self.project)
             if learned is None:
-                want = max(want, int(size * self.limits.tail_share) + self.limits.tail_extra)
+                guess = int(size * self.limits.tail_share) + self.limits.tail_extra
+                want = max(want, min(guess, self.limits.tail_guess_max))
             else:  # a little over the largest share seen (releases grow), however small
                 want = int(size * learned * 1.03) + 4096
         start, tail = self.reader.tail(want)
