@@ -74,7 +74,9 @@ def test_ctrl_c_stops_a_hopeless_match_in_the_main_thread(tmp_path):
     try:
         assert child.stdout.readline() == "matching\n"
         child.send_signal(signal.SIGINT)
-        assert child.wait(timeout=60) == 3
+        # A hang detector, not a timing: the match would run for 600 s; an interrupted one
+        # exits in milliseconds, and the bound leaves room for a loaded CI machine.
+        assert child.wait(timeout=240) == 3
     finally:
         child.kill()
         child.wait()
