@@ -225,7 +225,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from canary.init import init_main
+    from canary.init.command import init_main
 
     upstreams = split_names(args.upstream)
     return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)

@@ -1,5 +1,5 @@
-"""`canary init`: adopt canary in a downstream repository in one command."""
+"""`canary init`: adopt canary in a downstream repository in one command.
 
-from canary.init.command import init_main
-
-__all__ = ["init_main"]
+The command lives in `canary.init.command`; this package imports nothing, so the CLI can read
+`canary.init.workflows.ACTION_REF` for its help without loading scan and lock at start-up.
+"""
