@@ -142,9 +142,6 @@ class CheckItem(pytest.Item):
         matrix = self.matrix
         if _share()[1] > 1:  # only xdist workers collect for a scheduler that reads it
             self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
-        reason = matrix.versions.broken.get(target.label)
-        if reason is not None:
-            self.add_marker(pytest.mark.xfail(reason=reason, raises=CheckFailed, strict=False))
 
     @property
     def matrix(self) -> Matrix:
@@ -159,9 +156,9 @@ class CheckItem(pytest.Item):
         self.result = results[key][self.check.id]
         if self.result.status is Status.ERROR:
             raise SourceUnavailable(self.result.detail)
-        acknowledged = self.result.status in (Status.XFAIL, Status.XPASS)
-        if acknowledged and self.get_closest_marker("xfail") is None:
-            # A check's own acknowledged break is known only once it is judged: mark it now.
+        if self.result.status in (Status.XFAIL, Status.XPASS):
+            # A known-broken release or a check's own acknowledgement: the engine decided it,
+            # and its detail carries the reason.
             self.add_marker(
                 pytest.mark.xfail(reason=self.result.detail, raises=CheckFailed, strict=False)
             )
