@@ -23,13 +23,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import filelock
 import platformdirs
 
-from canary.sources.http import Reply
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
+
+if TYPE_CHECKING:
+    from canary.sources.http import Reply
 
 _MAGIC = b"canary-cache 1\n"
 _LAYOUT = "v3"  # v3: members by content, listings by project and file, indexes and verdicts
@@ -205,6 +207,8 @@ class Cache:
 
         A thread asking again for a key it holds would wait on itself for `lock_timeout`
         (another file descriptor on the same file): that is refused at once instead."""
+        import filelock  # here: reading never locks, and a warm run only reads
+
         path = self.root / _LAYOUT / "locks" / f"{_digest(key)}.lock"
         held = _held.__dict__.setdefault("keys", set())
         if path in held:

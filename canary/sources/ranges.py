@@ -12,11 +12,15 @@ import hashlib
 import re
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from canary.sources.http import Http, Reply, redact
 from canary.sources.limits import Limits
+from canary.sources.redact import redact
 from canary.sources.tree import SourceError
+
+if TYPE_CHECKING:
+    from canary.sources.http import Http, Reply
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _IDENTITY = {"Accept-Encoding": "identity"}
