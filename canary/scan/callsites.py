@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from typing import Any
 
 from canary.scan.imports import Ref
 
@@ -30,9 +31,11 @@ class CallSites:
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
+        self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
+            self.events.append(["register", function, module])
             self._rewrites[function] = module
 
     def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -43,11 +46,13 @@ class CallSites:
 
     def define(self, name: str) -> None:
         if not self.frozen:
+            self.events.append(["define", name])
             self._defined[name] += 1
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
             return
+        self.events.append(["record", function, slot, list(ref.parts), ref.known])
         slots = self._passed.setdefault(function, {})
         seen = slots.get(slot, ref)
         slots[slot] = ref if _same(seen, ref) else _MIXED
@@ -66,3 +71,30 @@ class CallSites:
             if isinstance(name, str) and ref is not _MIXED and name in named:
                 found[name] = ref
         return found
+
+    def replay(self, events: list[list[Any]]) -> None:
+        """Add what one file's first pass saw (its `events`)."""
+        for event in events:
+            if event[0] == "define":
+                self.define(event[1])
+            elif event[0] == "register":
+                self.register(event[1], event[2])
+            else:
+                _, function, slot, parts, known = event
+                self.record(function, slot, Ref(tuple(parts), known))
+
+    def state(self, names: list[str]) -> list[Any]:
+        """All a second pass may learn here about the functions `names` (JSON-able): a file
+        whose functions' state is unchanged scans as before."""
+        return [
+            [
+                name,
+                self._defined[name],
+                self._rewrites.get(name),
+                sorted(
+                    [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
+                    for slot, ref in self._passed.get(name, {}).items()
+                ),
+            ]
+            for name in sorted(set(names))
+        ]
