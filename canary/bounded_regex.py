@@ -14,8 +14,10 @@ import queue
 import re
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 #: seconds one pattern may spend on one source; real patterns on real sources take milliseconds.
 #: regex checks its clock between backtracking steps, so a hopeless match ends within a few
@@ -30,19 +32,21 @@ class RegexError(Exception):
 
 @functools.lru_cache(maxsize=512)
 def _compiled(pattern: str, flags: int) -> regex.Pattern[str]:
+    import regex  # here: only a `matches` contract judged afresh needs it, a warm run none
+
     bounded = 0
     for name in _FLAGS:  # the flag values differ between re and regex (ASCII)
         if flags & getattr(re, name):
             bounded |= getattr(regex, name)
-    return regex.compile(pattern, bounded)
+    try:
+        return regex.compile(pattern, bounded)
+    except regex.error as exc:
+        raise RegexError(f"matches /{pattern}/: not supported: {exc}") from None
 
 
 def search(pattern: re.Pattern[str], text: str, timeout: float = TIMEOUT) -> bool:
     """Whether `pattern` matches somewhere in `text`; RegexError past `timeout` seconds."""
-    try:
-        compiled = _compiled(pattern.pattern, pattern.flags)
-    except regex.error as exc:
-        raise RegexError(f"matches /{pattern.pattern}/: not supported: {exc}") from None
+    compiled = _compiled(pattern.pattern, pattern.flags)
 
     def run() -> bool:
         return compiled.search(text, timeout=timeout, concurrent=True) is not None

@@ -14,10 +14,9 @@ from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.outcomes import RunReport
 from canary.parse_pool import ParsePool
 from canary.progress import Progress, is_cold
-from canary.reports import FORMATS, render, report_main, terminal_style
-from canary.reports.dispatch import default_format
+from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import OutputError, prepare_output, write_output
-from canary.reports.text import stats_line, summary_line
+from canary.reports.text import stats_line, summary_line, terminal_style
 from canary.run import Runner, default_jobs, local_selector, offline_mode, release_selector
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
@@ -168,6 +167,8 @@ def progress_for(args: argparse.Namespace, runner: Runner) -> Progress | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from canary.reports.command import report_main
+
     return report_main(
         args.results, args.format or default_format(args.output), args.output, args.baseline
     )

@@ -7,14 +7,16 @@ the text stays in the main process, which already holds the bytes.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor
+from typing import TYPE_CHECKING
 
 from canary import index_store
 from canary.analysis import ModuleInfo, decode, index_module
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 #: Files smaller than this are parsed in place: shipping them costs more than parsing.
 MIN_POOLED_BYTES = 16 * 1024
@@ -35,6 +37,10 @@ class ParsePool:
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._executor is None:
+                # imported here: a warm run parses nothing and never pays for multiprocessing
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
                 # spawn, not fork: the main process runs fetch threads that may hold locks.
                 context = multiprocessing.get_context("spawn")
                 self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
@@ -45,7 +51,7 @@ class ParsePool:
             return index_module(data, name, path, is_package=is_package)
         try:
             dumped = self._pool().submit(_index, data, name, path, is_package).result()
-        except BrokenProcessPool:  # a worker died (memory): parse here rather than fail
+        except BrokenExecutor:  # a worker died (memory): parse here rather than fail
             return index_module(data, name, path, is_package=is_package)
         return index_store.load(dumped, name, path, decode(data, path))
 

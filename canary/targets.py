@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from canary.sources.index import IndexFile
+from canary.sources.index_file import IndexFile
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ remembered.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import re
@@ -46,11 +45,21 @@ def _plain(value: Any) -> Any:
     return [type(value).__name__, str(value)]
 
 
-@functools.cache
+#: id(check) -> (check, key): a Check's own hash and equality walk every field (specifier
+#: sets canonicalize themselves each time), which cost a warm run more than its verdicts did;
+#: the check is held so its id is never reused
+_keys: dict[int, tuple[Check, str]] = {}
+
+
 def check_key(check: Check) -> str:
     """Everything about a check but its line in the file (editing a neighbour moves it)."""
+    known = _keys.get(id(check))
+    if known is not None and known[0] is check:
+        return known[1]
     plain = _plain(dataclasses.replace(check, line=0))
-    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:32]
+    key = hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:32]
+    _keys[id(check)] = (check, key)
+    return key
 
 
 def _is_verdict(value: object) -> bool:

@@ -27,7 +27,7 @@ from canary.lock import (
     write_lock,
 )
 from canary.matrix import Matrix, MatrixError, load_matrix, refuse_empty_gates
-from canary.sources.index import IndexFile
+from canary.sources.index_file import IndexFile
 from canary.sources.tree import SourceError
 from canary.targets import SELECTIONS, Target, explicit_targets, is_explicit
 

@@ -8,7 +8,9 @@ import json
 import pytest
 from test_reports_support import build, releases
 
-from canary.reports import drift, load_json, render_drift, report_main, to_json
+from canary.reports.command import report_main
+from canary.reports.drift import drift, render_drift
+from canary.reports.jsonio import load_json, to_json
 from canary.reports.markdown import SUMMARY_LIMIT
 
 DASH = "\u2013"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from test_reports_support import build, releases
 
 from canary.outcomes import Result, Status
-from canary.reports import render
-from canary.reports.dispatch import default_format
+from canary.reports.dispatch import default_format, render
 from canary.reports.github import annotations
 
 

@@ -19,7 +19,7 @@ import pytest
 from test_reports_support import build
 
 from canary.outcomes import Status
-from canary.reports import render
+from canary.reports.dispatch import render
 from canary.reports.html import CELL, COLORS, HEADER, cell_origin
 
 WHITE = (255, 255, 255)

@@ -8,7 +8,8 @@ import pytest
 from test_reports_support import build
 
 from canary.outcomes import Result, RunReport, Status, UpstreamInfo
-from canary.reports import ReportError, load_json, render, to_json
+from canary.reports.dispatch import render
+from canary.reports.jsonio import ReportError, load_json, to_json
 
 
 def sample() -> RunReport:

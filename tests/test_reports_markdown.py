@@ -7,7 +7,7 @@ import dataclasses
 from test_reports_support import build, releases
 
 from canary.outcomes import Status
-from canary.reports import render
+from canary.reports.dispatch import render
 from canary.reports.markdown import SUMMARY_LIMIT, render_markdown
 
 DASH = "\u2013"

@@ -9,8 +9,8 @@ import pytest
 from test_reports_support import build, releases
 
 from canary.outcomes import Result, Status
-from canary.reports import render, terminal_style
-from canary.reports.text import human_size
+from canary.reports.dispatch import render
+from canary.reports.text import human_size, terminal_style
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -24,7 +24,9 @@ from canary.action.runner import (
     work_dir,
 )
 from canary.action.steps import artifact_name, lock_files, matrix_files, render, results_path
-from canary.reports import ReportError, drift, read_report
+from canary.reports.command import read_report
+from canary.reports.drift import drift
+from canary.reports.jsonio import ReportError
 
 ISSUE_TITLE = "canary: new upstream breakage"
 PR_TITLE = "canary: refresh the version locks"

@@ -1,24 +1,25 @@
-"""Format name -> renderer, the one place `--format` values are known."""
+"""Format name -> renderer, the one place `--format` values are known.
+
+The other formats' modules are imported when their format is asked for: a run prints one
+format, and loading every renderer (XML, HTML) would cost every start-up.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 
 from canary.outcomes import RunReport
-from canary.reports.github import render_github
-from canary.reports.html import render_html
-from canary.reports.jsonio import to_json
-from canary.reports.junit import render_junit
-from canary.reports.markdown import render_markdown
 from canary.reports.text import render_text
 
-RENDERERS: dict[str, Callable[[RunReport], str]] = {
-    "json": to_json,
-    "markdown": render_markdown,
-    "html": render_html,
-    "junit": render_junit,
-    "github": render_github,
+#: format -> (module of canary.reports, its renderer)
+RENDERERS: dict[str, tuple[str, str]] = {
+    "json": ("jsonio", "to_json"),
+    "markdown": ("markdown", "render_markdown"),
+    "html": ("html", "render_html"),
+    "junit": ("junit", "render_junit"),
+    "github": ("github", "render_github"),
 }
 FORMATS = ("text", *RENDERERS)
 
@@ -40,7 +41,11 @@ def render(
         return render_text(report, width=width, color=color, verbose=verbose)
     if fmt not in RENDERERS:
         raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
-    return RENDERERS[fmt](report)
+    module, name = RENDERERS[fmt]
+    renderer: Callable[[RunReport], str] = getattr(
+        importlib.import_module(f"canary.reports.{module}"), name
+    )
+    return renderer(report)
 
 
 def default_format(output: str | None) -> str:

@@ -1,7 +1,9 @@
 """Everything one run shares to fetch sources: the HTTP session, cache, stats and index client.
 
 The runner creates one SourceContext per run and asks it for Trees; it is safe to use from the
-thread pool that fetches versions in parallel.
+thread pool that fetches versions in parallel. The HTTP client and the index client (and with
+them requests and urllib3) are imported on the first request: a warm run, answered from the
+cache alone, never makes one, and importing them costs it more than its whole work.
 """
 
 from __future__ import annotations
@@ -10,16 +12,20 @@ import os
 import threading
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from canary.sources.cache import DEFAULT_MAX_AGE, Cache, default_cache_dir
 from canary.sources.github import GitHubTree, github_base_urls
-from canary.sources.http import Http, RetryPolicy, github_token
-from canary.sources.index import IndexClient, IndexFile, index_url_from_config
+from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.remotezip import Claims, TailHints
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 from canary.sources.wheel import ReleaseTree
+
+if TYPE_CHECKING:
+    from canary.sources.http import Http, RetryPolicy
+    from canary.sources.index import IndexClient
 
 
 def offline_from_env() -> bool:
@@ -48,12 +54,8 @@ class SourceContext:
         raw, api = github_base_urls()
         self.github_raw_url = (github_raw_url or raw).rstrip("/")
         self.github_api_url = (github_api_url or api).rstrip("/")
-        self.http = Http(
-            self.stats,
-            policy,
-            token=github_token(),
-            token_origins=(self.github_raw_url, self.github_api_url),
-        )
+        self._policy = policy
+        self._http: Http | None = None
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
         self._hints = TailHints()
@@ -63,12 +65,32 @@ class SourceContext:
         self._lock = threading.Lock()
 
     @property
+    def http(self) -> Http:
+        """The run's HTTP client, created on first use (see the module's docstring)."""
+        with self._lock:
+            return self._client()
+
+    def _client(self) -> Http:
+        if self._http is None:
+            from canary.sources.http import Http, github_token
+
+            self._http = Http(
+                self.stats,
+                self._policy,
+                token=github_token(),
+                token_origins=(self.github_raw_url, self.github_api_url),
+            )
+        return self._http
+
+    @property
     def index(self) -> IndexClient:
         """The index client, created on first use (runs that need no index never look it up)."""
         with self._lock:
             if self._index is None:
+                from canary.sources.index import IndexClient, index_url_from_config
+
                 url = self._index_url or index_url_from_config()
-                self._index = IndexClient(self.http, url, self.cache, self.limits)
+                self._index = IndexClient(self._client(), url, self.cache, self.limits)
             return self._index
 
     def release_tree(
@@ -125,7 +147,9 @@ class SourceContext:
         )
 
     def close(self) -> None:
-        self.http.close()
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
 
     def __enter__(self) -> SourceContext:
         return self

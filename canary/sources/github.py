@@ -17,13 +17,17 @@ import os
 import re
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from canary.sources.cache import Cache
-from canary.sources.http import Http, Reply, redact
 from canary.sources.limits import Limits
+from canary.sources.redact import redact
 from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar
 from canary.sources.tree import SourceError
+
+if TYPE_CHECKING:
+    from canary.sources.http import Http, Reply
 
 DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
 DEFAULT_API_URL = "https://api.github.com"

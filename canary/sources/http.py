@@ -26,6 +26,7 @@ from urllib3.util import parse_url
 
 from canary import __version__
 from canary.sources.deadline import Deadline, DeadlineAdapter, bounded
+from canary.sources.redact import redact
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
@@ -79,14 +80,8 @@ class _Retryable(Exception):
         self.wait = wait
 
 
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 _CREDENTIALS = re.compile(r"//[^/?#\s]*@")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def redact(url: str) -> str:
-    """The URL without user:password (everything before the authority's last `@`)."""
-    return _USERINFO.sub(r"\1", url)
 
 
 def origin(url: str) -> str:

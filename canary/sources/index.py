@@ -22,22 +22,11 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from canary.sources.cache import Cache
-from canary.sources.http import Http, Reply, origin, redact
+from canary.sources.http import Http, Reply, origin
+from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
+from canary.sources.redact import redact
 from canary.sources.tree import SourceError
-
-
-@dataclass(frozen=True)
-class IndexFile:
-    """One distribution file of a release, as the index lists it (and as a lock records it)."""
-
-    filename: str
-    url: str
-    size: int | None = None
-    sha256: str | None = None
-    yanked: bool = False
-    requires_python: str | None = None
-
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 _HTML_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
 from canary.sources.cache import Cache
-from canary.sources.http import Http, redact
-from canary.sources.index import IndexFile
+from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
+from canary.sources.redact import redact
 from canary.sources.remotezip import Claims, RemoteZip, TailHints
 from canary.sources.tarball import RemoteTar, is_safe
 from canary.sources.tree import SourceError
+
+if TYPE_CHECKING:
+    from canary.sources.http import Http
 
 
 def release_key(project: str, file: IndexFile) -> str:
