@@ -95,9 +95,7 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
     assert "2.0.0" not in text.split("checks:")[1]
 
 
-def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(
-    index, tmp_path
-):
+def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):
     project = tmp_path / "client"
     (project / "client").mkdir(parents=True)
     (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
