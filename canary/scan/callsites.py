@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from canary.scan.imports import Ref
+from canary.scan.source_helpers import Returned
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 
@@ -31,6 +32,7 @@ class CallSites:
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
+        self._returns: dict[str, Returned] = {}  # function name -> the source it returns
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
 
     def register(self, function: str, module: str) -> None:
@@ -43,6 +45,19 @@ class CallSites:
         if not self.frozen or self._defined[node.name] != 1:
             return None
         return self._rewrites.get(node.name)
+
+    def returns(self, function: str, returned: Returned) -> None:
+        """`function` returns the source of what it is passed (source_helpers.py)."""
+        if not self.frozen:
+            r = returned
+            self.events.append(["returns", function, r.name, r.index, list(r.attrs), r.position])
+            self._returns[function] = returned
+
+    def returned(self, function: str) -> Returned | None:
+        """What a call of the package's `function` returns the source of, if it does."""
+        if not self.frozen or self._defined[function] != 1:
+            return None
+        return self._returns.get(function)
 
     def define(self, name: str) -> None:
         if not self.frozen:
@@ -79,14 +94,22 @@ class CallSites:
                 self.define(event[1])
             elif event[0] == "register":
                 self.register(event[1], event[2])
+            elif event[0] == "returns":
+                _, function, name, index, attrs, position = event
+                self.returns(function, Returned(name, index, tuple(attrs), position))
             else:
                 _, function, slot, parts, known = event
                 self.record(function, slot, Ref(tuple(parts), known))
 
     def state(self, names: list[str]) -> list[Any]:
-        """All a second pass may learn here about the functions `names` (JSON-able): a file
-        whose functions' state is unchanged scans as before."""
-        return [
+        """All a second pass may learn here about the functions `names` (JSON-able), and
+        which functions of the package return a source: a file whose state is unchanged
+        scans as before."""
+        helpers = [
+            [name, self._defined[name], r.name, r.index, list(r.attrs), r.position]
+            for name, r in sorted(self._returns.items())
+        ]
+        functions = [
             [
                 name,
                 self._defined[name],
@@ -98,3 +121,4 @@ class CallSites:
             ]
             for name in sorted(set(names))
         ]
+        return [helpers, *functions]

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from canary.code_version import code_fingerprint
+from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
 from canary.sources.cache import Cache
@@ -59,6 +60,10 @@ class FileScans:
         events = self._load(self._key("first", _digest(data)))
         if not isinstance(events, list) or not all(_is_event(e) for e in events):
             return None
+        try:
+            CallSites().replay(events)  # each event well formed
+        except (TypeError, ValueError):
+            return None
         return events
 
     def keep_first(self, data: bytes, events: list[list[Any]]) -> None:
@@ -87,7 +92,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_EVENT_SIZES = {"define": 2, "register": 3, "record": 5}
+_EVENT_SIZES = {"define": 2, "register": 3, "record": 5, "returns": 6}
 
 
 def _is_event(event: Any) -> bool:
