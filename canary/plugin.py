@@ -155,25 +155,26 @@ class UpstreamNode(pytest.Collector):
         return self.session._node_location_to_relpath(self.path)
 
     def collect(self):
+        grouped = _share()[1] > 1  # only xdist workers collect for a scheduler that reads it
         for target in self.targets:
+            group = f"{self.matrix.upstream}-{target.label}" if grouped else None
             for check in self.matrix.checks:
                 name = f"{check.id}[{target.label}]"
                 # The id as text, parsed like the ids --lf reads back: pytest 9 gives a child
                 # named `a[b]` an id that differs from the parse of its own text.
                 nodeid = f"{self.nodeid}::{name}"
                 yield CheckItem.from_parent(
-                    self, name=name, nodeid=nodeid, check=check, target=target
+                    self, name=name, nodeid=nodeid, check=check, target=target, group=group
                 )
 
 
 class CheckItem(pytest.Item):
-    def __init__(self, *, check: Check, target: Target, **kwargs):
+    def __init__(self, *, check: Check, target: Target, group: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.check = check
         self.target = target
-        matrix = self.matrix
-        if _share()[1] > 1:  # only xdist workers collect for a scheduler that reads it
-            self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
+        if group is not None:  # a version's checks go to one xdist worker
+            self.add_marker(pytest.mark.xdist_group(name=group))
 
     @property
     def matrix(self) -> Matrix:
