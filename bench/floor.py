@@ -2,11 +2,13 @@
 
 The floor of one wheel is what any range reader must fetch to answer the checks: the central
 directory with the end records (the bytes after the last member: the file size, from the lock,
-less the directory's offset) plus the compressed size of each member canary actually read.
-Both come from canary's own cache after the cold run: the listing (parsed from the wheel's real
-directory and verified against RECORD) and the member entries present, so the floor counts
-exactly the members the run used. RECORD is not in the floor; canary reads it to verify every
-member's sha256, and its compressed size is reported beside the floor.
+less the directory's offset) plus the compressed size of each member canary actually read, each
+distinct content once (canary's own member key: project, path, CRC-32 and sizes; over the
+shipped locks that counts exactly the members RECORD's sha256 would). Both come from canary's
+own cache after the cold run: the listing (parsed from the wheel's real directory) and the
+member entries present, so the floor counts exactly the members the run used. RECORD is not in
+the floor; canary reads it only for wheels fetched over plain HTTP, to check the directory's
+names, and its compressed size is reported beside the floor.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from canary.lock import read_lock
 from canary.matrix import load_matrix
 from canary.sources.cache import Cache
 from canary.sources.index_file import IndexFile
-from canary.sources.remotezip import Listing
+from canary.sources.remotezip import Listing, member_key
 from canary.sources.stats import Stats
 from canary.sources.wheel import release_key
 
@@ -32,7 +36,7 @@ class Floor:
     members_read: int = 0
     shared: int = 0  # members read whose content an earlier wheel already brought
     shared_bytes: int = 0  # their compressed sizes: what reading them again would cost
-    record: int = 0  # compressed size of RECORD, read for verification
+    record: int = 0  # compressed size of RECORD (read over plain HTTP only)
     missing: list[str] = field(default_factory=list)  # locked files with no cached listing
 
     @property
@@ -68,16 +72,16 @@ def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor
         entries = [listing.entry(name) for name in listing.entries]
         result.directories += file.size - max(e.end for e in entries)
         for entry in entries:
-            digest = (listing.record or {}).get(entry.name)
+            content = member_key(canonicalize_name(project), entry)
             if entry.name.endswith(".dist-info/RECORD"):
                 result.record += entry.csize
             elif entry.name.endswith("/"):
                 continue
-            elif digest and digest in seen:
+            elif content in seen:
                 result.shared += 1
                 result.shared_bytes += entry.csize
-            elif cache.get_content(digest) if digest else cache.get(f"{key}/{entry.name}"):
+            elif cache.get_member(content):
                 result.members += entry.csize
                 result.members_read += 1
-                seen.add(digest or f"{key}/{entry.name}")
+                seen.add(content)
     return result

@@ -210,7 +210,7 @@ def cold_section(bench: Bench) -> tuple[Section, dict[str, Path], dict]:
             f"{report.megabytes(floor.directories)} + {floor.members_read:,} distinct members "
             f"read {report.megabytes(floor.members)} ({floor.shared:,} more were files an "
             f"earlier wheel already brought: {report.megabytes(floor.shared_bytes)}); RECORD "
-            f"(read to verify) adds {report.megabytes(floor.record)}"
+            f"(read only over plain HTTP) would add {report.megabytes(floor.record)}"
             + (f"; no listing for {len(floor.missing)} files" if floor.missing else ""),
             before=_before(runs, lambda r: r[1]["stats"]["bytes_downloaded"] / floor.floor),
         ),

@@ -13,7 +13,9 @@ import hashlib
 import io
 import re
 import socket
+import ssl
 import struct
+import subprocess
 import tarfile
 import threading
 import time
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from canary.sources.http import RetryPolicy
 
@@ -66,14 +69,19 @@ class Logged:
 
 
 class FileServer:
-    """A threaded HTTP/1.1 server on an ephemeral loopback port."""
+    """A threaded HTTP/1.1 server on an ephemeral loopback port; HTTPS with `tls` (a context
+    holding its certificate, see `loopback_certificate`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.routes: dict[str, Route] = {}
         self.log: list[Logged] = []
         self.ignore_ranges = False
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -81,7 +89,7 @@ class FileServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def add(self, path: str, body: bytes, **options: object) -> Route:
         route = Route(body, **options)  # type: ignore[arg-type]
@@ -104,12 +112,26 @@ class FileServer:
 
 
 @contextmanager
-def serving() -> Iterator[FileServer]:
-    server = FileServer().start()
+def serving(tls: ssl.SSLContext | None = None) -> Iterator[FileServer]:
+    server = FileServer(tls).start()
     try:
         yield server
     finally:
         server.stop()
+
+
+def loopback_certificate(folder: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server context with a fresh self-signed certificate for 127.0.0.1, and the certificate
+    file clients must trust (REQUESTS_CA_BUNDLE). Made by the openssl command."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    names = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    files = ["-keyout", str(key), "-out", str(cert)]
+    command = ["openssl", "req", "-x509", *curve, "-nodes", "-days", "1", *names, *files]
+    subprocess.run(command, check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context, cert
 
 
 def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -155,7 +154,7 @@ def test_info_and_clear_cover_every_kind_of_entry(tmp_path):
     cache = Cache(tmp_path, Stats())
     cache.put("a", b"x" * 2048)
     cache.put_fresh("b", b"y")
-    cache.put_content(hashlib.sha256(b"member").hexdigest(), b"member")
+    cache.put_member("pkg/m.py@crc32:0:6:6", b"member")
     cache.store("index", "k", b"{}")
     cache.store("verdict", "k", b"{}")
     old = tmp_path / "module-index" / "ab" / "ab12.json"  # where an older canary kept indexes
@@ -188,15 +187,6 @@ def test_prune_removes_entries_unused_for_days(tmp_path):
     assert cache_prune(7, tmp_path).startswith("pruned 1 entries (")
     assert cache.get("old") is None
     assert cache.get("new") == b"n" and cache.get("read") == b"r"
-
-
-def test_content_entries_must_hash_to_their_key(tmp_path):
-    cache = Cache(tmp_path, Stats())
-    digest = hashlib.sha256(b"real").hexdigest()
-    cache.put_content(digest, b"forged")
-    assert cache.get_content(digest) is None
-    cache.put_content(digest, b"real")
-    assert cache.get_content(digest) == b"real"
 
 
 def test_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):

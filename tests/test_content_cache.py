@@ -3,8 +3,11 @@ fewer bytes and no wrong verdict, against a loopback file host."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -27,8 +30,10 @@ def server():
         yield running
 
 
-def publish(server: FileServer, name: str, version: str, files: dict[str, bytes]) -> IndexFile:
-    wheel = make_wheel(name, version, files)
+def publish(
+    server: FileServer, name: str, version: str, files: dict[str, bytes], **options: int
+) -> IndexFile:
+    wheel = make_wheel(name, version, files, **options)
     filename = f"{name}-{version}-py3-none-any.whl"
     server.add(f"/files/{filename}", wheel)
     return IndexFile(filename, f"{server.url}/files/{filename}", len(wheel), sha256(wheel))
@@ -45,7 +50,7 @@ def test_a_file_unchanged_since_another_release_is_fetched_once(server, tmp_path
     ctx = context(tmp_path)
     tree = ctx.release_tree("pkg", "2.0", two)
     assert tree.read("pkg/core.py") == SHARED
-    assert ctx.stats.as_dict()["requests"] == 1  # the listing: core.py is known by its sha256
+    assert ctx.stats.as_dict()["requests"] == 1  # the listing: core.py is known by its CRC
     assert tree.read("pkg/__init__.py") == V2["pkg/__init__.py"]  # a changed file is fetched
     assert ctx.stats.as_dict()["requests"] == 2
 
@@ -78,6 +83,55 @@ def test_a_hostile_index_cannot_poison_another_projects_entries(server, tmp_path
     claimed = IndexFile(genuine.filename, forged.url, forged.size, genuine.sha256)
     assert context(tmp_path).release_tree("evil", "1.0", claimed).read("pkg/core.py") != SHARED
     assert context(tmp_path).release_tree("pkg", "1.0", genuine).read("pkg/core.py") == SHARED
+
+
+def forge_crc(data: bytes, crc: int) -> bytes:
+    """`data` with its last 4 bytes chosen so its CRC-32 is `crc`: CRC-32 is affine over GF(2),
+    so the 32 bits solve a linear system (what an attacker does in microseconds)."""
+    head = data[:-4]
+    base = zlib.crc32(head + bytes(4))
+    columns = [zlib.crc32(head + (1 << bit).to_bytes(4, "little")) ^ base for bit in range(32)]
+    rows = [(columns[bit], 1 << bit) for bit in range(32)]  # (what it flips, which bits)
+    want, chosen = crc ^ base, 0
+    for pivot in range(32):
+        at = next(i for i in range(pivot, 32) if rows[i][0] >> pivot & 1)
+        rows[pivot], rows[at] = rows[at], rows[pivot]
+        rows = [
+            (f ^ rows[pivot][0], b ^ rows[pivot][1]) if i != pivot and f >> pivot & 1 else (f, b)
+            for i, (f, b) in enumerate(rows)
+        ]
+    for pivot in range(32):
+        if want >> pivot & 1:
+            chosen ^= rows[pivot][1]
+    return head + chosen.to_bytes(4, "little")
+
+
+def test_a_hostile_project_cannot_poison_another_with_a_crc_collision(server, tmp_path):
+    """Members are keyed by what the directory says (path, CRC-32, sizes), which a release can
+    forge: the key holds the project, so only the forger's own entries could be affected."""
+    forged = forge_crc(b"def run(): pass\n".ljust(len(SHARED), b"#"), zlib.crc32(SHARED))
+    assert len(forged) == len(SHARED) and zlib.crc32(forged) == zlib.crc32(SHARED)
+    stored = {"compression": zipfile.ZIP_STORED}  # equal compressed sizes too
+    evil = publish(server, "evil", "1.0", {"pkg/core.py": forged}, **stored)
+    genuine = publish(server, "pkg", "1.0", V1, **stored)
+    assert context(tmp_path).release_tree("evil", "1.0", evil).read("pkg/core.py") == forged
+    assert context(tmp_path).release_tree("pkg", "1.0", genuine).read("pkg/core.py") == SHARED
+
+
+def test_a_cached_member_that_fails_its_crc_is_fetched_again(server, tmp_path):
+    """A member entry rewritten with a valid header (the cache's own check passes) but other
+    bytes: its key's CRC-32 refuses it, and the member is fetched again."""
+    one = publish(server, "pkg", "1.0", V1)
+    assert context(tmp_path).release_tree("pkg", "1.0", one).read("pkg/core.py") == SHARED
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and "member" in path.parts and path.read_bytes().endswith(SHARED):
+            magic, header, data = path.read_bytes().split(b"\n", 2)
+            other = data.replace(b"fast", b"slow")
+            meta = {**json.loads(header), "sha256": hashlib.sha256(other).hexdigest()}
+            path.write_bytes(b"\n".join([magic, json.dumps(meta).encode(), other]))
+    ctx = context(tmp_path)
+    assert ctx.release_tree("pkg", "1.0", one).read("pkg/core.py") == SHARED
+    assert ctx.stats.as_dict()["requests"] == 1  # the member again; the listing was cached
 
 
 MATRIX = """\

@@ -14,12 +14,14 @@ MAX_TOKENS = 600_000
 _COUNT_FROM = 256 * 1024
 #: a name, a number or one punctuation character: close to Python's tokens, counted in C
 _TOKEN = re.compile(rb"\w+|[^\w\s]")
+_TEXT_TOKEN = re.compile(_TOKEN.pattern.decode())
 
 
-def check_cost(data: bytes, path: str) -> None:
+def check_cost(data: bytes | str, path: str) -> None:
     """Raise ParseError when parsing `data` would cost more than the budget allows."""
     if len(data) <= _COUNT_FROM:
         return
-    for count, _ in enumerate(_TOKEN.finditer(data), 1):
+    tokens = _TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
+    for count, _ in enumerate(tokens.finditer(data), 1):
         if count > MAX_TOKENS:
             raise ParseError(f"{path}: over {MAX_TOKENS} tokens, too costly to parse")

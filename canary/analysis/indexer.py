@@ -23,22 +23,15 @@ from canary.analysis.model import (
     Span,
 )
 from canary.analysis.parameters import FunctionNode, parameters, renames
+from canary.analysis.skeleton import blank_bodies
 
 
-def _span(node: ast.stmt) -> Span:
+def _span(node: ast.stmt, ends: dict[int, int]) -> Span:
+    """Lines of `node`, decorators included; `ends` restores the end of a blanked body."""
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno, *(d.lineno for d in decorators)])
-    return Span(start, node.end_lineno or node.lineno)
-
-
-def _function(node: FunctionNode) -> FunctionInfo:
-    return FunctionInfo(
-        node.name,
-        parameters(node.args),
-        _span(node),
-        renames(node),
-        ast.unparse(node.returns) if node.returns else None,
-    )
+    end = node.end_lineno or node.lineno
+    return Span(start, ends.get(end, end))
 
 
 def _nested_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
@@ -117,9 +110,10 @@ def _absolute(module: str | None, level: int, here: str, is_package: bool) -> st
 
 
 class _Indexer:
-    def __init__(self, info: ModuleInfo, is_package: bool):
+    def __init__(self, info: ModuleInfo, is_package: bool, ends: dict[int, int]):
         self.info = info
         self.is_package = is_package
+        self.ends = ends
         self.functions = _Definitions()
         self.classes = _Definitions()
 
@@ -144,11 +138,20 @@ class _Indexer:
         self.info.lazy = self.exports.lazy(package)
         self.info.aliases = self.exports.aliases(package)
 
+    def function(self, node: FunctionNode) -> FunctionInfo:
+        return FunctionInfo(
+            node.name,
+            parameters(node.args),
+            _span(node, self.ends),
+            renames(node),
+            ast.unparse(node.returns) if node.returns else None,
+        )
+
     def statement(self, node: ast.stmt, block: int) -> None:
-        span = _span(node)
+        span = _span(node, self.ends)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if not self.typing_only:  # a definition for type checkers does not exist at run time
-                self.functions.add(node.name, _function(node), block)
+                self.functions.add(node.name, self.function(node), block)
             self.bind(node.name, Binding("def", span))
         elif isinstance(node, ast.ClassDef):
             if not self.typing_only:
@@ -180,14 +183,13 @@ class _Indexer:
                     origin = f"{base}.{alias.name}"
                     self.bind(alias.asname or alias.name, Binding("import", span, origin))
 
-    @staticmethod
-    def class_info(node: ast.ClassDef) -> ClassInfo:
+    def class_info(self, node: ast.ClassDef) -> ClassInfo:
         methods = _Definitions()
         for child, block, _ in _flatten(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                methods.add(child.name, _function(child), block)
+                methods.add(child.name, self.function(child), block)
         bases = tuple(ast.unparse(base) for base in node.bases)
-        return ClassInfo(node.name, bases, methods.table, _span(node))
+        return ClassInfo(node.name, bases, methods.table, _span(node, self.ends))
 
 
 def decode(data: bytes, path: str) -> str:
@@ -205,22 +207,33 @@ def decode(data: bytes, path: str) -> str:
 _PARSE_LOCK = threading.Lock()
 
 
-def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-    """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
-    if len(data) > MAX_SOURCE_BYTES:
-        raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
-    check_cost(data, path)
-    text = decode(data, path)
+def _parse(text: str, path: str) -> ast.Module:
+    check_cost(text, path)
     try:
         with _PARSE_LOCK:
-            tree = ast.parse(text, filename=path)
+            return ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"{path}:{exc.lineno}: does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ParseError(f"{path}: does not parse: {type(exc).__name__}: {exc}") from None
+
+
+def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+    """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
+    text = decode(data, path)
+    skeleton = blank_bodies(text)
+    try:
+        tree = _parse(skeleton.text, path) if skeleton else None
+    except ParseError:
+        tree = None  # parsed whole below, so the error names the real line
+    if tree is None:
+        skeleton = None
+        tree = _parse(text, path)
     info = ModuleInfo(name=name, path=path, text=text)
     try:
-        _Indexer(info, is_package).run(tree)
+        _Indexer(info, is_package, skeleton.ends if skeleton else {}).run(tree)
     except RecursionError:
         raise ParseError(f"{path}: nested too deeply to index") from None
     return info

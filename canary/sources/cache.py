@@ -1,13 +1,13 @@
 """The on-disk cache shared by every run and every pytest-xdist worker.
 
 Immutable entries are kept until pruned: release listings (keyed by project, file name and the
-index's file hash), release members (by their own sha256 from RECORD, so a file unchanged since
-another release is stored and fetched once), parsed module indexes and verdicts (keyed by
-canary's code fingerprint too). Fresh entries (branch files and index pages) are kept for
-`max_age` seconds, then revalidated with If-None-Match. Each entry file carries its key and its
-content's sha256 and is verified on every read; a corrupt entry is deleted and rebuilt, never
-believed. Writes go to a temp file in the same folder and are published with os.replace; a file
-lock per key makes concurrent processes fetch a key once.
+index's file hash), release members (by project, path, CRC-32 and sizes: a file unchanged
+since another release of the project is stored and fetched once), parsed module indexes and
+verdicts (keyed by canary's code fingerprint too). Fresh entries (branch files and index pages)
+are kept for `max_age` seconds, then revalidated with If-None-Match. Each entry file carries its
+key and its content's sha256 and is verified on every read; a corrupt entry is deleted and
+rebuilt, never believed. Writes go to a temp file in the same folder and are published with
+os.replace; a file lock per key makes concurrent processes fetch a key once.
 """
 
 from __future__ import annotations
@@ -102,20 +102,18 @@ class Cache:
         """Store an immutable entry (atomically)."""
         self._store("release", key, Entry(data))
 
-    def get_content(self, sha256: str) -> bytes | None:
-        """Bytes stored by their own sha256, or None; they must hash to it."""
-        entry = self._load("member", f"sha256:{sha256}")
+    def get_member(self, key: str) -> bytes | None:
+        """A release member stored by content (remotezip.member_key), or None; the caller
+        checks the bytes against the CRC-32 and size its key names."""
+        entry = self._load("member", key)
         if entry is None:
-            return None
-        if entry.meta.get("sha256") != sha256:
-            self._path("member", f"sha256:{sha256}").unlink(missing_ok=True)
             return None
         self.stats.add(cache_hits=1)
         return entry.data
 
-    def put_content(self, sha256: str, data: bytes) -> None:
-        """Store bytes already verified to hash to `sha256` (RECORD's hash of a member)."""
-        self._store("member", f"sha256:{sha256}", Entry(data))
+    def put_member(self, key: str, data: bytes) -> None:
+        """Store a member already verified against what its key names."""
+        self._store("member", key, Entry(data))
 
     def load(self, kind: str, key: str) -> bytes | None:
         """A verified derived entry (an index, verdicts); not counted as a fetch saved."""

@@ -29,13 +29,14 @@ class Limits:
     max_unpacked: int = 1024 * MiB
     #: largest total size of the source and metadata members a tarball's reading keeps
     max_kept: int = 256 * MiB
-    #: first tail read of a wheel: this share of its size, plus tail_extra, at least tail_min;
-    #: sized so that in typical wheels it brings the EOCD, central directory and RECORD at once
+    #: first tail read of a project's first archives (no release taught its share yet): this
+    #: share of the size plus tail_extra, at most tail_guess_max. A short read costs one exact
+    #: request more; an over-read costs bytes (2% of a 300 MB vLLM wheel is 6 MB for a 1 MB
+    #: directory, and the releases read first in parallel each paid it)
     tail_share: float = 0.02
-    tail_extra: int = 16 * 1024
+    tail_extra: int = 4 * 1024
+    tail_guess_max: int = 64 * 1024
+    #: the tail read when the index gives no size (a suffix range)
     tail_min: int = 64 * 1024
-    #: ... but at most this much while no release of the project taught its share: on a 300 MB
-    #: wheel 2% is 6 MB for a directory of about 1 MB, and parallel first reads each paid it
-    tail_guess_max: int = 1024 * 1024
     #: wanted members closer than this are fetched by one range request (fewer round trips)
     merge_gap: int = 8 * 1024

@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from canary.sources.limits import Limits
 from canary.sources.redact import redact
@@ -48,6 +49,7 @@ class RangeReader:
         self.sha256 = sha256
         self.limits = limits
         self._whole: bytes | None = None
+        self._plain = False  # some answer came over plain HTTP
         self._lock = threading.Lock()
         # its own lock: the URL is resolved while `_lock` is held (a locked sdist's download)
         self._url_lock = threading.Lock()
@@ -58,6 +60,12 @@ class RangeReader:
         if callable(self._url):
             return self._label or "a locked file"
         return redact(self._url)
+
+    @property
+    def secure(self) -> bool:
+        """Whether every answer so far came over TLS (after redirects), which no byte flipped
+        in transit survives, or the whole file was checked against the index's sha256."""
+        return not self._plain or (self._whole is not None and bool(self.sha256))
 
     @property
     def url(self) -> str:
@@ -111,11 +119,13 @@ class RangeReader:
 
     def _range(self, spec: str) -> Reply | None:
         """A range reply, or None when the server sent the whole file (kept, not re-fetched)."""
-        reply = self.http.get(
-            self.url,
-            {"Range": spec, **_IDENTITY},
-            allow=(416,),
-            max_bytes=self.limits.max_download,
+        reply = self._heard(
+            self.http.get(
+                self.url,
+                {"Range": spec, **_IDENTITY},
+                allow=(416,),
+                max_bytes=self.limits.max_download,
+            )
         )
         if reply.status == 206:
             return reply
@@ -125,6 +135,11 @@ class RangeReader:
                     self.http.stats.add(whole_downloads=1)
                     self._whole = reply.content
         return None
+
+    def _heard(self, reply: Reply) -> Reply:
+        if urlsplit(reply.url).scheme.lower() != "https":
+            self._plain = True
+        return reply
 
     def _range_matches(self, reply: Reply, start: int, stop: int) -> bool:
         found = _CONTENT_RANGE.fullmatch(reply.headers.get("Content-Range", "").strip())
@@ -143,7 +158,9 @@ class RangeReader:
         """One whole download (a second one if the first fails verification)."""
         problem = ""
         for _ in range(2):
-            reply = self.http.get(self.url, _IDENTITY, allow=(), max_bytes=self.limits.max_download)
+            reply = self._heard(
+                self.http.get(self.url, _IDENTITY, allow=(), max_bytes=self.limits.max_download)
+            )
             self.http.stats.add(whole_downloads=1)
             problem = self._verified(reply.content) or ""
             if not problem:

@@ -1,21 +1,23 @@
 """A zip archive on a server, read by byte ranges: the central directory first, then only the
 members asked for.
 
-For a wheel one tail read sized from the index's `size` usually brings the end records, the
-central directory and RECORD (which wheel builders write last, just before the directory).
-The parsed listing is checked against RECORD and cached, so a warm run makes no request.
-Members are decompressed in memory, capped, and verified against the directory's CRC32 and
-RECORD's sha256; only then are they cached, under that sha256, so a file unchanged since another
-release (of any project) is fetched once. Verification failures are retried once (a transient
+One tail read, sized from the index's `size` and what earlier releases of the project needed,
+usually brings the end records and the central directory; the parsed listing is cached, so a
+warm run makes no request. Members are decompressed in memory, capped, and verified against the
+directory's CRC-32 and sizes (and their local header's name); only then are they cached, under
+what the directory says of them (project, path, CRC-32, sizes), so a file unchanged since another
+release of the project is fetched once. Verification failures are retried once (a transient
 corruption heals); a persistent one is a SourceError.
+
+No checksum covers the central directory's names: a byte flipped in one could make a module look
+absent. Over TLS no byte changes in transit; over plain HTTP a wheel's RECORD (which builders
+write just before the directory) is read too, and must name exactly the directory's files.
 """
 
 from __future__ import annotations
 
-import base64
 import csv
 import functools
-import hashlib
 import io
 import json
 import re
@@ -36,6 +38,7 @@ from canary.sources.zipformat import (
     Entry,
     ZipFormatError,
     find_directory,
+    holds,
     member_data,
     parse_directory,
 )
@@ -51,14 +54,13 @@ class CorruptArchive(SourceError):
 
 @dataclass(frozen=True)
 class Listing:
-    """The verified member table of an archive, and RECORD's sha256 per path for wheels.
+    """The verified member table of an archive.
 
     `entries` maps a name to its Entry, or to the cached row an Entry is made from on demand:
     a warm run looks at a handful of a wheel's thousands of members.
     """
 
     entries: dict[str, Entry | list]
-    record: dict[str, str] | None
 
     def entry(self, name: str) -> Entry:
         row = self.entries[name]
@@ -69,57 +71,74 @@ class Listing:
         return frozenset(self.entries)
 
     def to_bytes(self) -> bytes:
-        entries = [list(e) for e in self.entries.values()]
-        return json.dumps({"entries": entries, "record": self.record}).encode()
+        return json.dumps({"entries": [list(e) for e in self.entries.values()]}).encode()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Listing:
-        data = json.loads(raw)
-        return cls({row[0]: row for row in data["entries"]}, data["record"])
+        return cls({row[0]: row for row in json.loads(raw)["entries"]})
+
+
+def member_key(project: str, entry: Entry) -> str:
+    """A member's cache key: what the central directory says of its content, within its project.
+
+    CRC-32 is no cryptographic hash: a release can craft a file with another's path, CRC and
+    sizes, so keys never reach across projects (a hostile project poisons only its own)."""
+    return f"{project}/{entry.name}@crc32:{entry.crc:08x}:{entry.usize}:{entry.csize}"
 
 
 class TailHints:
-    """The largest share of a project's archives its listing needed so far (end records,
-    central directory, RECORD), so later releases of the project get it in one request."""
+    """What the listings of a project's archives needed so far (end records, central directory,
+    and RECORD where it is read), so later releases of the project get it in one request.
+
+    Both the largest share of an archive and the largest byte count are learned, and the
+    smaller prediction is used: a pure-Python wheel's directory grows with the wheel, but a
+    platform wheel (vLLM, bitsandbytes) is mostly compiled libraries whose size says nothing
+    about its directory. A prediction that falls short costs one more request, never a byte."""
 
     def __init__(self) -> None:
-        self._shares: dict[str, float] = {}
+        self._learned: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
 
-    def get(self, project: str) -> float | None:
+    def predict(self, project: str, size: int) -> int | None:
+        """Bytes to read from the end of a `size`-byte archive, or None before any was read."""
         with self._lock:
-            return self._shares.get(project)
+            learned = self._learned.get(project)
+        if learned is None:
+            return None
+        share, most = learned
+        return int(min(size * share, most) * 1.03) + 4096  # a little over: releases grow
 
-    def learn(self, project: str, share: float) -> None:
+    def learn(self, project: str, size: int, needed: int) -> None:
         with self._lock:
-            self._shares[project] = max(share, self._shares.get(project, 0.0))
+            share, most = self._learned.get(project, (0.0, 0))
+            self._learned[project] = (max(share, needed / size), max(most, needed))
 
 
 class Claims:
-    """Members some thread of this process is fetching now, by sha256: releases read in
+    """Members some thread of this process is fetching now, by member key: releases read in
     parallel that share a file fetch it once; the others wait for it and read the cache."""
 
     def __init__(self) -> None:
         self._pending: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def claim(self, digests: Iterable[str]) -> tuple[set[str], list[threading.Event]]:
-        """(the digests the caller must fetch, the events of those others are fetching)."""
+    def claim(self, keys: Iterable[str]) -> tuple[set[str], list[threading.Event]]:
+        """(the keys the caller must fetch, the events of those others are fetching)."""
         mine: set[str] = set()
         theirs: list[threading.Event] = []
         with self._lock:
-            for digest in set(digests):
-                if digest in self._pending:
-                    theirs.append(self._pending[digest])
+            for key in set(keys):
+                if key in self._pending:
+                    theirs.append(self._pending[key])
                 else:
-                    self._pending[digest] = threading.Event()
-                    mine.add(digest)
+                    self._pending[key] = threading.Event()
+                    mine.add(key)
         return mine, theirs
 
-    def done(self, digests: Iterable[str]) -> None:
+    def done(self, keys: Iterable[str]) -> None:
         with self._lock:
-            for digest in digests:
-                event = self._pending.pop(digest, None)
+            for key in keys:
+                event = self._pending.pop(key, None)
                 if event is not None:
                     event.set()
 
@@ -155,8 +174,8 @@ class RemoteZip:
         limits: Limits,
         *,
         wheel: bool,
+        project: str,
         hints: TailHints | None = None,
-        project: str = "",
         claims: Claims | None = None,
     ) -> None:
         self.reader = reader
@@ -193,10 +212,10 @@ class RemoteZip:
         if not missing:
             return found
         self.cache.require_online(f"{missing[0]} of {self.reader.label}")
-        digests = {n: d for n in missing if (d := (listing.record or {}).get(n))}
-        mine, theirs = self.claims.claim(digests.values())
+        keys = {n: self._key(listing.entry(n)) for n in missing}
+        mine, theirs = self.claims.claim(keys.values())
         try:
-            own = [n for n in missing if n not in digests or digests[n] in mine]
+            own = [n for n in missing if keys[n] in mine]
             found.update(self._fetch(own, listing, self.claims.done))
         finally:
             self.claims.done(mine)
@@ -209,23 +228,17 @@ class RemoteZip:
         return found
 
     def _cached(self, names: list[str], listing: Listing) -> dict[str, bytes]:
+        """Members the cache holds, each checked against the CRC-32 and size its key names."""
         found = {}
         for name in names:
-            digest = (listing.record or {}).get(name)
-            data = self.cache.get_content(digest) if digest else None
-            if data is None and not digest:
-                data = self.cache.get(self._member_key(name))
-            if data is not None:
+            entry = listing.entry(name)
+            data = self.cache.get_member(self._key(entry))
+            if data is not None and holds(entry, data):
                 found[name] = data
         return found
 
-    def _store(self, name: str, data: bytes, listing: Listing) -> None:
-        """Cache a verified member: by RECORD's sha256 (which it matched), else by name."""
-        digest = (listing.record or {}).get(name)
-        if digest:
-            self.cache.put_content(digest, data)
-        else:
-            self.cache.put(self._member_key(name), data)
+    def _key(self, entry: Entry) -> str:
+        return member_key(self.project, entry)
 
     def _fetch(
         self,
@@ -249,19 +262,19 @@ class RemoteZip:
                     )
             for group in self._groups(wanted):
                 try:
-                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
+                    fetched = self._retrying(lambda g=group: self._fetch_group(g))
                 except CorruptArchive:
                     fresh = self._relisted(listing)
                     if fresh is None:
                         raise
                     listing = fresh
                     group = [listing.entry(e.name) for e in group]
-                    fetched = self._retrying(lambda g=group, li=listing: self._fetch_group(g, li))
+                    fetched = self._retrying(lambda g=group: self._fetch_group(g))
                 for name, data in fetched.items():
-                    self._store(name, data, listing)
+                    self.cache.put_member(self._key(listing.entry(name)), data)
                     found[name] = data
                 if stored is not None:
-                    stored([d for n in fetched if (d := (listing.record or {}).get(n))])
+                    stored([self._key(listing.entry(n)) for n in fetched])
         return found
 
     def _relisted(self, old: Listing) -> Listing | None:
@@ -282,9 +295,6 @@ class RemoteZip:
                 self._listing = fresh
             return fresh
         return None
-
-    def _member_key(self, name: str) -> str:
-        return f"{self.key}/{name}"
 
     def _retrying(self, fetch: Callable[[], _T]) -> _T:
         """Run `fetch` again once when the bytes were inconsistent; then give up clearly."""
@@ -307,30 +317,20 @@ class RemoteZip:
                 groups.append([entry])
         return groups
 
-    def _fetch_group(self, group: list[Entry], listing: Listing) -> dict[str, bytes]:
+    def _fetch_group(self, group: list[Entry]) -> dict[str, bytes]:
         base = group[0].offset
         data = self.reader.read(base, group[-1].end)
-        return {
-            e.name: self._verified(e, data[e.offset - base : e.end - base], listing) for e in group
-        }
-
-    def _verified(self, entry: Entry, record: bytes, listing: Listing) -> bytes:
-        data = member_data(entry, record, self.limits.max_member)
-        expected = (listing.record or {}).get(entry.name)
-        if expected and _sha256(data) != expected:
-            raise ZipFormatError(f"sha256 of {entry.name!r} differs from RECORD")
-        return data
+        limit = self.limits.max_member
+        return {e.name: member_data(e, data[e.offset - base : e.end - base], limit) for e in group}
 
     def _fetch_listing(self) -> bytes:
         size = self.reader.size
-        want = self.limits.tail_min
+        want = self.limits.tail_min  # the size is unknown: a suffix range
         if size is not None:
-            learned = self.hints.get(self.project)
-            if learned is None:
-                guess = int(size * self.limits.tail_share) + self.limits.tail_extra
-                want = max(want, min(guess, self.limits.tail_guess_max))
-            else:  # a little over the largest share seen (releases grow), however small
-                want = int(size * learned * 1.03) + 4096
+            want = self.hints.predict(self.project, size) or min(
+                int(size * self.limits.tail_share) + self.limits.tail_extra,
+                self.limits.tail_guess_max,
+            )
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)
         total = start + len(tail)
@@ -345,16 +345,17 @@ class RemoteZip:
             raise SourceError(f"{self.reader.label}: over {self.limits.max_members} members")
         if directory.size > self.limits.max_directory:
             raise SourceError(f"{self.reader.label}: central directory over the byte cap")
+        record = self.wheel and not self.reader.secure  # see the module's docstring
         if directory.offset < buffer.start:
             # RECORD usually precedes the directory and is about half its size: one request
-            buffer.cover(directory.offset - directory.size // 2 - self.limits.tail_extra)
+            spare = directory.size // 2 + self.limits.tail_extra if record else 0
+            buffer.cover(directory.offset - spare)
         entries = self._parse(buffer, directory)
-        record = self._record(entries, buffer) if self.wheel else None
-        needed_from = min(
-            [directory.offset] + [e.offset for e in entries.values() if _RECORD.fullmatch(e.name)]
-        )
-        self.hints.learn(self.project, (total - needed_from) / total)
-        return Listing(entries, record).to_bytes()
+        needed_from = directory.offset
+        if record:
+            needed_from = min(needed_from, self._check_record(entries, buffer))
+        self.hints.learn(self.project, total, total - needed_from)
+        return Listing(entries).to_bytes()
 
     def _parse(self, buffer: _Buffer, directory: Directory) -> dict[str, Entry]:
         if directory.offset + directory.size > buffer.start + len(buffer.data):
@@ -369,42 +370,26 @@ class RemoteZip:
             entries[entry.name] = entry
         return entries
 
-    def _record(self, entries: dict[str, Entry], buffer: _Buffer) -> dict[str, str]:
-        """RECORD's hashes, after checking it names exactly the archive's files."""
+    def _check_record(self, entries: dict[str, Entry], buffer: _Buffer) -> int:
+        """Check that RECORD names exactly the archive's files; where RECORD starts."""
         found = [name for name in entries if _RECORD.fullmatch(name)]
         if len(found) != 1:
             raise ZipFormatError(f"wheel has {len(found)} .dist-info/RECORD files, not one")
         entry = entries[found[0]]
         text = member_data(entry, buffer.slice(entry.offset, entry.end), self.limits.max_member)
-        hashes, listed = _parse_record(text)
+        listed = _record_paths(text) - {entry.name}
         files = {n for n in entries if not n.endswith("/")} - {entry.name}
         files -= {entry.name + s for s in _SIGNATURES}
-        if files != listed - {entry.name}:
-            odd = sorted(files ^ (listed - {entry.name}))[:3]
+        if files != listed:
+            odd = sorted(files ^ listed)[:3]
             raise ZipFormatError(f"central directory and RECORD disagree about {odd}")
-        return hashes
+        return entry.offset
 
 
-def _parse_record(text: bytes) -> tuple[dict[str, str], set[str]]:
-    """(sha256 hex per path, every path) from a RECORD file."""
+def _record_paths(text: bytes) -> set[str]:
+    """Every path a RECORD file lists."""
     try:
         rows = list(csv.reader(io.StringIO(text.decode("utf-8"))))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ZipFormatError(f"RECORD is unreadable: {exc}") from exc
-    hashes: dict[str, str] = {}
-    listed: set[str] = set()
-    for row in rows:
-        if not row:
-            continue
-        listed.add(row[0])
-        algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
-        if algorithm == "sha256" and digest:
-            try:
-                hashes[row[0]] = base64.urlsafe_b64decode(digest + "=" * (-len(digest) % 4)).hex()
-            except ValueError as exc:
-                raise ZipFormatError(f"RECORD hash of {row[0]!r} is malformed") from exc
-    return hashes, listed
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return {row[0] for row in rows if row}

@@ -209,6 +209,11 @@ def member_data(entry: Entry, record: bytes, max_size: int) -> bytes:
     return data
 
 
+def holds(entry: Entry, data: bytes) -> bool:
+    """Whether `data` has the size and CRC-32 the directory states (a cached member's check)."""
+    return len(data) == entry.usize and zlib.crc32(data) == entry.crc
+
+
 def _decompress(entry: Entry, compressed: bytes) -> bytes:
     """At most usize + 1 bytes of output, so a lying size cannot inflate without bound."""
     limit = entry.usize + 1

@@ -1,0 +1,141 @@
+"""Function bodies blanked before `ast.parse`.
+
+Building `ast` objects for function bodies is about three quarters of a parse's cost, and the
+index reads none of them: a function is known by its signature, decorators and line span, and
+fingerprints search the text. So each body is replaced by `pass` on its first line and blank
+lines after it (line numbers stay), and the real last line of every blanked body is kept to
+restore the spans.
+
+The blanking is exact or not done. Strings and comments are masked first; a body ends at the
+first logical line (outside brackets, not after a backslash) indented no deeper than its `def`.
+A file this reading cannot be sure of (tabs or form feeds in indentation, carriage returns, an
+unterminated string) is parsed whole, and so is any skeleton that does not parse.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+#: Comments, then strings (triple-quoted first): what may hide quotes, brackets and newlines.
+_TOKENS = re.compile(
+    r"#[^\n]*"
+    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+    r'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"',
+    re.DOTALL,
+)
+_DEF = re.compile(r"^( *)(?:async +)?def +(\w+)", re.MULTILINE)
+_HEADER = re.compile(r"[()\[\]{}:]")
+_UNSURE_INDENT = re.compile(r"^ *[\t\f]", re.MULTILINE)
+_BODY_START = re.compile(r"\n( *)(?=[^\s\0])")
+_OPEN = "([{"
+_CLOSE = ")]}"
+
+#: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562).
+_KEPT = frozenset({"__getattr__"})
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    text: str  # the source with bodies blanked, same lines as the original
+    ends: dict[int, int]  # line of a blanked body's `pass` -> the body's real last line
+
+
+def _mask(match: re.Match[str]) -> str:
+    """Same length and newlines; a line that starts inside a string starts with NUL, so it is
+    never taken for the start of a statement."""
+    token = match.group()
+    if token[0] == "#":
+        return " " * len(token)
+    if "\n" not in token:
+        return "x" * len(token)
+    first, *rest = token.split("\n")
+    return "\n".join(["x" * len(first), *("\0" + "x" * (len(p) - 1) if p else "" for p in rest)])
+
+
+@functools.lru_cache(maxsize=64)
+def _dedent_at(indent: int) -> re.Pattern[str]:
+    """A line that starts with code indented `indent` spaces or less."""
+    return re.compile(rf"\n(?= {{0,{indent}}}[^\s\0])")
+
+
+def _balance(masked: str, start: int, end: int) -> int:
+    return sum(masked.count(c, start, end) for c in _OPEN) - sum(
+        masked.count(c, start, end) for c in _CLOSE
+    )
+
+
+def _header_end(masked: str, start: int) -> int | None:
+    """Offset of the colon that ends the `def` header starting at `start`."""
+    depth = 0
+    for match in _HEADER.finditer(masked, start):
+        char = match.group()
+        if char == ":":
+            if depth == 0:
+                return match.start()
+        elif char in _OPEN:
+            depth += 1
+        else:
+            depth -= 1
+            if depth < 0:
+                return None
+    return None
+
+
+def _body_end(masked: str, body: int, indent: int) -> int | None:
+    """Offset of the newline before the first logical line indented `indent` or less after
+    `body` (the text's end when there is none); None when brackets never balance."""
+    pattern = _dedent_at(indent)
+    search_from = body
+    while True:
+        match = pattern.search(masked, search_from)
+        end = match.start() if match else len(masked)
+        if _balance(masked, body, end) == 0 and (match is None or masked[end - 1] != "\\"):
+            return end
+        if match is None:
+            return None
+        search_from = end + 1
+
+
+def blank_bodies(text: str) -> Skeleton | None:
+    """The skeleton of `text`, or None when it cannot be made exactly (parse `text` whole)."""
+    if "\r" in text or "\0" in text:
+        return None
+    masked = _TOKENS.sub(_mask, text)
+    if "'" in masked or '"' in masked or _UNSURE_INDENT.search(masked):
+        return None
+    lines = text.split("\n")
+    ends: dict[int, int] = {}
+    counted, line = 0, 1  # `line` is the line number of offset `counted`
+    resume = 0
+    for match in _DEF.finditer(masked):
+        if match.start() < resume:
+            continue  # nested in a body already blanked (or kept)
+        colon = _header_end(masked, match.end())
+        if colon is None:
+            return None
+        newline = masked.find("\n", colon)
+        if newline == -1 or masked[colon + 1 : newline].strip():
+            continue  # a one-line `def f(): ...`, or a backslash after the colon
+        first = _BODY_START.search(masked, newline)
+        indent = len(match.group(1))
+        if first is None or len(first.group(1)) <= indent:
+            return None  # no indented body: not Python, let the parser say so
+        end = _body_end(masked, first.start(), indent)
+        if end is None:
+            return None
+        resume = end
+        if match.group(2) in _KEPT:
+            continue
+        last = len(masked[first.start() : end].rstrip()) + first.start()
+        line += masked.count("\n", counted, first.start() + 1)
+        body_line = line
+        line += masked.count("\n", first.start() + 1, last)
+        counted = last
+        ends[body_line] = line
+        lines[body_line - 1] = first.group(1) + "pass"
+        lines[body_line:line] = [""] * (line - body_line)
+    return Skeleton("\n".join(lines), ends)
