@@ -2,15 +2,24 @@
 
 Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 `pytest -n auto` work like for any other test.
+
+A check item has no fixtures and its result is known before it runs (every version is judged
+at once when collection ends), so it runs through a protocol of its own: the same hooks and
+reports as pytest's (log start, setup, call and teardown reports, log finish: so the terminal
+summary, -x, --lf, JUnit XML and xdist see what they always see) without the per-phase
+machinery that sets up fixtures and captures output, which cost many times the check itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 import warnings
+from functools import cached_property
 from pathlib import Path
 
+import pluggy
 import pytest
 
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
@@ -103,6 +112,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         results[key] = {result.check: result for result in batch}
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    if isinstance(item, CheckItem) and item.runs_alone(nextitem):
+        item.run_protocol()
+        return True
+    return None  # pytest's own protocol
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "matrices":
         return MatrixFile.from_parent(parent, path=file_path)
@@ -126,34 +143,111 @@ class UpstreamNode(pytest.Collector):
         self.matrix = matrix
         self.targets = targets
 
+    @cached_property
+    def hooks(self) -> pluggy.HookRelay:
+        """The hooks for this file (pytest finds them per item and path otherwise)."""
+        return self.ihook
+
+    @cached_property
+    def where(self) -> str:
+        """The matrix file as reports name it (relative to the rootdir), found once: pytest
+        resolves each item's path again."""
+        return self.session._node_location_to_relpath(self.path)
+
     def collect(self):
+        grouped = _share()[1] > 1  # only xdist workers collect for a scheduler that reads it
         for target in self.targets:
+            group = f"{self.matrix.upstream}-{target.label}" if grouped else None
             for check in self.matrix.checks:
+                name = f"{check.id}[{target.label}]"
+                # The id as text, parsed like the ids --lf reads back: pytest 9 gives a child
+                # named `a[b]` an id that differs from the parse of its own text.
+                nodeid = f"{self.nodeid}::{name}"
                 yield CheckItem.from_parent(
-                    self, name=f"{check.id}[{target.label}]", check=check, target=target
+                    self, name=name, nodeid=nodeid, check=check, target=target, group=group
                 )
 
 
 class CheckItem(pytest.Item):
-    def __init__(self, *, check: Check, target: Target, **kwargs):
+    def __init__(self, *, check: Check, target: Target, group: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.check = check
         self.target = target
-        matrix = self.matrix
-        if _share()[1] > 1:  # only xdist workers collect for a scheduler that reads it
-            self.add_marker(pytest.mark.xdist_group(name=f"{matrix.upstream}-{target.label}"))
+        if group is not None:  # a version's checks go to one xdist worker
+            self.add_marker(pytest.mark.xdist_group(name=group))
 
     @property
     def matrix(self) -> Matrix:
         return self.parent.matrix
 
-    def setup(self) -> None:
+    def judged(self) -> Result:
         results = self.config.stash[_RESULTS]
         key = (str(self.matrix.path), self.target.label)
         if key not in results:  # another xdist worker judged it: its verdicts are cached
             batch = self.config.stash[_RUNNER].judge(self.matrix, self.target)
             results[key] = {result.check: result for result in batch}
-        self.result = results[key][self.check.id]
+        return results[key][self.check.id]
+
+    def runs_alone(self, nextitem: pytest.Item | None) -> bool:
+        """Whether the item's own protocol may run it: pytest's is needed to tear down what
+        other tests set up before the next one (or the session's end), and for --pdb."""
+        if nextitem is None or self.config.option.usepdb:
+            return False
+        held = getattr(getattr(self.session, "_setupstate", None), "stack", None)
+        if held is None:
+            return False  # a pytest whose setup state this plugin does not know
+        return not held or set(held) <= set(nextitem.listchain())
+
+    def run_protocol(self) -> None:
+        """pytest's reports for this item, from its result: what pytest's own protocol
+        (runner, skipping) would report, without the fixture and capture machinery."""
+        hooks = self.parent.hooks
+        nodeid, location = self.nodeid, self.location
+        hooks.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        keywords = dict.fromkeys(self.keywords, 1)
+
+        def report(when: str, outcome: str = "passed", longrepr=None, **extra: str) -> None:
+            now = time.time()
+            hooks.pytest_runtest_logreport(
+                report=pytest.TestReport(
+                    nodeid, location, keywords, outcome, longrepr, when, (), 0, now, now, **extra
+                )
+            )
+
+        result = self.judged()
+        if result.status is Status.ERROR:
+            report("setup", "failed", result.detail)
+        else:
+            report("setup")
+            outcome, longrepr, extra = self.call(result)
+            report("call", outcome, longrepr, **extra)
+        report("teardown")
+        hooks.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+    def call(self, result: Result) -> tuple[str, object, dict[str, str]]:
+        """The call phase: (outcome, longrepr, extra fields) of its report, as pytest's
+        runner and skipping plugin make them from runtest() and the xfail marker."""
+        status, detail = result.status, result.detail
+        xfail = status in (Status.XFAIL, Status.XPASS) and not self.config.option.runxfail
+        if status is Status.SKIP:
+            return "skipped", (str(self.path), self.check.line, f"Skipped: {detail}"), {}
+        if status in (Status.FAIL, Status.XFAIL):
+            return ("skipped", detail, {"wasxfail": detail}) if xfail else ("failed", detail, {})
+        if status is Status.WARN:
+            self.warn_info(detail)
+        return "passed", None, {"wasxfail": detail} if xfail else {}
+
+    def warn_info(self, detail: str) -> None:
+        """A failed `severity: info` check: a warning pointing at the check in the matrix."""
+        warnings.warn_explicit(
+            CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
+            category=CanaryWarning,
+            filename=str(self.path),
+            lineno=self.check.line,
+        )
+
+    def setup(self) -> None:
+        self.result = self.judged()
         if self.result.status is Status.ERROR:
             raise SourceUnavailable(self.result.detail)
         if self.result.status in (Status.XFAIL, Status.XPASS):
@@ -171,12 +265,7 @@ class CheckItem(pytest.Item):
         elif status in (Status.FAIL, Status.XFAIL):
             raise CheckFailed(detail)
         elif status is Status.WARN:
-            warnings.warn_explicit(
-                CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
-                category=CanaryWarning,
-                filename=str(self.path),
-                lineno=self.check.line,
-            )
+            self.warn_info(detail)
 
     def repr_failure(self, excinfo, style=None):
         # The reason alone: pytest prints the item's id above it and before it in the short
@@ -194,3 +283,7 @@ class CheckItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
+
+    @cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        return self.parent.where, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,10 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # --rootdir: pytest would otherwise take the checkout's ancestors into account
     return project.runpytest(
-        "--canary-source", str(CHECKOUT), "--canary-versions", "1.0.0,2.0.0", "-rA", *args
+        f"--rootdir={project.path}",
+        *("--canary-source", str(CHECKOUT), "--canary-versions", "1.0.0,2.0.0", "-rA", *args),
     )
 
 
@@ -163,3 +166,71 @@ def test_offline_lasts_the_session(project, monkeypatch, tmp_path):
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*offline*"])
     assert "CANARY_OFFLINE" not in os.environ
+
+
+GENERIC = """\
+import pytest
+from _pytest.runner import pytest_runtest_protocol as generic
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    return generic(item, nextitem)  # pytest's own protocol for every item
+"""
+SETUPS = """\
+SETUPS = []
+
+
+def pytest_runtest_setup(item):
+    SETUPS.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"generic setups: {len(SETUPS)}")
+"""
+
+
+def junit(project: pytest.Pytester, name: str) -> list[str]:
+    """The JUnit XML of a run, one element per line, with times and host left out."""
+    xml = (project.path / name).read_text()
+    xml = re.sub(r' (time|timestamp|hostname)="[^"]*"', "", xml)
+    return [line for line in re.split(r"(?=<)", xml) if line.strip()]
+
+
+def test_own_protocol_reports_what_pytests_own_does(project):
+    """Outcomes, the -rA summary, warnings and the JUnit XML are the same through the check
+    items' own protocol as through pytest's generic one (forced here by a conftest)."""
+    (project.path / "conftest.py").write_text(SETUPS)
+    own = run(project, "--junitxml=own.xml", "-p", "no:cacheprovider")
+    (project.path / "conftest.py").write_text(GENERIC)
+    generic = run(project, "--junitxml=generic.xml", "-p", "no:cacheprovider")
+    own.assert_outcomes(passed=3, failed=1, skipped=1, xfailed=2, xpassed=1, errors=2, warnings=1)
+    assert own.parseoutcomes() == generic.parseoutcomes()
+    assert "generic setups: 1" in own.stdout.lines  # the last item only: nothing follows it
+
+    def summary(result: pytest.RunResult) -> list[str]:
+        lines = result.stdout.lines
+        start = next(i for i, line in enumerate(lines) if "short test summary info" in line)
+        return [line for line in lines[start + 1 :] if not line.startswith("=")]
+
+    assert summary(own) == summary(generic) and len(summary(own)) == 10
+    assert junit(project, "own.xml") == junit(project, "generic.xml")
+    cases = [line for line in junit(project, "own.xml") if line.startswith("<testcase")]
+    assert len(cases) == 10
+
+
+def test_exit_first_and_last_failed(project):
+    first = run(project, "-x")  # 1.0.0 comes first; its broken-file error stops the run
+    first.assert_outcomes(skipped=1, errors=1, xfailed=2, xpassed=1)
+    assert "stopping after 1 failures" in first.stdout.str()
+    run(project)  # every item, so the cache knows every failure
+    again = run(project, "--lf")
+    again.assert_outcomes(failed=1, errors=2)
+    assert "run-last-failure: rerun previous 3 failures" in again.stdout.str()
+
+
+def test_keyword_selection_runs_only_the_selected_items(project):
+    result = run(project, "-k", "gone and 2.0.0")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.lines.count("FAILED matrices/fakeup.yaml::fakeup::gone[2.0.0]") == 0
+    assert any("fakeup::gone[2.0.0]" in line for line in result.stdout.lines)

@@ -82,6 +82,7 @@ EXPECTED = {
             [
                 "def training_step(self, model",
                 "return loss",
+                "loss = self.compute_loss(model, inputs)",
                 "    def training_step(self, model",
                 "loss = loss / self.args.gradient_accumulation_steps",
             ],
@@ -89,6 +90,15 @@ EXPECTED = {
             None,
         ),
         (TRAINER, "symbol", "logger", None, None, "error", None),
+        (
+            "transformers.trainer_base",
+            "function",
+            "BaseTrainer._load_rng_state",
+            "contains",
+            ["torch.load(checkpoint)", "return torch.load"],
+            "error",
+            None,
+        ),
         (
             "transformers.trainer_base",
             "function",

@@ -17,6 +17,7 @@ from canary.scan.findings import Finding, Role
 from canary.scan.guards import Guard, conditions, tolerant_handlers
 from canary.scan.imports import Ref, Scopes, bind_import, resolve
 from canary.scan.rewriters import ANY_CLASS, registrations, selected_methods
+from canary.scan.source_helpers import argument, returned_source
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -108,6 +109,12 @@ class Rows:
 
 def _constant(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _constant_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _literal_rows(expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
@@ -367,6 +374,9 @@ class FileScanner(ast.NodeVisitor):
             bound = self.scopes.lookup(expr.id)
             return bound if isinstance(bound, Source) else None
         if isinstance(expr, ast.Subscript):
+            held = self._returned(expr.value)
+            if held is not None and held[0] is not None:  # `read(X)[0]`, a tuple's item
+                return held[1] if held[0] == _constant_int(expr.slice) else None
             return self._source_of(expr.value)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = self._source_of(expr.left), self._source_of(expr.right)
@@ -375,6 +385,9 @@ class FileScanner(ast.NodeVisitor):
             return right.plus(self._text(expr.left)) if right else None
         if not isinstance(expr, ast.Call):
             return None
+        held = self._returned(expr)
+        if held is not None:
+            return held[1] if held[0] is None else None
         parts = self._parts(expr.func)
         if _is_getsource(expr.func, parts, self.scopes) and expr.args:
             target = self._upstream(expr.args[0])
@@ -397,6 +410,22 @@ class FileScanner(ast.NodeVisitor):
             source = self._source_of(_argument(expr, 1, "string"))
             return source.plus(self._text(_argument(expr, 0, "repl"))) if source else None
         return None
+
+    def _returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
+        """A call of the package's function that returns the source of the upstream object
+        this call passes it: (the position in the returned tuple or None, that source)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+            return None
+        if self.scopes.lookup(expr.func.id) is not None:
+            return None
+        returned = self.calls.returned(expr.func.id)
+        passed = argument(expr, returned) if returned is not None else None
+        ref = self._upstream(passed) if passed is not None else None
+        if returned is None or ref is None:
+            return None
+        for attr in returned.attrs:
+            ref = ref.child(attr)
+        return returned.position, Source(ref)
 
     def _pattern_of(self, expr: ast.expr) -> Pattern | None:
         if isinstance(expr, ast.Name):
@@ -442,8 +471,12 @@ class FileScanner(ast.NodeVisitor):
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
-            for element in target.elts:
+            held = self._returned(value) if value is not None else None
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            for position, element in enumerate(target.elts):
                 self._assign(element, None, node)
+                if held and held[0] == position and not starred and isinstance(element, ast.Name):
+                    self.scopes.bind(element.id, held[1])  # `src, fn = read(X)`
         else:
             self.visit(target)
 
@@ -496,6 +529,9 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
+        returned = None if self.calls.frozen else returned_source(node)
+        if returned is not None:
+            self.calls.returns(node.name, returned)
         passed: dict[str, object] = dict(self.calls.bound(node))
         module = self.calls.rewritten(node)
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
