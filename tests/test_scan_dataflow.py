@@ -25,6 +25,11 @@ TRAINER = "transformers.trainer"
 EXPECTED = {
     "transformers": [
         ("transformers", "symbol", "Trainer", None, None, "error", None),
+        (
+            "any_of",
+            (("transformers", "symbol", "TrainerV2"), (TRAINER, "symbol", "Trainer")),
+            "error",
+        ),
         ("transformers", "symbol", "__version__", None, None, "error", None),
         ("transformers.modeling_outputs", "symbol", "CausalLMOutput", None, None, "error", None),
         (TRAINER, "symbol", "NEW_CONSTANT", None, None, "error", "since: 4.55.0"),
@@ -146,6 +151,9 @@ def scan(source: Path | None = UPSTREAM) -> str:
 
 
 def summary(check: dict) -> tuple:
+    if "any_of" in check:
+        alternatives = tuple(summary(a)[:3] for a in check["any_of"])
+        return ("any_of", alternatives, check.get("severity", "error"))
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
     assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
     gate = next((f"{k}: {check[k]}" for k in ("since", "until", "versions") if k in check), None)

@@ -113,13 +113,14 @@ def _row(finding: Finding) -> list[Any]:
         list(finding.items),
         finding.tolerated,
         finding.gate,
+        [list(finding.fallback.parts), finding.fallback.known] if finding.fallback else None,
     ]
 
 
 def _finding(file: str, row: list[Any]) -> Finding:
     """A finding from its stored row; ValueError/TypeError when the row is malformed."""
-    role, parts, known, line, items, tolerated, gate = row
-    if not all(isinstance(p, str) for p in (*parts, *items, gate)):
+    role, parts, known, line, items, tolerated, gate, fallback = row
+    if not all(isinstance(p, str) for p in (*parts, *items, gate, *(fallback or [()])[0])):
         raise TypeError("not a finding")
     return Finding(
         Role(role),
@@ -129,4 +130,5 @@ def _finding(file: str, row: list[Any]) -> Finding:
         tuple(items),
         bool(tolerated),
         gate,
+        Ref(tuple(fallback[0]), int(fallback[1])) if fallback else None,
     )
