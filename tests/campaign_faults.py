@@ -7,7 +7,8 @@ stalled past the client's read timeout, Range ignored, a wrong Content-Range, an
 inside the central directory or inside a member's data (chosen where the response covers them).
 
 Each decision depends only on the seed, the request's path and Range, and how many times that
-same request was made before, so thread scheduling cannot change which faults a campaign sees.
+same request was made before. Which ranges a run requests can still vary with thread scheduling
+(a tail size is learned from the releases read before), so a seed's faults can vary too.
 """
 
 from __future__ import annotations

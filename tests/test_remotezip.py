@@ -284,6 +284,18 @@ def test_record_is_read_only_where_a_byte_could_change_in_transit(
             tree.read("pkg/m7.py")
 
 
+def test_bytes_redirected_from_https_to_plain_http_have_record_checked(
+    server, tls_server, tmp_path
+):
+    files = {f"pkg/m{i}.py": f"value = {i}\n".encode() for i in range(10)}
+    wrong = make_wheel("pkg", "1.0", files, record_rows=["pkg/m0.py,,"])
+    server.add(WHEEL_PATH, wrong)
+    tls_server.add(WHEEL_PATH, b"", redirect=server.url + WHEEL_PATH)
+    file = IndexFile(WHEEL_PATH.rsplit("/", 1)[1], tls_server.url + WHEEL_PATH, len(wrong))
+    with pytest.raises(SourceError, match="central directory and RECORD disagree"):
+        context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/m7.py")
+
+
 def test_stored_and_bzip2_members_are_read(server, tmp_path):
     for method in (zipfile.ZIP_STORED, zipfile.ZIP_BZIP2):
         path = f"/files/m{method}/pkg-1.0-py3-none-any.whl"

@@ -25,6 +25,11 @@ TRAINER = "transformers.trainer"
 EXPECTED = {
     "transformers": [
         ("transformers", "symbol", "Trainer", None, None, "error", None),
+        (
+            "any_of",
+            (("transformers", "symbol", "TrainerV2"), (TRAINER, "symbol", "Trainer")),
+            "error",
+        ),
         ("transformers", "symbol", "__version__", None, None, "error", None),
         ("transformers.modeling_outputs", "symbol", "CausalLMOutput", None, None, "error", None),
         (TRAINER, "symbol", "NEW_CONSTANT", None, None, "error", "since: 4.55.0"),
@@ -82,6 +87,7 @@ EXPECTED = {
             [
                 "def training_step(self, model",
                 "return loss",
+                "loss = self.compute_loss(model, inputs)",
                 "    def training_step(self, model",
                 "loss = loss / self.args.gradient_accumulation_steps",
             ],
@@ -89,6 +95,15 @@ EXPECTED = {
             None,
         ),
         (TRAINER, "symbol", "logger", None, None, "error", None),
+        (
+            "transformers.trainer_base",
+            "function",
+            "BaseTrainer._load_rng_state",
+            "contains",
+            ["torch.load(checkpoint)", "return torch.load"],
+            "error",
+            None,
+        ),
         (
             "transformers.trainer_base",
             "function",
@@ -136,6 +151,9 @@ def scan(source: Path | None = UPSTREAM) -> str:
 
 
 def summary(check: dict) -> tuple:
+    if "any_of" in check:
+        alternatives = tuple(summary(a)[:3] for a in check["any_of"])
+        return ("any_of", alternatives, check.get("severity", "error"))
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
     assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
     gate = next((f"{k}: {check[k]}" for k in ("since", "until", "versions") if k in check), None)

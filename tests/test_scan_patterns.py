@@ -424,3 +424,70 @@ def test_constants_and_enum_members_are_not_modules_or_methods():
         ),
         ("transformers.training_args", "symbol", "OptimizerNames", None, [], "error"),
     ]
+
+
+def fallbacks(code: str) -> list[tuple]:
+    """(subject, its fallback or None, severity) of every proposed check."""
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    return [
+        (p.subject.name, p.subject.fallback and p.subject.fallback.name, p.severity)
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+    ]
+
+
+def test_an_import_with_an_import_fallback_needs_one_of_the_two():
+    code = """
+    try:
+        from transformers import AutoModelForImageTextToText as Auto
+    except ImportError:
+        from transformers import AutoModelForVision2Seq as Auto
+    """
+    assert fallbacks(code) == [("AutoModelForImageTextToText", "AutoModelForVision2Seq", "error")]
+
+
+def test_a_fallback_under_an_outer_guard_stays_tolerated():
+    code = """
+    try:
+        try:
+            from transformers import PreTrainedConfig
+        except ImportError:
+            from transformers import PretrainedConfig as PreTrainedConfig
+    except Exception:
+        PreTrainedConfig = None
+    """
+    assert fallbacks(code) == [("PreTrainedConfig", "PretrainedConfig", "info")]
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "PeftModel = None",  # no import to fall back on: tolerated
+        "from peft import PeftModel",  # the same import again: nothing else to try
+    ],
+)
+def test_no_fallback_import_leaves_the_import_tolerated(handler):
+    code = f"""
+    try:
+        from peft import PeftModel
+    except ImportError:
+        {handler}
+    """
+    assert fallbacks(code)[0] == ("PeftModel", None, "info")
+
+
+def test_fallbacks_across_upstreams_or_under_other_handlers_are_not_alternatives():
+    across = """
+    try:
+        from trl import SFTConfig as Arguments
+    except ImportError:
+        from transformers import TrainingArguments as Arguments
+    """
+    assert fallbacks(across) == [("TrainingArguments", None, "info"), ("SFTConfig", None, "info")]
+    other = """
+    try:
+        from transformers import AutoModelForImageTextToText as Auto
+    except ValueError:
+        from transformers import AutoModelForVision2Seq as Auto
+    """
+    assert [f[1] for f in fallbacks(other)] == [None, None]

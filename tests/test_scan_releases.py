@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 
 import pytest
 import yaml
@@ -69,14 +70,19 @@ fakeup.Engine.run(None, model=1)
 """
 
 
-def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_path):
+def scanned(tmp_path) -> str:
+    """scan's output for a client declaring `fakeup>=1.0,<2`."""
     project = tmp_path / "client"
-    (project / "client").mkdir(parents=True)
+    (project / "client").mkdir(parents=True, exist_ok=True)
     (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
     (project / "client" / "__init__.py").write_text(DOWNSTREAM)
     out = io.StringIO()
     assert scan_main(str(project / "client"), ["fakeup"], None, None, out) == 0
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_path):
+    text = scanned(tmp_path)
     checks = {c["id"]: c for c in yaml.safe_load(text.split("---\n", 1)[1])["checks"]}
     assert "# placed and judged on 1.3.0, 1.0.0;" in text
     assert checks["new-api"]["since"] == "1.2.0" and checks["new-api"]["module"] == "fakeup.core"
@@ -92,6 +98,21 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
         ["model"],
     )
     assert "2.0.0" not in text.split("checks:")[1]
+
+
+def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):
+    first = scanned(tmp_path)
+    assert index.requests_to("/files/fakeup-1.2.0-py3-none-any.whl")  # bisected
+    # keep only the verdicts: a release opened again would have to be fetched
+    for kind in (tmp_path / "cache").glob("*/*"):
+        if kind.is_dir() and kind.name != "verdict":
+            shutil.rmtree(kind)
+    forget_shared_contexts()
+    index.log.clear()
+    assert scanned(tmp_path) == first
+    fetched = {entry.path for entry in index.log}
+    assert "/files/fakeup-1.3.0-py3-none-any.whl" in fetched  # the newest places proposals
+    assert not fetched & {f"/files/fakeup-{v}-py3-none-any.whl" for v in ("1.1.0", "1.2.0")}
 
 
 def test_the_declared_range_is_found_above_the_path_and_in_a_wheels_metadata(tmp_path):

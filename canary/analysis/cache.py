@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 
 from canary.analysis.indexer import decode, index_module
@@ -19,6 +20,8 @@ class ModuleCache:
         self.store = store
         self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes
         self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
+        # evicted indexes a run still holds (a release kept open) are found without a load
+        self._held: weakref.WeakValueDictionary[str, ModuleInfo] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         self.parses = 0
 
@@ -29,7 +32,9 @@ class ModuleCache:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+            info = self._held.get(key)
+        if info is None:
+            info = self.store.get(key, name, path, decode(data, path)) if self.store else None
         if info is None:
             info = self.parse(data, name, path, is_package=is_package)
             with self._lock:
@@ -37,7 +42,7 @@ class ModuleCache:
             if self.store:
                 self.store.put(key, info)
         with self._lock:
-            self._items[key] = info
+            self._items[key] = self._held[key] = info
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return info

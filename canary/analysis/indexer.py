@@ -22,7 +22,7 @@ from canary.analysis.model import (
     ParseError,
     Span,
 )
-from canary.analysis.parameters import FunctionNode, parameters, renames
+from canary.analysis.parameters import FunctionNode, parameters, renames, source_text
 from canary.analysis.skeleton import blank_bodies
 
 
@@ -144,7 +144,7 @@ class _Indexer:
             parameters(node.args),
             _span(node, self.ends),
             renames(node),
-            ast.unparse(node.returns) if node.returns else None,
+            source_text(node.returns),
         )
 
     def statement(self, node: ast.stmt, block: int) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: Comments, then strings (triple-quoted first): what may hide quotes, brackets and newlines.
@@ -27,9 +28,9 @@ _TOKENS = re.compile(
     r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"',
     re.DOTALL,
 )
-_DEF = re.compile(r"^( *)(?:async +)?def +(\w+)", re.MULTILINE)
+_DEF = re.compile(r"( *)(?:async +)?def +(\w+)")
 _HEADER = re.compile(r"[()\[\]{}:]")
-_UNSURE_INDENT = re.compile(r"^ *[\t\f]", re.MULTILINE)
+_UNSURE_INDENT = re.compile(r"\n *[\t\f]")  # from a newline: `re` tries `^` at every offset
 _BODY_START = re.compile(r"\n( *)(?=[^\s\0])")
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -100,18 +101,32 @@ def _body_end(masked: str, body: int, indent: int) -> int | None:
         search_from = end + 1
 
 
+def _defs(masked: str) -> Iterator[re.Match[str]]:
+    """`def` statements, found with str.find: a regex tries every offset, 20x slower here."""
+    at = masked.find("def ")
+    while at != -1:
+        start = masked.rfind("\n", 0, at) + 1
+        if masked[start:at].strip(" ") in ("", "async"):
+            match = _DEF.match(masked, start)
+            if match is not None:
+                yield match
+        at = masked.find("def ", at + 4)
+
+
 def blank_bodies(text: str) -> Skeleton | None:
     """The skeleton of `text`, or None when it cannot be made exactly (parse `text` whole)."""
     if "\r" in text or "\0" in text:
         return None
-    masked = _TOKENS.sub(_mask, text)
-    if "'" in masked or '"' in masked or _UNSURE_INDENT.search(masked):
+    masked = "\n" + _TOKENS.sub(_mask, text)  # offsets are one past the text's from here on
+    if "'" in masked or '"' in masked:
+        return None
+    if ("\t" in masked or "\f" in masked) and _UNSURE_INDENT.search(masked):
         return None
     lines = text.split("\n")
     ends: dict[int, int] = {}
-    counted, line = 0, 1  # `line` is the line number of offset `counted`
+    counted, line = 0, 0  # `line` is the line number of offset `counted`
     resume = 0
-    for match in _DEF.finditer(masked):
+    for match in _defs(masked):
         if match.start() < resume:
             continue  # nested in a body already blanked (or kept)
         colon = _header_end(masked, match.end())

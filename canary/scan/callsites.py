@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from typing import Any
 
 from canary.scan.imports import Ref
+from canary.scan.source_helpers import Returned
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 
@@ -30,9 +32,12 @@ class CallSites:
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
+        self._returns: dict[str, Returned] = {}  # function name -> the source it returns
+        self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
+            self.events.append(["register", function, module])
             self._rewrites[function] = module
 
     def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -41,13 +46,28 @@ class CallSites:
             return None
         return self._rewrites.get(node.name)
 
+    def returns(self, function: str, returned: Returned) -> None:
+        """`function` returns the source of what it is passed (source_helpers.py)."""
+        if not self.frozen:
+            r = returned
+            self.events.append(["returns", function, r.name, r.index, list(r.attrs), r.position])
+            self._returns[function] = returned
+
+    def returned(self, function: str) -> Returned | None:
+        """What a call of the package's `function` returns the source of, if it does."""
+        if not self.frozen or self._defined[function] != 1:
+            return None
+        return self._returns.get(function)
+
     def define(self, name: str) -> None:
         if not self.frozen:
+            self.events.append(["define", name])
             self._defined[name] += 1
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
             return
+        self.events.append(["record", function, slot, list(ref.parts), ref.known])
         slots = self._passed.setdefault(function, {})
         seen = slots.get(slot, ref)
         slots[slot] = ref if _same(seen, ref) else _MIXED
@@ -66,3 +86,39 @@ class CallSites:
             if isinstance(name, str) and ref is not _MIXED and name in named:
                 found[name] = ref
         return found
+
+    def replay(self, events: list[list[Any]]) -> None:
+        """Add what one file's first pass saw (its `events`)."""
+        for event in events:
+            if event[0] == "define":
+                self.define(event[1])
+            elif event[0] == "register":
+                self.register(event[1], event[2])
+            elif event[0] == "returns":
+                _, function, name, index, attrs, position = event
+                self.returns(function, Returned(name, index, tuple(attrs), position))
+            else:
+                _, function, slot, parts, known = event
+                self.record(function, slot, Ref(tuple(parts), known))
+
+    def state(self, names: list[str]) -> list[Any]:
+        """All a second pass may learn here about the functions `names` (JSON-able), and
+        which functions of the package return a source: a file whose state is unchanged
+        scans as before."""
+        helpers = [
+            [name, self._defined[name], r.name, r.index, list(r.attrs), r.position]
+            for name, r in sorted(self._returns.items())
+        ]
+        functions = [
+            [
+                name,
+                self._defined[name],
+                self._rewrites.get(name),
+                sorted(
+                    [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
+                    for slot, ref in self._passed.get(name, {}).items()
+                ),
+            ]
+            for name in sorted(set(names))
+        ]
+        return [helpers, *functions]

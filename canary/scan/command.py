@@ -12,6 +12,7 @@ from typing import TextIO
 from canary.run import Runner, offline_mode, release_selector
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
+from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
@@ -19,6 +20,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
 from canary.scan.verdicts import settle
+from canary.sources.cache import Cache
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -56,36 +58,77 @@ def python_files(root: Path) -> list[Path]:
     return found
 
 
-def scan_path(root: Path, upstreams: frozenset[str]) -> ScanResult:
-    """Parse every downstream file (never import it) and collect the upstream uses.
+@dataclass
+class _File:
+    """One downstream file: its bytes, its tree once parsed, the functions it defines."""
 
-    Two passes: the first gathers which upstream objects the package passes to its own
-    functions, the second follows them into those functions.
-    """
-    result = ScanResult()
+    name: str
+    data: bytes
+    tree: ast.Module | None = None
+    defined: list[str] = field(default_factory=list)
+
+    def parsed(self) -> ast.Module:
+        if self.tree is None:
+            self.tree = ast.parse(self.data, filename=self.name)
+        return self.tree
+
+
+def _read(root: Path, result: ScanResult) -> list[_File]:
     base = root.parent if root.is_file() else root
-    trees = []
-    calls = CallSites()
+    files = []
     for path in python_files(root):
         name = path.relative_to(base).as_posix()
         try:
-            data = path.read_bytes()
-            trees.append((name, ast.parse(data, filename=name)))
-        except (SyntaxError, ValueError, RecursionError, OSError) as exc:
+            files.append(_File(name, path.read_bytes()))
+        except OSError as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
-            continue
-        if b"canary:" in data:
-            calls.registries |= declared_registries(data.decode("utf-8", "replace"))
+    return files
+
+
+def scan_path(root: Path, upstreams: frozenset[str], cache: Cache | None = None) -> ScanResult:
+    """Parse every downstream file (never import it) and collect the upstream uses.
+
+    Two passes: the first gathers which upstream objects the package passes to its own
+    functions, the second follows them into those functions. With a `cache`, each file's
+    passes are remembered (file_scans.py): what did not change is not parsed again.
+    """
+    result = ScanResult()
+    files = _read(root, result)
+    calls = CallSites()
+    for file in files:
+        if b"canary:" in file.data:
+            calls.registries |= declared_registries(file.data.decode("utf-8", "replace"))
     own = own_names(root)
-    for name, tree in trees:
-        _scan_file(name, tree, upstreams, calls, own, result)
+    scans = FileScans(cache, upstreams, own, calls.registries)
+    scanned = []
+    for file in files:
+        events = scans.first(file.data)
+        if events is None:
+            try:
+                tree = file.parsed()
+            except (SyntaxError, ValueError, RecursionError) as exc:
+                result.problems.append(f"{file.name}: not scanned: {exc}")
+                continue
+            alone = CallSites()
+            alone.registries = calls.registries
+            if _scan_file(file.name, tree, upstreams, alone, own, result) is not None:
+                scans.keep_first(file.data, alone.events)
+            events = alone.events
+        file.defined = [event[1] for event in events if event[0] == "define"]
+        calls.replay(events)
+        scanned.append(file)
     calls.frozen = True
-    for name, tree in trees:
-        scanner = _scan_file(name, tree, upstreams, calls, own, result)
-        if scanner is None:
-            continue
-        result.findings += scanner.findings
-        result.modules |= scanner.modules
+    for file in scanned:
+        state = calls.state(file.defined)
+        found = scans.second(file.name, file.data, state)
+        if found is None:
+            scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result)
+            if scanner is None:
+                continue
+            found = scanner.findings, scanner.modules
+            scans.keep_second(file.name, file.data, state, *found)
+        result.findings += found[0]
+        result.modules |= found[1]
         result.files += 1
     return result
 
@@ -160,9 +203,10 @@ def scan(
     them by naming conventions alone, reading nothing.
     """
     names = frozenset(upstreams)
-    result = scan_path(root, names)
-    used = sorted({f.ref.root for f in result.findings} & names)
     runner = Runner(select=release_selector, source_path=source)
+    from_index = source is None and read_upstream  # else the cache stays untouched
+    result = scan_path(root, names, runner.context.cache if from_index else None)
+    used = sorted({f.ref.root for f in result.findings} & names)
     releases = {name: declared_releases(root, name) for name in used}
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
     views = {name: reading.views for name, reading in readings.items()}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from canary.scan.propose import Proposal
+from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
 KNOWN_REPOS = {
@@ -90,9 +90,13 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         lines += [f"{pad}# {' '.join(note.split())}" for note in proposal.notes]
         lines.append(f"{pad}- id: {check_id}")
         lines.append(f"{pad}  why: {quote(proposal.why)}")
-        lines.append(f"{pad}  module: {subject.module}")
-        if subject.key:
-            lines.append(f"{pad}  {subject.key}: {quote(subject.name or '')}")
+        if subject.fallback is None:
+            lines += _subject_lines(subject, f"{pad}  ")
+        else:  # what the client imports when the first fails
+            lines.append(f"{pad}  any_of:")
+            for alternative in (subject, subject.fallback):
+                first, *rest = _subject_lines(alternative, f"{pad}      ")
+                lines += [f"{pad}    - {first.lstrip()}", *rest]
         if proposal.assertion:
             values = ", ".join(quote(v) for v in proposal.values)
             lines.append(f"{pad}  {proposal.assertion}: [{values}]")
@@ -101,6 +105,13 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {proposal.severity}")
     return "".join(line + "\n" for line in lines)
+
+
+def _subject_lines(subject: Subject, pad: str) -> list[str]:
+    lines = [f"{pad}module: {subject.module}"]
+    if subject.key:
+        lines.append(f"{pad}{subject.key}: {quote(subject.name or '')}")
+    return lines
 
 
 def _gate_line(spec: str) -> str:

@@ -30,6 +30,8 @@ class Finding:
     items: tuple[str, ...] = ()
     tolerated: bool = False  # under try/except ImportError (or Exception), or a hasattr guard
     gate: str = ""  # a PEP 440 range of the upstream the use is gated to (`if Version(...) <`)
+    # what the client imports instead when this import fails (`except ImportError: from ...`)
+    fallback: Ref | None = None
 
     @property
     def where(self) -> str:

@@ -45,14 +45,18 @@ class Guard:
 
 def tolerant_handlers(node: ast.Try) -> bool:
     """Whether some handler of the try catches a missing import or attribute."""
-    for handler in node.handlers:
-        if handler.type is None:
+    return any(tolerant(handler) for handler in node.handlers)
+
+
+def tolerant(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler catches a missing import or attribute."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for name in names:
+        last = name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", "")
+        if last in _TOLERANT:
             return True
-        names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        for name in names:
-            last = name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", "")
-            if last in _TOLERANT:
-                return True
     return False
 
 

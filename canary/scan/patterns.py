@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
-from canary.scan.guards import Guard, conditions, tolerant_handlers
+from canary.scan.guards import Guard, conditions, tolerant, tolerant_handlers
 from canary.scan.imports import Ref, Scopes, bind_import, resolve
 from canary.scan.rewriters import ANY_CLASS, registrations, selected_methods
+from canary.scan.source_helpers import argument, returned_source
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -108,6 +109,26 @@ class Rows:
 
 def _constant(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _absolute_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref]]:
+    """Name bound -> (its alias node, what it imports) for the `from m import n` statements
+    directly in `body`."""
+    found = {}
+    for statement in body:
+        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            module = tuple(statement.module.split("."))
+            for alias in statement.names:
+                if alias.name != "*":
+                    ref = Ref((*module, alias.name), len(module))
+                    found[alias.asname or alias.name] = (alias, ref)
+    return found
+
+
+def _constant_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _literal_rows(expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
@@ -230,6 +251,11 @@ class FileScanner(ast.NodeVisitor):
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
         self.alternatives = False  # inside an `or`: a text tested there is one option of several
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
+        # `try: from a import X` / `except ImportError: from b import X`, by alias node id:
+        # the first import's fallback (and whether outer guards tolerate both failing), and
+        # the imports that are a fallback (part of the first's check, no check of their own)
+        self.fallbacks: dict[int, tuple[Ref, bool]] = {}
+        self.fallen_back: set[int] = set()
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -253,14 +279,20 @@ class FileScanner(ast.NodeVisitor):
         node: ast.AST,
         items: tuple[str, ...] = (),
         tolerated: bool = False,
+        fallback: Ref | None = None,
     ) -> None:
+        """Record a use; one with a `fallback` is tolerated exactly as `tolerated` says."""
         guards = [g for g in self.guards if g.covers(ref)]
         if role is Role.PATCH and any(g.kind == "shim" for g in guards):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
-        tolerated = tolerated or role is Role.GUARD or any(g.kind == "tolerates" for g in guards)
+        if fallback is None:
+            tolerated = (
+                tolerated or role is Role.GUARD or any(g.kind == "tolerates" for g in guards)
+            )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
-        self.findings.append(Finding(role, ref, self.file, line, items, tolerated, gate))
+        finding = Finding(role, ref, self.file, line, items, tolerated, gate, fallback)
+        self.findings.append(finding)
 
     def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
         """Visit `body` under these guards."""
@@ -271,6 +303,7 @@ class FileScanner(ast.NodeVisitor):
         del self.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
+        self._pair_fallbacks(node)
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
         after_body = dict(self.scopes.top())
@@ -280,6 +313,21 @@ class FileScanner(ast.NodeVisitor):
         _keep_known(self.scopes.top(), after_body)
 
     visit_TryStar = visit_Try
+
+    def _pair_fallbacks(self, node: ast.Try) -> None:
+        """`try: from a import X` then `except ImportError: from b import X` (the same name
+        bound, the same upstream): the client needs one of the two."""
+        first = _absolute_imports(node.body)
+        for handler in node.handlers:
+            if not tolerant(handler):
+                continue
+            for name, (alias, ref) in _absolute_imports(handler.body).items():
+                primary = first.get(name)
+                if primary is None or primary[1].root != ref.root or primary[1] == ref:
+                    continue
+                outer = any(g.kind == "tolerates" and g.covers(ref) for g in self.guards)
+                self.fallbacks[id(primary[0])] = (ref, outer)
+                self.fallen_back.add(id(alias))
 
     def visit_If(self, node: ast.If) -> None:
         """Both branches from the same bindings; what either binds to something known stays."""
@@ -367,6 +415,9 @@ class FileScanner(ast.NodeVisitor):
             bound = self.scopes.lookup(expr.id)
             return bound if isinstance(bound, Source) else None
         if isinstance(expr, ast.Subscript):
+            held = self._returned(expr.value)
+            if held is not None and held[0] is not None:  # `read(X)[0]`, a tuple's item
+                return held[1] if held[0] == _constant_int(expr.slice) else None
             return self._source_of(expr.value)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left, right = self._source_of(expr.left), self._source_of(expr.right)
@@ -375,6 +426,9 @@ class FileScanner(ast.NodeVisitor):
             return right.plus(self._text(expr.left)) if right else None
         if not isinstance(expr, ast.Call):
             return None
+        held = self._returned(expr)
+        if held is not None:
+            return held[1] if held[0] is None else None
         parts = self._parts(expr.func)
         if _is_getsource(expr.func, parts, self.scopes) and expr.args:
             target = self._upstream(expr.args[0])
@@ -397,6 +451,22 @@ class FileScanner(ast.NodeVisitor):
             source = self._source_of(_argument(expr, 1, "string"))
             return source.plus(self._text(_argument(expr, 0, "repl"))) if source else None
         return None
+
+    def _returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
+        """A call of the package's function that returns the source of the upstream object
+        this call passes it: (the position in the returned tuple or None, that source)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+            return None
+        if self.scopes.lookup(expr.func.id) is not None:
+            return None
+        returned = self.calls.returned(expr.func.id)
+        passed = argument(expr, returned) if returned is not None else None
+        ref = self._upstream(passed) if passed is not None else None
+        if returned is None or ref is None:
+            return None
+        for attr in returned.attrs:
+            ref = ref.child(attr)
+        return returned.position, Source(ref)
 
     def _pattern_of(self, expr: ast.expr) -> Pattern | None:
         if isinstance(expr, ast.Name):
@@ -442,8 +512,12 @@ class FileScanner(ast.NodeVisitor):
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
-            for element in target.elts:
+            held = self._returned(value) if value is not None else None
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            for position, element in enumerate(target.elts):
                 self._assign(element, None, node)
+                if held and held[0] == position and not starred and isinstance(element, ast.Name):
+                    self.scopes.bind(element.id, held[1])  # `src, fn = read(X)`
         else:
             self.visit(target)
 
@@ -470,10 +544,19 @@ class FileScanner(ast.NodeVisitor):
         self._imported(node)
 
     def _imported(self, node: ast.Import | ast.ImportFrom) -> None:
-        for ref in bind_import(node, self.scopes):
-            if ref.root in self.upstreams:
-                self.modules.add(".".join(ref.parts[: ref.known]))
+        refs = bind_import(node, self.scopes)
+        aliases = [alias for alias in node.names if alias.name != "*"] if refs else []
+        for alias, ref in zip(aliases, refs, strict=True):
+            if ref.root not in self.upstreams:
+                continue
+            self.modules.add(".".join(ref.parts[: ref.known]))
+            if id(alias) in self.fallen_back:
+                continue  # part of the check of the import it stands in for
+            fallback = self.fallbacks.get(id(alias))
+            if fallback is None:
                 self._add(Role.IMPORT, ref, node)
+            else:
+                self._add(Role.IMPORT, ref, node, tolerated=fallback[1], fallback=fallback[0])
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._registers(node)
@@ -496,6 +579,9 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
+        returned = None if self.calls.frozen else returned_source(node)
+        if returned is not None:
+            self.calls.returns(node.name, returned)
         passed: dict[str, object] = dict(self.calls.bound(node))
         module = self.calls.rewritten(node)
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]

@@ -9,6 +9,7 @@ a module when something in it is) is folded into that check's `why`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,11 +41,13 @@ _ORDER = {None: 0, "methods": 1, "accepts": 2, "contains": 3, "matches": 4}
 
 @dataclass(frozen=True)
 class Subject:
-    """What a check is about: `key` is "symbol", "class", "function" or None (the module)."""
+    """What a check is about: `key` is "symbol", "class", "function" or None (the module);
+    with a `fallback`, this or that one (`any_of`: what the client imports when this fails)."""
 
     module: str
     key: str | None = None
     name: str | None = None
+    fallback: Subject | None = None
 
     @property
     def upstream(self) -> str:
@@ -171,26 +174,41 @@ def _collect(
         if target is not None and not (
             target.kind is None and views and finding.ref.parts in attached
         ):
-            located.append((finding, target))
-    known = set(modules) | {target.module for _, target in located}
+            fallback = dataclasses.replace(finding, ref=finding.fallback, fallback=None)
+            alternative = _target(fallback, views, modules) if finding.fallback else None
+            located.append((finding, target, alternative))
+    known = set(modules) | {target.module for _, target, _ in located}
     facts: dict[Subject, _Facts] = {}
-    for finding, target in located:
-        if target.kind is None:
-            placed = _place(finding.role, target, finding.items, known)
-        else:
-            placed = _read_place(finding.role, target, finding.items)
+    for finding, target, alternative in located:
+        placed = _subject(finding, target, known)
         if placed is None:
             continue
         subject, assertion, values = placed
+        other = _subject(finding, alternative, known) if alternative else None
+        if other is not None and assertion is None and other[1] is None:
+            subject = dataclasses.replace(subject, fallback=other[0])
+        elif finding.fallback is not None:  # no fallback to check: the client tolerates it
+            finding = dataclasses.replace(finding, tolerated=True, fallback=None)
         data = facts.setdefault(subject, _Facts())
         for value in values if assertion else (None,):
             data.add(assertion, value, finding)
     return facts
 
 
+def _subject(
+    finding: Finding, target: Target, known: Collection[str]
+) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    if target.kind is None:
+        return _place(finding.role, target, finding.items, known)
+    return _read_place(finding.role, target, finding.items)
+
+
 def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | None:
-    """Another subject whose check already implies this one exists, preferring the closest."""
-    same_module = [s for s in subjects if s.module == subject.module and s != subject]
+    """Another subject whose check already implies this one exists, preferring the closest
+    (a check with alternatives implies none of them)."""
+    same_module = [
+        s for s in subjects if s.module == subject.module and s != subject and not s.fallback
+    ]
     name = subject.name
     if subject.key is None:
         return same_module[0] if same_module else None

@@ -32,7 +32,7 @@ class Reading:
     """The releases of one upstream a scan reads; `problem` says why none could be.
 
     `runs` are the newest and the lowest release in range (or the local source); `labels`
-    every release in range, oldest first, each opened on demand (`open`) to find where a
+    every release in range, oldest first, each opened on demand (`judging`) to find where a
     contract starts or stops holding.
     """
 
@@ -40,16 +40,17 @@ class Reading:
     runs: list[VersionRun] = field(default_factory=list)
     problem: str = ""
     labels: list[str] = field(default_factory=list)
-    _open: Callable[[str], VersionRun] | None = None
+    _judging: Callable[[Matrix, str], VersionRun] | None = None
 
     @property
     def views(self) -> list[UpstreamView]:
         return [UpstreamView(run.module, run.target.label) for run in self.runs]
 
-    def open(self, label: str) -> VersionRun:
-        """The release `label` (one of `labels`); the ends are kept, others opened anew."""
-        known = {run.target.label: run for run in self.runs}
-        return known.get(label) or self._open(label)
+    def judging(self, matrix: Matrix, label: str) -> VersionRun:
+        """The run that judges `matrix` on release `label` (an end, or one of `labels`)."""
+        if self._judging is None:  # the local source: judged as read, nothing remembered
+            return next(run for run in self.runs if run.target.label == label)
+        return self._judging(matrix, label)
 
 
 def load_text(upstream: str, text: str) -> Matrix:
@@ -96,10 +97,17 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
     broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
     if broken:
         return Reading(releases, problem=f"releases not read: {broken[0]}")
-    labels = sorted(by_label, key=Version)
-    return Reading(
-        releases,
-        runs,
-        labels=labels,
-        _open=lambda label: runner.version_run(header, by_label[label]),
-    )
+    ends = {run.target.label: run for run in runs}
+
+    def judging(matrix: Matrix, label: str) -> VersionRun:
+        """Answered from the verdicts remembered for the release file where they cover the
+        checks (a release between the ends is then not even opened); an end's run keeps the
+        modules placing the proposals read."""
+        target = by_label[label]
+        verdicts = runner.verdicts(matrix, target)
+        if label not in ends:
+            return runner.version_run(matrix, target, verdicts)
+        ends[label].verdicts = verdicts
+        return ends[label]
+
+    return Reading(releases, runs, labels=sorted(by_label, key=Version), _judging=judging)

@@ -10,6 +10,7 @@ both ends keeps a comment with the engine's own detail.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from canary.engine import VersionRun
@@ -52,21 +53,33 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> None:
     """
     if not reading.runs:
         return
+    ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
     pending = []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
-        bisection = _judge_ends(check, proposal, reading)
+        bisection = _judge_ends(check, proposal, ends, len(reading.labels))
         if bisection is not None:
             pending.append(bisection)
+    _remember(ends)
     while unsettled := [b for b in pending if b.high - b.low > 1]:
         by_label: dict[str, list[_Bisection]] = {}
         for bisection in unsettled:
             by_label.setdefault(reading.labels[bisection.middle], []).append(bisection)
         for label, group in by_label.items():
-            run = reading.open(label)
+            # only the checks bisected here: remembered for those, the release stays closed
+            checks = tuple(bisection.check for bisection in group)
+            run = reading.judging(dataclasses.replace(matrix, checks=checks), label)
             for bisection in group:
                 bisection.narrow(_verdict(run, bisection.check)[0] in _OK)
+            _remember([run])
     for bisection in pending:
         _gate(bisection, reading)
+
+
+def _remember(runs: list[VersionRun]) -> None:
+    """Keep what the runs concluded, so scanning again answers from it (as `canary check`)."""
+    for run in runs:
+        if run.verdicts is not None:
+            run.verdicts.save()
 
 
 def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
@@ -74,18 +87,21 @@ def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
     return status, detail.removesuffix(f" -- {check.why}") if check.why else detail
 
 
-def _judge_ends(check: Check, proposal: Proposal, reading: Reading) -> _Bisection | None:
-    """Annotate what fails on the ends; a check holding on one end only is to be bisected."""
-    ends = [run.target.label for run in reading.runs]
-    verdicts = {run.target.label: _verdict(run, check) for run in reading.runs}
+def _judge_ends(
+    check: Check, proposal: Proposal, runs: list[VersionRun], releases: int
+) -> _Bisection | None:
+    """Annotate what fails on the ends; a check holding on one end only is to be bisected
+    over the `releases` in range."""
+    ends = [run.target.label for run in runs]
+    verdicts = {run.target.label: _verdict(run, check) for run in runs}
     failing = {label: v for label, v in verdicts.items() if v[0] not in _OK}
     if not failing:
         return None
     newest, lowest = ends[0], ends[-1]
     if len(failing) == 1 and len(ends) == 2 and not proposal.gate:
-        (label, (status, detail)), last = next(iter(failing.items())), len(reading.labels) - 1
+        (label, (status, detail)) = next(iter(failing.items()))
         if status is not Status.ERROR:
-            return _Bisection(check, proposal, label == lowest, detail, 0, last)
+            return _Bisection(check, proposal, label == lowest, detail, 0, releases - 1)
     for label, (status, detail) in failing.items():
         role = "newest in range" if label == newest else "lowest in range"
         where = label if len(ends) == 1 else f"{label} ({role})"

@@ -41,6 +41,7 @@ KINDS = {
     "release": "release listings (kept until pruned)",
     "index": "parsed module indexes",
     "verdict": "remembered verdicts per release",
+    "scan": "downstream files scanned by `canary scan`",
     "fresh": "branch files and index pages",
 }
 #: Folders earlier canary versions kept under the cache root; `cache clear` removes them too.

@@ -345,17 +345,21 @@ class RemoteZip:
             raise SourceError(f"{self.reader.label}: over {self.limits.max_members} members")
         if directory.size > self.limits.max_directory:
             raise SourceError(f"{self.reader.label}: central directory over the byte cap")
-        record = self.wheel and not self.reader.secure  # see the module's docstring
         if directory.offset < buffer.start:
             # RECORD usually precedes the directory and is about half its size: one request
-            spare = directory.size // 2 + self.limits.tail_extra if record else 0
+            spare = directory.size // 2 + self.limits.tail_extra if self._needs_record() else 0
             buffer.cover(directory.offset - spare)
         entries = self._parse(buffer, directory)
         needed_from = directory.offset
-        if record:
+        if self._needs_record():  # asked again: the directory's own request may have been plain
             needed_from = min(needed_from, self._check_record(entries, buffer))
         self.hints.learn(self.project, total, total - needed_from)
         return Listing(entries).to_bytes()
+
+    def _needs_record(self) -> bool:
+        """Whether some byte of the listing came where it could change unseen (the module's
+        docstring): a wheel's RECORD then checks the directory's names."""
+        return self.wheel and not self.reader.secure
 
     def _parse(self, buffer: _Buffer, directory: Directory) -> dict[str, Entry]:
         if directory.offset + directory.size > buffer.start + len(buffer.data):

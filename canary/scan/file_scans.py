@@ -1,0 +1,134 @@
+"""What scanning each downstream file found, remembered in canary's cache, so scanning a package
+again parses only what changed.
+
+A file's first pass (what it passes to the package's functions) depends on its bytes, the
+upstreams scanned, the downstream's own names and the registries the package declares; its
+second pass (its findings) on those, its name, and what the first passes of all files concluded
+about the functions it defines. Entries are keyed by all of that and by the fingerprint of scan's
+code, and verified like every cache entry: a damaged or foreign one is scanned again, never
+believed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from canary.code_version import code_fingerprint
+from canary.scan.callsites import CallSites
+from canary.scan.findings import Finding, Role
+from canary.scan.imports import Ref
+from canary.sources.cache import Cache
+from canary.sources.tree import SourceError
+
+_KIND = "scan"
+
+
+class FileScans:
+    """The first and second pass of each file, loaded from and kept in `cache` (None: none)."""
+
+    def __init__(
+        self,
+        cache: Cache | None,
+        upstreams: frozenset[str],
+        own: frozenset[str],
+        registries: dict[str, str],
+    ) -> None:
+        self.cache = cache
+        self._context = [sorted(upstreams), sorted(own), sorted(registries.items())]
+
+    def _key(self, *parts: Any) -> str:
+        plain = [code_fingerprint(("scan",)), self._context, *parts]
+        return hashlib.sha256(json.dumps(plain).encode()).hexdigest()
+
+    def _load(self, key: str) -> Any:
+        if self.cache is None:
+            return None
+        try:
+            raw = self.cache.load(_KIND, key)
+            return None if raw is None else json.loads(raw)
+        except (SourceError, ValueError, RecursionError):
+            return None
+
+    def _keep(self, key: str, value: Any) -> None:
+        if self.cache is not None:
+            self.cache.store(_KIND, key, json.dumps(value).encode())
+
+    def first(self, data: bytes) -> list[list[Any]] | None:
+        """The remembered events of a file's first pass (CallSites.events)."""
+        events = self._load(self._key("first", _digest(data)))
+        if not isinstance(events, list) or not all(_is_event(e) for e in events):
+            return None
+        try:
+            CallSites().replay(events)  # each event well formed
+        except (TypeError, ValueError):
+            return None
+        return events
+
+    def keep_first(self, data: bytes, events: list[list[Any]]) -> None:
+        self._keep(self._key("first", _digest(data)), events)
+
+    def second(
+        self, name: str, data: bytes, state: list[Any]
+    ) -> tuple[list[Finding], set[str]] | None:
+        """The remembered findings and proven modules of a file's second pass, given `state`
+        (CallSites.state of the functions it defines)."""
+        found = self._load(self._key("second", name, _digest(data), state))
+        try:
+            findings, modules = found
+            return [_finding(name, row) for row in findings], {str(m) for m in modules}
+        except (TypeError, ValueError):
+            return None
+
+    def keep_second(
+        self, name: str, data: bytes, state: list[Any], findings: list[Finding], modules: set[str]
+    ) -> None:
+        rows = [_row(f) for f in findings]
+        self._keep(self._key("second", name, _digest(data), state), [rows, sorted(modules)])
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+_EVENT_SIZES = {"define": 2, "register": 3, "record": 5, "returns": 6}
+
+
+def _is_event(event: Any) -> bool:
+    return (
+        isinstance(event, list)
+        and bool(event)
+        and isinstance(event[0], str)
+        and _EVENT_SIZES.get(event[0]) == len(event)
+    )
+
+
+def _row(finding: Finding) -> list[Any]:
+    return [
+        finding.role.value,
+        list(finding.ref.parts),
+        finding.ref.known,
+        finding.line,
+        list(finding.items),
+        finding.tolerated,
+        finding.gate,
+        [list(finding.fallback.parts), finding.fallback.known] if finding.fallback else None,
+    ]
+
+
+def _finding(file: str, row: list[Any]) -> Finding:
+    """A finding from its stored row; ValueError/TypeError when the row is malformed."""
+    role, parts, known, line, items, tolerated, gate, fallback = row
+    if not all(isinstance(p, str) for p in (*parts, *items, gate, *(fallback or [()])[0])):
+        raise TypeError("not a finding")
+    return Finding(
+        Role(role),
+        Ref(tuple(parts), int(known)),
+        file,
+        int(line),
+        tuple(items),
+        bool(tolerated),
+        gate,
+        Ref(tuple(fallback[0]), int(fallback[1])) if fallback else None,
+    )
