@@ -13,6 +13,7 @@ in the main process, one file at a time, like the anchor suite.
 from __future__ import annotations
 
 from canary.analysis import ModuleCache, ModuleInfo, index_module
+from canary.analysis.cache import parse_here
 from canary.engine import VersionRun
 from canary.matrix import Check, Matrix
 from canary.outcomes import Result
@@ -62,7 +63,7 @@ class ReparsingRunner(Runner):
         return _PerAssertion(run)  # type: ignore[return-value]
 
 
-def runner_for(strategy: str, parse=index_module, **options) -> Runner:
+def runner_for(strategy: str, parse=parse_here, **options) -> Runner:
     """A Runner using `strategy` (one of STRATEGIES); `parse` is how the first two parse (a
     canary.parse_pool.ParsePool, as in `canary check`); options go to Runner."""
     if strategy == "canary":

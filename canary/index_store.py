@@ -113,6 +113,10 @@ def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
     )
 
 
+def encode(info: ModuleInfo) -> bytes:
+    return json.dumps(dump(info), separators=(",", ":")).encode()
+
+
 class IndexStore:
     """Indexes as verified "index" entries of the cache; a missing or corrupt one is rebuilt."""
 
@@ -130,6 +134,6 @@ class IndexStore:
         except (SourceError, ValueError, KeyError, TypeError):
             return None
 
-    def put(self, key: str, info: ModuleInfo) -> None:
-        data = json.dumps(dump(info), separators=(",", ":")).encode()
-        self.cache.store("index", self._key(key), data)
+    def put(self, key: str, info: ModuleInfo, encoded: bytes | None = None) -> None:
+        """Store `info`; `encoded` is its stored form when a parse worker made it already."""
+        self.cache.store("index", self._key(key), encoded or encode(info))

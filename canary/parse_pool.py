@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from canary import index_store
 from canary.analysis import ModuleInfo, decode, index_module
+from canary.analysis.cache import parse_here
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -22,8 +23,14 @@ if TYPE_CHECKING:
 MIN_POOLED_BYTES = 16 * 1024
 
 
-def _index(data: bytes, name: str, path: str, is_package: bool) -> dict:
-    return index_store.dump(index_module(data, name, path, is_package=is_package))
+def _index(data: bytes, name: str, path: str, is_package: bool) -> tuple[ModuleInfo, bytes]:
+    """The index without its text, which the main process holds already, and its stored form
+    (encoding it is the main process's largest cost per parse). The index travels pickled:
+    unpickling sets each record's fields without running its constructor."""
+    info = index_module(data, name, path, is_package=is_package)
+    encoded = index_store.encode(info)
+    info.text = ""
+    return info, encoded
 
 
 class ParsePool:
@@ -46,14 +53,17 @@ class ParsePool:
                 self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
             return self._executor
 
-    def __call__(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+    def __call__(
+        self, data: bytes, name: str, path: str, *, is_package: bool
+    ) -> tuple[ModuleInfo, bytes | None]:
         if len(data) < MIN_POOLED_BYTES or self.workers < 2:
-            return index_module(data, name, path, is_package=is_package)
+            return parse_here(data, name, path, is_package=is_package)
         try:
-            dumped = self._pool().submit(_index, data, name, path, is_package).result()
+            info, encoded = self._pool().submit(_index, data, name, path, is_package).result()
         except BrokenExecutor:  # a worker died (memory): parse here rather than fail
-            return index_module(data, name, path, is_package=is_package)
-        return index_store.load(dumped, name, path, decode(data, path))
+            return parse_here(data, name, path, is_package=is_package)
+        info.text = decode(data, path)
+        return info, encoded
 
     def close(self) -> None:
         with self._lock:

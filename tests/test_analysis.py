@@ -125,3 +125,20 @@ def test_modules_indexed_on_several_threads_at_once_all_parse():
     finally:
         sys.setswitchinterval(interval)
     assert failures == []
+
+
+def test_parse_pool_workers_give_the_index_parsed_in_place():
+    from canary import index_store
+    from canary.parse_pool import MIN_POOLED_BYTES, ParsePool
+
+    data = grpo_bytes() * (MIN_POOLED_BYTES // len(grpo_bytes()) + 1)  # large enough to ship
+    pool = ParsePool(workers=2)
+    try:
+        shipped, encoded = pool(data, "fakeup.trainer.big", "big.py", is_package=False)
+    finally:
+        pool.close()
+    here = index_module(data, "fakeup.trainer.big", "big.py", is_package=False)
+    assert shipped.text == here.text
+    assert index_store.dump(shipped) == index_store.dump(here)
+    assert encoded == index_store.encode(here)  # the stored form, made in the worker
+    assert shipped.classes  # a real index, not an empty one

@@ -11,14 +11,21 @@ from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import ModuleInfo
 
 
+def parse_here(data: bytes, name: str, path: str, *, is_package: bool) -> tuple[ModuleInfo, None]:
+    """A parser for ModuleCache: the index, and no stored form (the store makes it)."""
+    return index_module(data, name, path, is_package=is_package), None
+
+
 class ModuleCache:
     """Indexes keyed by (content hash, module name): identical files across releases parse once,
     and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 64, store=None, parse=index_module):
+    def __init__(self, capacity: int = 64, store=None, parse=parse_here):
         self.capacity = capacity
         self.store = store
-        self.parse = parse  # canary.parse_pool.ParsePool spreads parsing over processes
+        # (data, name, path, is_package=) -> (index, its stored form or None); a
+        # canary.parse_pool.ParsePool parses and encodes in worker processes
+        self.parse = parse
         self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         # evicted indexes a run still holds (a release kept open) are found without a load
         self._held: weakref.WeakValueDictionary[str, ModuleInfo] = weakref.WeakValueDictionary()
@@ -36,11 +43,11 @@ class ModuleCache:
         if info is None:
             info = self.store.get(key, name, path, decode(data, path)) if self.store else None
         if info is None:
-            info = self.parse(data, name, path, is_package=is_package)
+            info, encoded = self.parse(data, name, path, is_package=is_package)
             with self._lock:
                 self.parses += 1
             if self.store:
-                self.store.put(key, info)
+                self.store.put(key, info, encoded)
         with self._lock:
             self._items[key] = self._held[key] = info
             while len(self._items) > self.capacity:

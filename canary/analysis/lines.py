@@ -16,7 +16,10 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 def source_lines(text: str) -> list[str]:
     """`text` cut after each \\n, \\r\\n or lone \\r (line endings kept), the only breaks
     Python's tokenizer counts."""
-    return _LINE.findall(text)
+    if "\r" in text:
+        return _LINE.findall(text)
+    *lines, last = text.split("\n")  # str.split is several times faster than the regex
+    return [line + "\n" for line in lines] + ([last] if last else [])
 
 
 def line_at(text: str, offset: int) -> int:

@@ -106,13 +106,9 @@ class ModuleInfo:
 
     _lines: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
-    @property
-    def lines(self) -> list[str]:
-        # Not functools.cached_property: on Python 3.11 it holds one lock for every instance,
-        # and the run's threads queued on it (a fifth of a cold run's evaluation time).
+    def segment(self, span: Span) -> str:
+        # A lazy attribute, not functools.cached_property: on Python 3.11 that holds one lock for
+        # every instance, and the run's threads queued on it.
         if self._lines is None:
             self._lines = source_lines(self.text)
-        return self._lines
-
-    def segment(self, span: Span) -> str:
-        return "".join(self.lines[span.start - 1 : span.end])
+        return "".join(self._lines[span.start - 1 : span.end])
