@@ -27,6 +27,10 @@ from bench.proc import Measured, measure
 from bench.report import Row, Section, table
 
 SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling")
+#: pytest options of every measured pytest run: no cache folder written, and no plugin of
+#: canary's own test tools (hypothesis's imports hypothesis at the end of every session, 0.3 s
+#: here, which a user running the matrices does not have)
+PYTEST_OPTIONS = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q")
 SCALES = (10, 30)
 AFTER, BEFORE = "after", "before"
 
@@ -105,8 +109,13 @@ class Bench:
         self, cache: Path, *options: str, code: str = AFTER, target: Path | None = None
     ) -> Measured:
         where = str(target or self.folder)
-        argv = [sys.executable, "-m", "pytest", where, "-p", "no:cacheprovider", "-q"]
+        argv = [sys.executable, "-m", "pytest", where, *PYTEST_OPTIONS]
         return self.run([*argv, *options], cache, code)
+
+    def startup(self, code: str = AFTER) -> Measured:
+        """The interpreter starting and importing the command line: what a warm run of one
+        matrix pays before any work."""
+        return self.run([sys.executable, "-c", "import canary.cli"], self.scratch, code)
 
     def pytest_floor(self, items: int, *options: str) -> Measured:
         """pytest's own cost for `items` trivial tests (three in eight skip, like the gated
@@ -121,8 +130,8 @@ class Bench:
                 "    if i % 8 < 3:\n"
                 "        pytest.skip('outside the gate')\n"
             )
-        argv = [sys.executable, "-m", "pytest", str(self._floor_test), "-p", "no:cacheprovider"]
-        return self.run([*argv, "-q", *options], self.scratch)
+        argv = [sys.executable, "-m", "pytest", str(self._floor_test), *PYTEST_OPTIONS]
+        return self.run([*argv, *options], self.scratch)
 
     def repeat(self, times: int, once: Callable[[], tuple[Measured, dict]]):
         runs = [once() for _ in range(times)]
@@ -343,6 +352,7 @@ def pytest_path_section(bench: Bench, name: str) -> Section:
     pytest_warm = _by_code(
         bench, bench.warm_reps, lambda code: bench.pytest(caches[code], code=code, target=matrix)
     )
+    startup = _by_code(bench, bench.warm_reps, bench.startup)
 
     def ratio(slow: dict[str, list], fast: dict[str, list], code: str) -> list[float]:
         return [s.wall / f.wall for s, f in zip(slow[code], fast[code], strict=True)]
@@ -376,6 +386,13 @@ def pytest_path_section(bench: Bench, name: str) -> Section:
     section.rows = [
         *rows("cold", check_cold, pytest_cold, None),
         *rows("warm", check_warm, pytest_warm, report.WARM_ONE_MATRIX),
+        Row(
+            "start-up: `python -c 'import canary.cli'`",
+            [m.wall for m in startup[AFTER]],
+            report.seconds,
+            note="part of the warm `canary check` above: interpreter and imports",
+            before=_before(startup, lambda m: m.wall),
+        ),
     ]
     return section
 

@@ -12,7 +12,10 @@ machinery that sets up fixtures and captures output, which cost many times the c
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
+import gc
 import os
 import time
 import warnings
@@ -102,6 +105,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(item, CheckItem):
             key = (str(item.matrix.path), item.target.label)
             plan.setdefault(key, (item.matrix, item.target))
+    if plan:
+        _freeze_at_exit()
     worker, workers = _share()
     mine = list(plan.items())[worker::workers]
     if not mine:
@@ -110,6 +115,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     results = session.config.stash[_RESULTS]
     for (key, _pair), batch in zip(mine, batches, strict=True):
         results[key] = {result.check: result for result in batch}
+
+
+@functools.cache
+def _freeze_at_exit() -> None:
+    """pytest keeps a session alive until the interpreter exits (its assertion-rewriting import
+    hook, the loader of plugin modules such as this one, holds the config), and the collections
+    at exit walk all of it several times: for thousands of check items that cost more than
+    running them. Objects frozen at exit are not walked; Python promises no finalizer at exit
+    anyway, and the memory goes back with the process."""
+    atexit.register(gc.freeze)
 
 
 @pytest.hookimpl(tryfirst=True)
