@@ -60,6 +60,8 @@ class Route:
     drip_headers: bool = False
     #: extra response headers
     headers: dict[str, str] = field(default_factory=dict)
+    #: seconds to wait before answering (to see which requests a client has in flight at once)
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class FileServer:
         self.routes: dict[str, Route] = {}
         self.log: list[Logged] = []
         self.ignore_ranges = False
+        self.in_flight = self.most_in_flight = 0  # requests being answered, now and at most
+        self._counting = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self.scheme = "http"
@@ -147,12 +151,23 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
             """Quiet: the tests read `server.log` instead."""
 
         def do_GET(self) -> None:
+            with server._counting:
+                server.in_flight += 1
+                server.most_in_flight = max(server.most_in_flight, server.in_flight)
+            try:
+                self._answer()
+            finally:
+                with server._counting:
+                    server.in_flight -= 1
+
+        def _answer(self) -> None:
             path = self.path.split("?", 1)[0]
             server.log.append(Logged(path, dict(self.headers.items())))
             route = server.routes.get(path)
             if route is None:
                 self._send(404, b"not found")
                 return
+            time.sleep(route.delay)
             fault = route.faults.popleft() if route.faults else ""
             if fault == "reset":
                 self.connection.setsockopt(

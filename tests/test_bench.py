@@ -34,6 +34,7 @@ from bench.driver import spread  # noqa: E402
 from bench.floor import measure_floor  # noqa: E402
 from bench.proc import measure  # noqa: E402
 from bench.report import Row, Target, seconds  # noqa: E402
+from bench.scan import main as bench_scan  # noqa: E402
 from bench.strategies import STRATEGIES, runner_for  # noqa: E402
 from canary.matrix import load_matrix  # noqa: E402
 from canary.run import local_selector  # noqa: E402
@@ -125,3 +126,13 @@ def test_rows_report_the_median_and_the_verdict():
     row = Row("wall", [3.0, 1.0, 2.0], seconds, Target(2.5, seconds))
     assert row.cells() == ["wall", "2.00 s (1.00 s to 3.00 s)", "3", "<= 2.50 s", "pass", ""]
     assert Row("wall", [3.0], seconds, Target(2.5, seconds)).cells()[4] == "**MISS**"
+
+
+def test_scan_bench_scans_twice_and_compares_what_it_wrote(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CANARY_OFFLINE", "1")  # placed by names: nothing to fetch
+    downstream = ROOT / "tests" / "fixtures" / "scan_dataflow"
+    assert bench_scan([str(downstream), "--cache", str(tmp_path / "cache")]) == 0
+    printed = capsys.readouterr().out
+    assert "first" in printed and "again (warm)" in printed
+    assert "same matrices written: yes" in printed
+    assert list((tmp_path / "cache").rglob("*"))  # the scan's own entries were kept there

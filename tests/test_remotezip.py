@@ -95,6 +95,23 @@ def test_prefetch_brings_neighbouring_members_in_one_request(server, tmp_path):
     assert ctx.stats.as_dict()["requests"] == 2
 
 
+def test_distant_members_are_fetched_at_once(server, tmp_path):
+    """Members too far apart to share a request are asked for together: large platform wheels
+    sit on hosts that take 100-200 ms per range."""
+    blob = random.Random(3).randbytes
+    files = {"pkg/a.py": b"A = 1\n", "pkg/pad1.bin": blob(100_000), "pkg/b.py": b"B = 2\n"}
+    files |= {"pkg/pad2.bin": blob(100_000), "pkg/c.py": b"C = 3\n"}
+    file = publish(server, make_wheel("pkg", "1.0", files))
+    ctx = context(tmp_path)
+    tree = ctx.release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/missing.py") is None  # the tail read, alone
+    server.routes[WHEEL_PATH].delay = 0.3
+    tree.prefetch(["pkg/a.py", "pkg/b.py", "pkg/c.py"])
+    assert len(server.requests_to(WHEEL_PATH)) == 4  # the tail, then one range per member
+    assert server.most_in_flight >= 2
+    assert [tree.read(f"pkg/{n}.py") for n in "abc"] == [b"A = 1\n", b"B = 2\n", b"C = 3\n"]
+
+
 def test_a_warm_cache_makes_no_request(server, tmp_path):
     file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
     context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")

@@ -88,6 +88,7 @@ EXPECTED = {
                 "def training_step(self, model",
                 "return loss",
                 "loss = self.compute_loss(model, inputs)",
+                "self.compute_loss(model, inputs)",
                 "    def training_step(self, model",
                 "loss = loss / self.args.gradient_accumulation_steps",
             ],

@@ -67,6 +67,11 @@ import fakeup
 from fakeup.core import new_api, old_api, gone_api
 
 fakeup.Engine.run(None, model=1)
+
+try:
+    from fakeup.core import ancient_api
+except ImportError:
+    ancient_api = None
 """
 
 
@@ -98,6 +103,11 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
         ["model"],
     )
     assert "2.0.0" not in text.split("checks:")[1]
+    # guarded by the client and on neither end: left out, said at the head of the file
+    head = "# left out: 1 use the client guards (try/except, hasattr) of names neither 1.3.0"
+    assert head in text
+    assert "#   fakeup.core.ancient_api -- imported at __init__.py:7 (severity info" in text
+    assert "ancient-api" not in checks
 
 
 def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):

@@ -165,6 +165,7 @@ class Proposed:
     proposals: list[Proposal]
     releases: Releases
     reading: Reading | None = None
+    left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
@@ -177,17 +178,33 @@ class Proposed:
         if reading.problem:
             return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
         labels = ", ".join(run.target.label for run in reading.runs)
-        return [f"placed and judged on {labels}; a comment above a check says where it fails"]
+        head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
+        if self.left_out:
+            head.append(
+                f"left out: {len(self.left_out)} use{'s' * (len(self.left_out) > 1)} the client"
+                " guards (try/except, hasattr) of"
+                f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
+                " (dead code for this range?):"
+            )
+        return head + [f"  {_name(p)} -- {p.why}" for p in self.left_out]
 
     def settle(self) -> None:
-        """Judge the proposals on the releases read: gate or annotate what fails there."""
+        """Judge the proposals on the releases read: gate or annotate what fails there, and
+        leave out the guarded names absent on both ends."""
         if self.reading is not None and self.reading.runs:
             matrix = load_text(self.upstream, self.text())
-            settle(matrix, self.proposals, self.reading)
+            self.left_out = settle(matrix, self.proposals, self.reading)
+            gone = {id(p) for p in self.left_out}
+            self.proposals = [p for p in self.proposals if id(p) not in gone]
 
     def merged(self, existing: str, name: str) -> tuple[str, int]:
         """`existing` (the matrix file `name`) with the missing proposals appended."""
         return merge_text(existing, name, self.proposals)
+
+
+def _name(proposal: Proposal) -> str:
+    subject = proposal.subject
+    return f"{subject.module}.{subject.name}" if subject.name else subject.module
 
 
 def scan(

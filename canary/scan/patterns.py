@@ -107,6 +107,14 @@ class Rows:
     rows: tuple[tuple[str | None, ...], ...]
 
 
+@dataclass(frozen=True)
+class Lines:
+    """A name bound to the pieces of an upstream source (`src.split("\\n")`): joined again
+    (`"\\n".join(x[n:] for x in lines)`), they are that source."""
+
+    source: Source
+
+
 def _constant(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -435,6 +443,8 @@ class FileScanner(ast.NodeVisitor):
             return Source(target) if target else None
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self._source_of(expr.args[0])
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
+            return self._joined(expr)
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self._source_of(_argument(expr, 2, "string"))
             return source.plus(self._text(_argument(expr, 1, "repl"))) if source else None
@@ -486,7 +496,36 @@ class FileScanner(ast.NodeVisitor):
         rows = _literal_rows(value)
         if rows:
             return Rows(rows)
+        lines = self._lines_of(value)
+        if lines is not None:
+            return lines
         return self._source_of(value) or self._pattern_of(value) or resolve(value, self.scopes)
+
+    def _lines_of(self, expr: ast.expr) -> Lines | None:
+        """`src.split(...)`, `src.splitlines()` or a name bound to them."""
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound if isinstance(bound, Lines) else None
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("split", "splitlines")
+        ):
+            source = self._source_of(expr.func.value)
+            return Lines(source) if source else None
+        return None
+
+    def _joined(self, call: ast.Call) -> Source | None:
+        """`"\\n".join(lines)` or `"\\n".join(f(x) for x in lines)` of a source's pieces."""
+        if not (len(call.args) == 1 and isinstance(call.func, ast.Attribute)):
+            return None
+        if _constant(call.func.value) is None:
+            return None
+        pieces = call.args[0]
+        if isinstance(pieces, ast.GeneratorExp | ast.ListComp) and len(pieces.generators) == 1:
+            pieces = pieces.generators[0].iter
+        lines = self._lines_of(pieces)
+        return lines.source if lines else None
 
     def _replacement(self, value: ast.expr | None) -> ast.AST | None:
         """The local function (or lambda) a patch installs, if the file defines it."""

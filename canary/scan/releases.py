@@ -44,7 +44,9 @@ class Reading:
 
     @property
     def views(self) -> list[UpstreamView]:
-        return [UpstreamView(run.module, run.target.label) for run in self.runs]
+        return [
+            UpstreamView(run.module, run.target.label, run.hierarchy.namespace) for run in self.runs
+        ]
 
     def judging(self, matrix: Matrix, label: str) -> VersionRun:
         """The run that judges `matrix` on release `label` (an end, or one of `labels`)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis import ModuleInfo, ParseError
+from canary.analysis.namespace import Namespace
 from canary.scan.rewriters import ANY_CLASS
 from canary.sources.tree import SourceError
 
@@ -35,9 +36,10 @@ class Definition:
 class UpstreamView:
     """One release of one upstream; `label` names it in comments (e.g. "5.17.0")."""
 
-    def __init__(self, lookup: ModuleLookup, label: str) -> None:
+    def __init__(self, lookup: ModuleLookup, label: str, namespace: Namespace | None = None):
         self._lookup = lookup
         self.label = label
+        self._namespace = namespace or Namespace(lookup)  # what lazy modules export
         self._modules: dict[str, ModuleInfo | None] = {}
         self._resolved: dict[tuple[str, ...], tuple[Definition, tuple[str, ...]] | None] = {}
         self._owners: dict[tuple[Definition, str], Definition | None] = {}
@@ -76,7 +78,18 @@ class UpstreamView:
             found = self.define(star, name, hops - 1)
             if found is not None:
                 return found
-        return None
+        return self._lazily(info, name, hops) if info.lazy is not None else None
+
+    def _lazily(self, info: ModuleInfo, name: str, hops: int) -> Definition | None:
+        """A name a lazy module serves (transformers' roots: `define_import_structure` over
+        their folders), found where the engine finds it."""
+        try:
+            found = self._namespace.find(info, name)
+        except (SourceError, ParseError):
+            return None
+        if isinstance(found, str) or not found.bindings or found.module.name == info.name:
+            return None
+        return self.define(found.module.name, name, hops - 1)
 
     def _origin(self, origin: str, hops: int) -> Definition | None:
         """What an import binds: a module itself, or a name of the module before the dot."""

@@ -45,18 +45,24 @@ class _Bisection:
             self.low = self.middle
 
 
-def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> None:
-    """Gate or annotate each proposal (the checks of `matrix`, in the same order).
+def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[Proposal]:
+    """Gate or annotate each proposal (the checks of `matrix`, in the same order); return
+    those to leave out: names the client guards (`severity: info`) that neither end has,
+    which would warn on every release of the range.
 
     The bisections advance in step, each release between the ends read once per step and
     let go before the next, so memory holds the two ends and one release at a time.
     """
     if not reading.runs:
-        return
+        return []
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
-    pending = []
+    pending, absent = [], []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
-        bisection = _judge_ends(check, proposal, ends, len(reading.labels))
+        verdicts = {run.target.label: _verdict(run, check) for run in ends}
+        if _guarded_and_absent(proposal, verdicts):
+            absent.append(proposal)
+            continue
+        bisection = _judge_ends(check, proposal, verdicts, len(reading.labels))
         if bisection is not None:
             pending.append(bisection)
     _remember(ends)
@@ -73,6 +79,13 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> None:
             _remember([run])
     for bisection in pending:
         _gate(bisection, reading)
+    return absent
+
+
+def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
+    """A name (no text sought in it) the client tolerates missing, missing on both ends."""
+    statuses = {status for status, _ in verdicts.values()}
+    return len(verdicts) == 2 and statuses == {Status.WARN} and proposal.assertion is None
 
 
 def _remember(runs: list[VersionRun]) -> None:
@@ -88,12 +101,11 @@ def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
 
 
 def _judge_ends(
-    check: Check, proposal: Proposal, runs: list[VersionRun], releases: int
+    check: Check, proposal: Proposal, verdicts: dict[str, tuple[Status, str]], releases: int
 ) -> _Bisection | None:
-    """Annotate what fails on the ends; a check holding on one end only is to be bisected
-    over the `releases` in range."""
-    ends = [run.target.label for run in runs]
-    verdicts = {run.target.label: _verdict(run, check) for run in runs}
+    """Annotate what fails on the ends (`verdicts`, newest first); a check holding on one end
+    only is to be bisected over the `releases` in range."""
+    ends = list(verdicts)
     failing = {label: v for label, v in verdicts.items() if v[0] not in _OK}
     if not failing:
         return None

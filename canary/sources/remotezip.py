@@ -196,11 +196,17 @@ class RemoteZip:
     def listing(self) -> Listing:
         with self._lock:
             if self._listing is None:
+                built: list[Listing] = []
+
+                def fetch() -> bytes:
+                    built.append(self._retrying(self._fetch_listing))
+                    return built[-1].to_bytes()
+
                 what = f"listing of {self.reader.label}"
-                raw = self.cache.get_or_fetch(
-                    f"{self.key}#listing", what, lambda: self._retrying(self._fetch_listing)
-                )
-                self._listing = Listing.from_bytes(raw)
+                raw = self.cache.get_or_fetch(f"{self.key}#listing", what, fetch)
+                # a listing just fetched is used as built: decoding what it was encoded to
+                # would cost a cold run as much again
+                self._listing = built[-1] if built else Listing.from_bytes(raw)
             return self._listing
 
     def read_many(self, names: Iterable[str]) -> dict[str, bytes]:
@@ -260,16 +266,19 @@ class RemoteZip:
                         f"{self.reader.label}: member {entry.name!r} declares {entry.usize} "
                         f"bytes, over the {self.limits.max_member} byte cap"
                     )
-            for group in self._groups(wanted):
+            groups = self._groups(wanted)
+            for group, outcome in zip(
+                groups, _concurrently(self._fetch_checked, groups), strict=True
+            ):
                 try:
-                    fetched = self._retrying(lambda g=group: self._fetch_group(g))
+                    fetched = outcome()
                 except CorruptArchive:
                     fresh = self._relisted(listing)
                     if fresh is None:
                         raise
                     listing = fresh
                     group = [listing.entry(e.name) for e in group]
-                    fetched = self._retrying(lambda g=group: self._fetch_group(g))
+                    fetched = self._fetch_checked(group)
                 for name, data in fetched.items():
                     self.cache.put_member(self._key(listing.entry(name)), data)
                     found[name] = data
@@ -285,12 +294,11 @@ class RemoteZip:
         more tells a corrupt listing (it changes: replace it) from a corrupt archive (it does
         not: None, and the member's error stands).
         """
-        raw = self._retrying(self._fetch_listing)
-        fresh = Listing.from_bytes(raw)
+        fresh = self._retrying(self._fetch_listing)
         if fresh.entries.keys() != old.entries.keys() or any(
             fresh.entry(n) != old.entry(n) for n in fresh.entries
         ):
-            self.cache.put(f"{self.key}#listing", raw)
+            self.cache.put(f"{self.key}#listing", fresh.to_bytes())
             with self._lock:
                 self._listing = fresh
             return fresh
@@ -317,13 +325,16 @@ class RemoteZip:
                 groups.append([entry])
         return groups
 
+    def _fetch_checked(self, group: list[Entry]) -> dict[str, bytes]:
+        return self._retrying(lambda: self._fetch_group(group))
+
     def _fetch_group(self, group: list[Entry]) -> dict[str, bytes]:
         base = group[0].offset
         data = self.reader.read(base, group[-1].end)
         limit = self.limits.max_member
         return {e.name: member_data(e, data[e.offset - base : e.end - base], limit) for e in group}
 
-    def _fetch_listing(self) -> bytes:
+    def _fetch_listing(self) -> Listing:
         size = self.reader.size
         want = self.limits.tail_min  # the size is unknown: a suffix range
         if size is not None:
@@ -354,7 +365,7 @@ class RemoteZip:
         if self._needs_record():  # asked again: the directory's own request may have been plain
             needed_from = min(needed_from, self._check_record(entries, buffer))
         self.hints.learn(self.project, total, total - needed_from)
-        return Listing(entries).to_bytes()
+        return Listing(entries)
 
     def _needs_record(self) -> bool:
         """Whether some byte of the listing came where it could change unseen (the module's
@@ -388,6 +399,30 @@ class RemoteZip:
             odd = sorted(files ^ listed)[:3]
             raise ZipFormatError(f"central directory and RECORD disagree about {odd}")
         return entry.offset
+
+
+#: Range requests one archive's members may have in flight at once. Large platform wheels sit
+#: on hosts that answer a range in 100-200 ms: one request after another, their member groups
+#: made a cold run wait on latency, not on bytes.
+_GROUPS_AT_ONCE = 16
+_group_pool = None
+_group_pool_lock = threading.Lock()
+
+
+def _concurrently(
+    fetch: Callable[[list[Entry]], _T], groups: list[list[Entry]]
+) -> list[Callable[[], _T]]:
+    """Start fetching every group; each returned call gives its group's result (or raises its
+    error), in order. One group is fetched when its result is asked for."""
+    if len(groups) < 2:
+        return [lambda g=group: fetch(g) for group in groups]
+    global _group_pool
+    with _group_pool_lock:
+        if _group_pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # a warm run never needs it
+
+            _group_pool = ThreadPoolExecutor(_GROUPS_AT_ONCE, thread_name_prefix="canary-range")
+    return [_group_pool.submit(fetch, group).result for group in groups]
 
 
 def _record_paths(text: bytes) -> set[str]:

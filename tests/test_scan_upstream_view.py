@@ -1,0 +1,47 @@
+"""Scan places a name where a release defines it, also when only a lazy module serves it
+(transformers 5's `define_import_structure` over its model folders): the engine's own lookup
+finds the defining module, so the proposal is a check on the class there, not on the root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canary.analysis import ModuleCache
+from canary.engine import VersionRun
+from canary.matrix import load_matrix
+from canary.scan.upstream import Definition, UpstreamView
+from canary.sources.local import LocalTree
+from canary.targets import Target
+
+TREE = Path(__file__).parent / "fixtures" / "semantics"
+LAZY = "semup.lazy5"
+
+
+@pytest.fixture
+def view(tmp_path) -> UpstreamView:
+    path = tmp_path / "semup.yaml"
+    path.write_text("upstream: semup\nchecks: []\n", encoding="utf-8")
+    matrix = load_matrix(path, checks_required=False)
+    run = VersionRun(matrix, Target.parse("3.0.0"), LocalTree(TREE, "semup"), ModuleCache())
+    return UpstreamView(run.module, "3.0.0", run.hierarchy.namespace)
+
+
+def test_a_class_exported_lazily_from_a_model_folder_is_placed_where_it_is_defined(view):
+    found = view.resolve((*LAZY.split("."), "AlphaModel", "forward"))
+    model = Definition(f"{LAZY}.models.alpha.modeling_alpha", "AlphaModel", "class")
+    assert found == (model, ("forward",))
+    assert view.method_owner(model, "forward") == model
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "AlphaHelper",  # defined, but not in its module's __all__: not exported
+        "ModularOnly",  # in a modular_ file, which the folder's structure leaves out
+        "Nowhere",
+    ],
+)
+def test_what_the_lazy_module_does_not_export_stays_unplaced(view, name):
+    assert view.resolve((*LAZY.split("."), name)) == (Definition(LAZY, "", "module"), (name,))
