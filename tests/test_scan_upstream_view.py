@@ -11,8 +11,11 @@ import pytest
 from canary.analysis import ModuleCache
 from canary.engine import VersionRun
 from canary.matrix import load_matrix
+from canary.scan.places import Places
 from canary.scan.upstream import Definition, UpstreamView
+from canary.sources.cache import Cache
 from canary.sources.local import LocalTree
+from canary.sources.stats import Stats
 from canary.targets import Target
 
 TREE = Path(__file__).parent / "fixtures" / "semantics"
@@ -45,3 +48,25 @@ def test_a_class_exported_lazily_from_a_model_folder_is_placed_where_it_is_defin
 )
 def test_what_the_lazy_module_does_not_export_stays_unplaced(view, name):
     assert view.resolve((*LAZY.split("."), name)) == (Definition(LAZY, "", "module"), (name,))
+
+
+def test_where_a_lazy_module_serves_a_name_from_is_remembered_per_release(view, tmp_path):
+    cache = Cache(tmp_path / "cache", Stats())
+    first = Places(cache, "semup/semup-3.0.0.whl/sha256:00")
+    searched = UpstreamView(view.module, "3.0.0", places=first.known)
+    model = searched.resolve((*LAZY.split("."), "AlphaModel"))
+    assert searched.resolve((*LAZY.split("."), "Nowhere"))[1] == ("Nowhere",)
+    first.keep()
+    again = Places(cache, "semup/semup-3.0.0.whl/sha256:00")
+    assert again.known == {f"{LAZY}:AlphaModel": model[0].module, f"{LAZY}:Nowhere": ""}
+    read: list[str] = []
+
+    def lookup(name: str):
+        read.append(name)
+        return view.module(name)
+
+    remembered = UpstreamView(lookup, "3.0.0", places=again.known)
+    assert remembered.resolve((*LAZY.split("."), "AlphaModel")) == model
+    assert remembered.resolve((*LAZY.split("."), "Nowhere"))[1] == ("Nowhere",)
+    assert f"{LAZY}.models.alpha.configuration_alpha" not in read  # no folder searched
+    assert Places(cache, "semup/semup-3.0.1.whl/sha256:11").known == {}

@@ -4,7 +4,6 @@ regex engine and the renderers of other formats stay unloaded until something ne
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -12,21 +11,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from campaign_upstream import PROJECT, publish
 from servers import make_wheel, serving
 
 from canary.cli import main
 from canary.sources.context import forget_shared_contexts
 
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = """\
-upstream: fakeup
+upstream: fakepkg
 versions:
   releases: ">=1.0"
 checks:
-  - {id: run, module: fakeup.core, function: run, params: [model]}
-  - {id: pattern, module: fakeup.core, matches: ["def run\\\\("]}
-  - {id: gone, module: fakeup.gone}
+  - {id: run, module: fakepkg.core, function: run, params: [model]}
+  - {id: pattern, module: fakepkg.core, matches: ["def run\\\\("]}
+  - {id: gone, module: fakepkg.gone}
 """
 CORE = b"def run(model):\n    return model\n"
 #: modules a warm run answered from remembered verdicts has no use for
@@ -55,26 +54,12 @@ with open({out!r}, "w") as out:
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     with serving() as server:
-        wheel = make_wheel("fakeup", "1.0", {"fakeup/__init__.py": b"", "fakeup/core.py": CORE})
-        server.add("/files/fakeup-1.0-py3-none-any.whl", wheel)
-        page = {
-            "meta": {"api-version": "1.1"},
-            "name": "fakeup",
-            "versions": ["1.0"],
-            "files": [
-                {
-                    "filename": "fakeup-1.0-py3-none-any.whl",
-                    "url": "../../files/fakeup-1.0-py3-none-any.whl",
-                    "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
-                    "size": len(wheel),
-                }
-            ],
-        }
-        server.add("/simple/fakeup/", json.dumps(page).encode(), content_type=JSON_TYPE)
-        monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
+        wheel = make_wheel(PROJECT, "1.0", {"fakepkg/__init__.py": b"", "fakepkg/core.py": CORE})
+        index_url = publish(server, {f"{PROJECT}-1.0-py3-none-any.whl": wheel})
+        monkeypatch.setenv("CANARY_INDEX_URL", index_url)
         monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        matrix = tmp_path / "fakeup.yaml"
+        matrix = tmp_path / "fakepkg.yaml"
         matrix.write_text(MATRIX)
         forget_shared_contexts()
         assert main(["lock", str(matrix)]) == 0

@@ -228,6 +228,8 @@ def scan(
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
     views = {name: reading.views for name, reading in readings.items()}
     proposed = propose(result.findings, result.modules, views)
+    for reading in readings.values():
+        reading.keep_places()
     matrices = {
         name: Proposed(
             name,

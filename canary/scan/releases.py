@@ -18,8 +18,10 @@ from canary.engine import VersionRun
 from canary.matrix import Matrix, MatrixError, load_matrix
 from canary.run import Runner
 from canary.scan.emit import Releases, render_matrix
+from canary.scan.places import Places
 from canary.scan.upstream import UpstreamView
 from canary.sources.tree import SourceError
+from canary.sources.wheel import release_key
 from canary.targets import Target
 from canary.versions import index_client, resolve
 
@@ -41,12 +43,19 @@ class Reading:
     problem: str = ""
     labels: list[str] = field(default_factory=list)
     _judging: Callable[[Matrix, str], VersionRun] | None = None
+    places: list[Places] = field(default_factory=list)  # one per run, remembered per release
 
     @property
     def views(self) -> list[UpstreamView]:
+        places = self.places or [Places() for _ in self.runs]
         return [
-            UpstreamView(run.module, run.target.label, run.hierarchy.namespace) for run in self.runs
+            UpstreamView(run.module, run.target.label, run.hierarchy.namespace, where.known)
+            for run, where in zip(self.runs, places, strict=True)
         ]
+
+    def keep_places(self) -> None:
+        for where in self.places:
+            where.keep()
 
     def judging(self, matrix: Matrix, label: str) -> VersionRun:
         """The run that judges `matrix` on release `label` (an end, or one of `labels`)."""
@@ -112,4 +121,13 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
         ends[label].verdicts = verdicts
         return ends[label]
 
-    return Reading(releases, runs, labels=sorted(by_label, key=Version), _judging=judging)
+    places = [_places(runner, header.pypi, run.target) for run in runs]
+    labels = sorted(by_label, key=Version)
+    return Reading(releases, runs, labels=labels, _judging=judging, places=places)
+
+
+def _places(runner: Runner, project: str, target: Target) -> Places:
+    """The places remembered for a release file read from the index (none for others)."""
+    if runner.source_path is not None or target.file is None or not target.file.sha256:
+        return Places()
+    return Places(runner.context.cache, release_key(project, target.file))

@@ -79,7 +79,8 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     """Where `ref` points on the releases read (newest first); None when none could be read.
 
     A call of a class is a use of its `__init__`, found (like any method) in the class of its
-    hierarchy that defines it.
+    hierarchy that defines it; none there on the newest release read (a dataclass, whose
+    generated `__init__` takes its fields) leaves the call unplaced, even if an older one has.
     """
     parts = _meaningful(ref.parts, any_class=True)
     fallback: Target | None = None
@@ -98,6 +99,8 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
             owner = view.method_owner(definition, member)
             if owner is not None:
                 return Target(owner.module, (owner.name, member), "class")
+            if not rest:  # a call: this release builds the object some other way
+                return Target(definition.module, (definition.name,), "class", member=member)
             if fallback is None or fallback.absent:
                 fallback = Target(definition.module, (definition.name,), "class", member=member)
             continue

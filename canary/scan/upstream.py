@@ -36,10 +36,17 @@ class Definition:
 class UpstreamView:
     """One release of one upstream; `label` names it in comments (e.g. "5.17.0")."""
 
-    def __init__(self, lookup: ModuleLookup, label: str, namespace: Namespace | None = None):
+    def __init__(
+        self,
+        lookup: ModuleLookup,
+        label: str,
+        namespace: Namespace | None = None,
+        places: dict[str, str] | None = None,
+    ):
         self._lookup = lookup
         self.label = label
         self._namespace = namespace or Namespace(lookup)  # what lazy modules export
+        self._places = {} if places is None else places  # what they were found to (places.py)
         self._modules: dict[str, ModuleInfo | None] = {}
         self._resolved: dict[tuple[str, ...], tuple[Definition, tuple[str, ...]] | None] = {}
         self._owners: dict[tuple[Definition, str], Definition | None] = {}
@@ -83,13 +90,17 @@ class UpstreamView:
     def _lazily(self, info: ModuleInfo, name: str, hops: int) -> Definition | None:
         """A name a lazy module serves (transformers' roots: `define_import_structure` over
         their folders), found where the engine finds it."""
-        try:
-            found = self._namespace.find(info, name)
-        except (SourceError, ParseError):
-            return None
-        if isinstance(found, str) or not found.bindings or found.module.name == info.name:
-            return None
-        return self.define(found.module.name, name, hops - 1)
+        key = f"{info.name}:{name}"
+        if key not in self._places:
+            try:
+                found = self._namespace.find(info, name)
+            except (SourceError, ParseError):
+                return None  # not remembered: a fault is no answer
+            elsewhere = not isinstance(found, str) and found.bindings
+            defined = found.module.name if elsewhere and found.module.name != info.name else ""
+            self._places[key] = defined
+        where = self._places[key]
+        return self.define(where, name, hops - 1) if where else None
 
     def _origin(self, origin: str, hops: int) -> Definition | None:
         """What an import binds: a module itself, or a name of the module before the dot."""

@@ -1,0 +1,44 @@
+"""Where a release's lazy modules serve names from, remembered per release file.
+
+Finding a name a lazy root serves from its folders (transformers' `define_import_structure`)
+reads every module of the folder when the name is not there; what the search concluded depends
+only on the release and canary's code, so it is kept in the cache (keyed like the verdicts:
+project, file name, the index's sha256, the code's fingerprint) and a warm scan opens none of
+those modules again.
+"""
+
+from __future__ import annotations
+
+import json
+
+from canary.code_version import code_fingerprint
+from canary.sources.cache import Cache
+from canary.sources.tree import SourceError
+
+_KIND = "scan"
+
+
+class Places:
+    """`known`: "lazy module:name" -> the module defining it, "" when the module serves none."""
+
+    def __init__(self, cache: Cache | None = None, release: str = "") -> None:
+        self.cache = cache
+        self.key = f"places:{release}@{code_fingerprint()}"
+        self.known: dict[str, str] = self._read() if cache is not None else {}
+        self._stored = len(self.known)
+
+    def _read(self) -> dict[str, str]:
+        try:
+            raw = self.cache.load(_KIND, self.key)
+            data = json.loads(raw) if raw else {}
+        except (SourceError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            return {}
+        return data
+
+    def keep(self) -> None:
+        """Store what this scan added (a full or read-only cache only costs the search again)."""
+        if self.cache is not None and len(self.known) > self._stored:
+            self.cache.store(_KIND, self.key, json.dumps(self.known, sort_keys=True).encode())
+            self._stored = len(self.known)
