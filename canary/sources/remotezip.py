@@ -71,7 +71,7 @@ class Listing:
         return frozenset(self.entries)
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"entries": [list(e) for e in self.entries.values()]}).encode()
+        return json.dumps({"entries": list(self.entries.values())}).encode()  # tuples: arrays
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Listing:

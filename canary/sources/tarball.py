@@ -16,6 +16,7 @@ import gzip
 import io
 import json
 import lzma
+import re
 import tarfile
 import threading
 from collections.abc import Iterable
@@ -50,11 +51,13 @@ class Unpacked:
         return set(self.files) | self.links | set(self.refused)
 
 
+#: an empty, `.` or `..` part (a leading `/` or an empty name included), a backslash, a NUL
+_UNSAFE = re.compile(r"(?:\A|/)\.{0,2}(?:/|\Z)|[\\\x00]")
+
+
 def is_safe(name: str) -> bool:
     """A relative POSIX path without `..`, empty or `.` parts and without backslashes."""
-    if not name or name.startswith("/") or "\\" in name or "\x00" in name:
-        return False
-    return all(part not in ("", ".", "..") for part in name.split("/"))
+    return _UNSAFE.search(name) is None
 
 
 def _kept(name: str) -> bool:

@@ -16,6 +16,7 @@ ZIP64_LOCATOR_SIZE = 20
 ZIP64_EOCD_SIZE = 56
 LOCAL_HEADER_SIZE = 30
 _CENTRAL_SIZE = 46
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
 _MAX_COMMENT = 0xFFFF
 #: a tail this long always holds the EOCD, its comment and the Zip64 locator
 EOCD_SEARCH = EOCD_SIZE + _MAX_COMMENT + ZIP64_LOCATOR_SIZE
@@ -119,32 +120,31 @@ def parse_directory(data: bytes, directory: Directory) -> list[Entry]:
     """The entries of the central directory `data`, sorted by offset, each with its `end`."""
     raw: list[tuple[str, int, int, int, int, int, int]] = []
     pos = 0
-    for _ in range(directory.count):
-        if data[pos : pos + 4] != b"PK\x01\x02":
-            raise ZipFormatError("bad central directory entry signature")
-        fields = struct.unpack("<IHHHHHHIIIHHHHHII", data[pos : pos + _CENTRAL_SIZE])
-        flags, method, crc, csize, usize = fields[3], fields[4], fields[7], fields[8], fields[9]
-        name_len, extra_len, comment_len, offset = fields[10], fields[11], fields[12], fields[16]
-        name_at = pos + _CENTRAL_SIZE
-        extra_at = name_at + name_len
-        pos = extra_at + extra_len + comment_len
-        if pos > len(data):
-            raise ZipFormatError("central directory entry overruns the directory")
-        name = _decode_name(data[name_at:extra_at], flags)
-        usize, csize, offset = _zip64_extra(
-            data[extra_at : extra_at + extra_len], usize, csize, offset
-        )
-        raw.append((name, offset, csize, usize, method, crc, flags))
+    unpack = _CENTRAL.unpack_from
+    try:
+        for _ in range(directory.count):
+            if data[pos : pos + 4] != b"PK\x01\x02" or pos + _CENTRAL_SIZE > len(data):
+                raise ZipFormatError("bad central directory entry signature")
+            fields = unpack(data, pos)
+            flags, method, crc = fields[3], fields[4], fields[7]
+            csize, usize, offset = fields[8], fields[9], fields[16]
+            name_len, extra_len, comment_len = fields[10], fields[11], fields[12]
+            name_at = pos + _CENTRAL_SIZE
+            extra_at = name_at + name_len
+            pos = extra_at + extra_len + comment_len
+            if pos > len(data):
+                raise ZipFormatError("central directory entry overruns the directory")
+            name = data[name_at:extra_at].decode("utf-8" if flags & 0x800 else "cp437")
+            if 0xFFFFFFFF in (usize, csize, offset):  # else a Zip64 field changes nothing
+                usize, csize, offset = _zip64_extra(
+                    data[extra_at : extra_at + extra_len], usize, csize, offset
+                )
+            raw.append((name, offset, csize, usize, method, crc, flags))
+    except UnicodeDecodeError as exc:
+        raise ZipFormatError("member name is not valid UTF-8") from exc
     if pos != len(data):
         raise ZipFormatError("central directory size disagrees with its entries")
     return _with_ends(raw, directory.offset)
-
-
-def _decode_name(raw: bytes, flags: int) -> str:
-    try:
-        return raw.decode("utf-8" if flags & 0x800 else "cp437")
-    except UnicodeDecodeError as exc:
-        raise ZipFormatError("member name is not valid UTF-8") from exc
 
 
 def _zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
