@@ -21,10 +21,9 @@ from packaging.utils import canonicalize_name
 from canary.lock import read_lock
 from canary.matrix import load_matrix
 from canary.sources.cache import Cache
-from canary.sources.index_file import IndexFile
+from canary.sources.index_file import IndexFile, release_key
 from canary.sources.remotezip import Listing, member_key
 from canary.sources.stats import Stats
-from canary.sources.wheel import release_key
 
 
 @dataclass

@@ -17,6 +17,7 @@ from canary.engine import VersionRun, module_files
 from canary.hints import with_hints
 from canary.matrix import Check, Matrix, MatrixError
 from canary.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
 from canary.targets import Target, explicit_targets, is_explicit
@@ -96,8 +97,6 @@ class Runner:
             return None
         if target.branch or file is None or not file.sha256:
             return None
-        from canary.sources.wheel import release_key
-
         return Verdicts(self.context.cache, release_key(matrix.pypi, file))
 
     def version_run(

@@ -13,9 +13,9 @@ from servers import FAST, make_sdist, serving, sha256
 
 from canary.sources.context import SourceContext
 from canary.sources.index import JSON_TYPE, IndexFile
+from canary.sources.index_file import release_key
 from canary.sources.limits import Limits
 from canary.sources.tree import SourceError
-from canary.sources.wheel import release_key
 
 FILES = {
     "src/pkg/__init__.py": b"__version__ = '0.5'\n",

@@ -1,6 +1,7 @@
 """A warm run imports only what it uses: start-up is most of what a warm `canary check` of one
 matrix costs, so the HTTP client, file locks, the parse pool's process machinery, the bounded
-regex engine and the renderers of other formats stay unloaded until something needs them."""
+regex engine, the wheel and GitHub readers and the renderers of other formats stay unloaded
+until something needs them."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ UNUSED_WHEN_WARM = (
     "urllib3",
     "canary.sources.http",
     "canary.sources.index",
+    "canary.sources.wheel",
+    "canary.sources.github",
+    "packaging.tags",
     "filelock",
     "multiprocessing",
     "regex",

@@ -20,8 +20,8 @@ from canary.run import Runner
 from canary.scan.emit import Releases, render_matrix
 from canary.scan.places import Places
 from canary.scan.upstream import UpstreamView
+from canary.sources.index_file import release_key
 from canary.sources.tree import SourceError
-from canary.sources.wheel import release_key
 from canary.targets import Target
 from canary.versions import index_client, resolve
 

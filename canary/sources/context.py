@@ -1,9 +1,10 @@
 """Everything one run shares to fetch sources: the HTTP session, cache, stats and index client.
 
 The runner creates one SourceContext per run and asks it for Trees; it is safe to use from the
-thread pool that fetches versions in parallel. The HTTP client and the index client (and with
-them requests and urllib3) are imported on the first request: a warm run, answered from the
-cache alone, never makes one, and importing them costs it more than its whole work.
+thread pool that fetches versions in parallel. What reads remote sources (the HTTP client,
+the index client with requests and urllib3, the wheel and GitHub readers) is imported when
+first used: a warm run, answered from the cache alone, uses none of it, and importing it would
+cost that run more than its whole work.
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from canary.sources.cache import DEFAULT_MAX_AGE, Cache, default_cache_dir
-from canary.sources.github import GitHubTree, github_base_urls
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
-from canary.sources.remotezip import Claims, TailHints
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
-from canary.sources.wheel import ReleaseTree
 
 if TYPE_CHECKING:
+    from canary.sources.github import GitHubTree
     from canary.sources.http import Http, RetryPolicy
     from canary.sources.index import IndexClient
+    from canary.sources.remotezip import Claims, TailHints
+    from canary.sources.wheel import ReleaseTree
 
 
 def offline_from_env() -> bool:
@@ -51,15 +52,12 @@ class SourceContext:
         self.offline = offline or offline_from_env()
         self.stats = Stats()
         self.limits = limits or Limits()
-        raw, api = github_base_urls()
-        self.github_raw_url = (github_raw_url or raw).rstrip("/")
-        self.github_api_url = (github_api_url or api).rstrip("/")
+        self._github_urls = (github_raw_url, github_api_url)
         self._policy = policy
         self._http: Http | None = None
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
-        self._hints = TailHints()
-        self._claims = Claims()
+        self._shared: tuple[TailHints, Claims] | None = None
         self._index_url = index_url
         self._index: IndexClient | None = None
         self._lock = threading.Lock()
@@ -75,12 +73,17 @@ class SourceContext:
             from canary.sources.http import Http, github_token
 
             self._http = Http(
-                self.stats,
-                self._policy,
-                token=github_token(),
-                token_origins=(self.github_raw_url, self.github_api_url),
+                self.stats, self._policy, token=github_token(), token_origins=self.github_urls()
             )
         return self._http
+
+    def github_urls(self) -> tuple[str, str]:
+        """(raw-content base, API base): as given, else from the environment."""
+        from canary.sources.github import github_base_urls
+
+        raw, api = github_base_urls()
+        given_raw, given_api = self._github_urls
+        return (given_raw or raw).rstrip("/"), (given_api or api).rstrip("/")
 
     @property
     def index(self) -> IndexClient:
@@ -106,15 +109,22 @@ class SourceContext:
                 raise SourceError(f"{pypi_name} {version}: {problem}")
             if file is None:
                 return None
+        from canary.sources.remotezip import Claims, TailHints
+        from canary.sources.wheel import ReleaseTree
+
+        with self._lock:
+            if self._shared is None:
+                self._shared = TailHints(), Claims()
+            hints, claims = self._shared
         return ReleaseTree(
             pypi_name,
             file,
             self.http,
             self.cache,
             self.limits,
-            self._hints,
+            hints,
             locate=lambda: self.locate(pypi_name, version, file),
-            claims=self._claims,
+            claims=claims,
         )
 
     def locate(self, pypi_name: str, version: str, file: IndexFile) -> str:
@@ -135,15 +145,11 @@ class SourceContext:
 
     def github_tree(self, repo: str, ref: str, src: str = "") -> GitHubTree:
         """One ref (branch or final tag) of a GitHub repository."""
+        from canary.sources.github import GitHubTree
+
+        raw, api = self.github_urls()
         return GitHubTree(
-            repo,
-            ref,
-            src,
-            self.http,
-            self.cache,
-            raw_url=self.github_raw_url,
-            api_url=self.github_api_url,
-            limits=self.limits,
+            repo, ref, src, self.http, self.cache, raw_url=raw, api_url=api, limits=self.limits
         )
 
     def close(self) -> None:

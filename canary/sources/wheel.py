@@ -7,14 +7,11 @@ Existence is decided from the archive's listing, so asking for an absent module 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
-
 from canary.sources.cache import Cache
-from canary.sources.index_file import IndexFile
+from canary.sources.index_file import IndexFile, canonical_name, release_key
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.redact import redact
@@ -24,19 +21,6 @@ from canary.sources.tree import SourceError
 
 if TYPE_CHECKING:
     from canary.sources.http import Http
-
-
-def release_key(project: str, file: IndexFile) -> str:
-    """Cache key of a release file: the project, the file name and the index's sha256 (its URL
-    and size when there is none).
-
-    A range read cannot check the whole file's hash, so a file is never trusted under a hash
-    alone: a hostile index claiming another project's hash only poisons its own entries."""
-    if file.sha256:
-        return f"{canonicalize_name(project)}/{file.filename}/sha256:{file.sha256.lower()}"
-    where = file.url or file.filename  # a locked file has no URL
-    digest = hashlib.sha256(f"{where}#{file.size}".encode()).hexdigest()
-    return f"{canonicalize_name(project)}/{file.filename}/url:{digest}"
 
 
 class ReleaseTree:
@@ -72,7 +56,7 @@ class ReleaseTree:
                 limits,
                 wheel=not self._sdist,
                 hints=hints,
-                project=canonicalize_name(project),
+                project=canonical_name(project),
                 claims=claims,
             )
         elif name.endswith((".tar.gz", ".tgz", ".tar")):
