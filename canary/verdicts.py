@@ -81,11 +81,7 @@ class Verdicts:
         self._new: dict[str, list] = {}
 
     def _read(self) -> dict[str, list]:
-        try:
-            raw = self.cache.load(_KIND, self.key)
-            data = json.loads(raw) if raw else {}
-        except (SourceError, ValueError, RecursionError):
-            return {}
+        data = self.cache.load_json(_KIND, self.key)
         if not isinstance(data, dict) or not all(_is_verdict(v) for v in data.values()):
             return {}
         return data

@@ -20,7 +20,6 @@ from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
 from canary.sources.cache import Cache
-from canary.sources.tree import SourceError
 
 _KIND = "scan"
 
@@ -43,13 +42,7 @@ class FileScans:
         return hashlib.sha256(json.dumps(plain).encode()).hexdigest()
 
     def _load(self, key: str) -> Any:
-        if self.cache is None:
-            return None
-        try:
-            raw = self.cache.load(_KIND, key)
-            return None if raw is None else json.loads(raw)
-        except (SourceError, ValueError, RecursionError):
-            return None
+        return None if self.cache is None else self.cache.load_json(_KIND, key)
 
     def _keep(self, key: str, value: Any) -> None:
         if self.cache is not None:

@@ -13,7 +13,6 @@ import json
 
 from canary.code_version import code_fingerprint
 from canary.sources.cache import Cache
-from canary.sources.tree import SourceError
 
 _KIND = "scan"
 
@@ -28,11 +27,7 @@ class Places:
         self._stored = len(self.known)
 
     def _read(self) -> dict[str, str]:
-        try:
-            raw = self.cache.load(_KIND, self.key)
-            data = json.loads(raw) if raw else {}
-        except (SourceError, ValueError, RecursionError):
-            return {}
+        data = self.cache.load_json(_KIND, self.key)
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             return {}
         return data

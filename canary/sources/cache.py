@@ -121,6 +121,15 @@ class Cache:
         entry = self._load(kind, key)
         return None if entry is None else entry.data
 
+    def load_json(self, kind: str, key: str) -> object:
+        """A derived entry stored as JSON; None when absent, unreadable or not JSON (the caller
+        rebuilds it)."""
+        try:
+            raw = self.load(kind, key)
+            return None if raw is None else json.loads(raw)
+        except (SourceError, ValueError, RecursionError):
+            return None
+
     def store(self, kind: str, key: str, data: bytes) -> None:
         """Store a derived entry; a full or read-only disk only costs rebuilding it later."""
         try:
