@@ -26,12 +26,17 @@ checks:
 """
 
 
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def with_matrix(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project holding the fixture matrix (its sources: the checkout fixture)."""
     pytester.makeini("[pytest]\n")
     (pytester.path / "matrices").mkdir()
     (pytester.path / "matrices" / "fakeup.yaml").write_text(MATRIX)
     return pytester
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    return with_matrix(pytester)
 
 
 def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
