@@ -140,7 +140,9 @@ def test_bad_matrix_is_a_collection_error(project):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_xdist_runs_the_same_items(project):
+def test_xdist_loadgroup_runs_the_same_items(project):
+    """`--dist loadgroup`, recommended before the controller ran the check items, still works
+    (tests/test_plugin_xdist.py covers xdist itself)."""
     result = project.runpytest_subprocess(
         "--canary-source",
         str(CHECKOUT),
