@@ -20,6 +20,7 @@ wrapper).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Generator, Iterable
 from pathlib import Path
@@ -112,6 +113,37 @@ def _holds_only_matrices(folder: Path) -> bool:
     return True
 
 
+def _may_hold_matrices(folder: Path, config: pytest.Config) -> bool:
+    """Whether pytest's walk of the folder may meet a matrix file. The walk leaves out only the
+    folders pytest never enters unless told to (`norecursedirs`, virtual environments), so it
+    finds whatever pytest would; a session without matrices then collects nothing here (and
+    prints no "collected 0 items" beside the workers' count)."""
+    skip = config.getini("norecursedirs")
+    venvs = not config.getoption("collect_in_virtualenv", False)
+    seen: set[Path] = set()
+    for root, dirs, files in os.walk(folder, followlinks=True):  # pytest follows links too
+        here = Path(root)
+        if here.resolve() in seen:
+            dirs.clear()
+            continue
+        seen.add(here.resolve())
+        if here.name == "matrices" and any(
+            Path(name).suffix in (".yaml", ".yml") for name in files
+        ):
+            return True
+        dirs[:] = [
+            name
+            for name in dirs
+            if not any(fnmatch.fnmatch(name, pattern) for pattern in skip)
+            and not (venvs and _is_venv(here / name))
+        ]
+    return False
+
+
+def _is_venv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta" / "history").is_file()
+
+
 class WorkerSide:
     """An xdist worker: it reports no check item to the controller."""
 
@@ -147,9 +179,13 @@ class ControllerSide:
         if not session.config.pluginmanager.has_plugin("dsession"):
             return None  # xdist runs nothing distributed after all
         config = session.config
-        args = [arg for arg, path, _in in _paths(config) if path.is_dir() or is_matrix(path)]
+        args = [
+            arg
+            for arg, path, _inside in _paths(config)
+            if is_matrix(path) or (path.is_dir() and _may_hold_matrices(path, config))
+        ]
         if not args:
-            return None
+            return None  # nothing for this process: xdist as usual
         self.collecting = True
         try:
             session.perform_collect(args)
@@ -170,8 +206,10 @@ class ControllerSide:
         if self.collecting:  # another plugin's items from a matrix file: a worker runs them
             items[:] = [item for item in items if isinstance(item, self.item_type)]
 
-    def pytest_report_collectionfinish(self, config: pytest.Config) -> str | None:
-        if not self.collecting or config.getoption("verbose") < 0:
+    def pytest_report_collectionfinish(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> str | None:
+        if not self.collecting or not items or config.getoption("verbose") < 0:
             return None
         return "canary: the check items run in this process, xdist workers run the other tests"
 

@@ -151,3 +151,13 @@ def test_a_bad_matrix_stops_the_session(mixed):
     result.stdout.fnmatch_lines(["*fakeup.yaml:2: checks: must be a list of checks*"])
     assert "Traceback" not in result.stdout.str()
     assert "test_ordinary" not in result.stdout.str()
+
+
+def test_a_session_without_matrices_is_xdist_as_usual(pytester):
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "suite").mkdir()
+    (pytester.path / "suite" / "test_ordinary.py").write_text(ORDINARY.format(expected=1))
+    result = session(pytester, 2, "suite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, skipped=1, xfailed=1)
+    assert "2 workers [4 items]" in result.stdout.str()
+    assert "collected" not in result.stdout.str() and "canary:" not in result.stdout.str()
