@@ -75,11 +75,11 @@ def _failed_checks(config: pytest.Config) -> list[str]:
 
 def _paths(config: pytest.Config) -> Iterable[tuple[str, Path, bool]]:
     """(argument, its path, whether it names something inside the path) of every collection
-    argument."""
+    argument; the path absolute but not resolved, as pytest makes the collectors' paths."""
     base = config.invocation_params.dir
     for arg in config.args:
         path, sep, _inside = arg.partition("::")
-        yield arg, (base / path).resolve(), bool(sep)
+        yield arg, Path(os.path.abspath(base / path)), bool(sep)
 
 
 def _named_inside(config: pytest.Config) -> frozenset[Path]:
