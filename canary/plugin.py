@@ -6,8 +6,9 @@ Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 A check item has no fixtures and its result is known before it runs (every version is judged
 at once when collection ends), so it runs through a protocol of its own: the same hooks and
 reports as pytest's (log start, setup, call and teardown reports, log finish: so the terminal
-summary, -x, --lf, JUnit XML and xdist see what they always see) without the per-phase
-machinery that sets up fixtures and captures output, which cost many times the check itself.
+summary, -x, --lf and JUnit XML see what they always see) without the per-phase machinery that
+sets up fixtures and captures output, which cost many times the check itself. Under xdist the
+controller runs them and the workers the other tests (canary/plugin_xdist.py).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
-    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers already use every core
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
         pool = ParsePool()  # started only if something needs parsing
         runner.modules.parse = pool
         stack.callback(pool.close)
