@@ -6,6 +6,7 @@ processes (canary.parse_pool) without the source it came from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from canary.analysis.lines import source_lines
@@ -95,9 +96,10 @@ class ModuleInfo:
     name: str
     path: str
     text: str
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    classes: dict[str, list[ClassInfo]] = field(default_factory=dict)
-    functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
+    # dicts as the indexer builds them; canary.index_store.Decoded when read from the store
+    bindings: Mapping[str, list[Binding]] = field(default_factory=dict)
+    classes: Mapping[str, list[ClassInfo]] = field(default_factory=dict)
+    functions: Mapping[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
     typing_star_imports: list[str] = field(default_factory=list)
     all_names: tuple[str, ...] | None = None  # `__all__` when it is literal, else None
