@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from canary.analysis.lines import source_lines
+from canary.analysis.lines import Lines
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
@@ -106,11 +106,11 @@ class ModuleInfo:
     lazy: LazyExports | None = None
     aliases: dict[str, str] = field(default_factory=dict)  # legacy submodule -> real submodule
 
-    _lines: list[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _lines: Lines | None = field(default=None, init=False, repr=False, compare=False)
 
     def segment(self, span: Span) -> str:
         # A lazy attribute, not functools.cached_property: on Python 3.11 that holds one lock for
         # every instance, and the run's threads queued on it.
         if self._lines is None:
-            self._lines = source_lines(self.text)
-        return "".join(self._lines[span.start - 1 : span.end])
+            self._lines = Lines(self.text)
+        return self._lines.segment(span.start, span.end)
