@@ -91,14 +91,15 @@ _COMPACT = (",", ":")
 
 
 class Decoded(Mapping[str, V]):
-    """A stored mapping whose records are decoded on first use. A check reads a few names of a
-    module that holds hundreds: decoding all of them (or unpickling them from a parse worker)
-    cost the main process a third of a cold run. Each name's records are a JSON text of their
-    own, which the decoder of the whole entry only has to skip over."""
+    """A stored mapping whose records are built on first use. A check reads a few names of a
+    module that holds hundreds, and a few methods of a class: building all of them (or
+    unpickling them from a parse worker) cost the main process a third of a cold run. Each
+    name's records are a JSON text of their own, which the decoder of the whole entry only has
+    to skip over."""
 
     __slots__ = ("_made", "_make", "_raw")
 
-    def __init__(self, raw: dict[str, str], make: Callable[[str, Any], V]):
+    def __init__(self, raw: dict[str, Any], make: Callable[[str, Any], V]):
         if not isinstance(raw, dict):
             raise TypeError("a stored mapping is not a JSON object")
         self._raw = raw
@@ -108,8 +109,8 @@ class Decoded(Mapping[str, V]):
     def __getitem__(self, key: str) -> V:
         made = self._made.get(key)
         if made is None:
-            # two threads may decode the same name: the records are equal, either may stay
-            made = self._made[key] = self._make(key, json.loads(self._raw[key]))
+            # two threads may build the same name: the records are equal, either may stay
+            made = self._made[key] = self._make(key, self._raw[key])
         return made
 
     def get(self, key: str, default=None):
@@ -125,18 +126,22 @@ class Decoded(Mapping[str, V]):
         return len(self._raw)
 
 
-def _unbindings(_name: str, data: list[Any]) -> list[Binding]:
-    return [Binding(k, Span(s, e), o, t) for k, s, e, o, t in data]
+def _unbindings(_name: str, text: str) -> list[Binding]:
+    return [Binding(k, Span(s, e), o, t) for k, s, e, o, t in json.loads(text)]
 
 
 def _unfns(name: str, data: list[Any]) -> list[FunctionInfo]:
     return [_unfn(name, f) for f in data]
 
 
-def _unclasses(name: str, data: list[Any]) -> list[ClassInfo]:
+def _unfunctions(name: str, text: str) -> list[FunctionInfo]:
+    return _unfns(name, json.loads(text))
+
+
+def _unclasses(name: str, text: str) -> list[ClassInfo]:
     return [
-        ClassInfo(name, tuple(bases), {m: _unfns(m, fs) for m, fs in methods.items()}, Span(s, e))
-        for bases, methods, s, e in data
+        ClassInfo(name, tuple(bases), Decoded(methods, _unfns), Span(s, e))
+        for bases, methods, s, e in json.loads(text)
     ]
 
 
@@ -158,7 +163,7 @@ def decode(encoded: bytes, name: str, path: str, text: str) -> ModuleInfo:
         path=path,
         text=text,
         bindings=Decoded(data["bindings"], _unbindings),
-        functions=Decoded(data["functions"], _unfns),
+        functions=Decoded(data["functions"], _unfunctions),
         classes=Decoded(data["classes"], _unclasses),
         star_imports=list(data["star_imports"]),
         typing_star_imports=list(data["typing_star_imports"]),

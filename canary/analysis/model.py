@@ -72,7 +72,7 @@ class FunctionInfo:
 class ClassInfo:
     name: str
     bases: tuple[str, ...]
-    methods: dict[str, list[FunctionInfo]]
+    methods: Mapping[str, list[FunctionInfo]]
     span: Span
 
 
