@@ -6,7 +6,8 @@ edited field is refused (and the module parsed again), never believed."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from canary.analysis import (
     Binding,
@@ -21,6 +22,8 @@ from canary.analysis import (
 from canary.code_version import INDEX_CODE, code_fingerprint
 from canary.sources.cache import Cache
 from canary.sources.tree import SourceError
+
+V = TypeVar("V")
 
 
 def _fn(fn: FunctionInfo) -> list[Any]:
@@ -82,39 +85,92 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
     }
 
 
-def load(data: dict[str, Any], name: str, path: str, text: str) -> ModuleInfo:
-    """Rebuild a ModuleInfo; raises KeyError/TypeError/ValueError on a malformed entry."""
+#: The mappings a check reads a few names of; stored as one JSON text per name.
+_RECORDS = ("bindings", "functions", "classes")
+_COMPACT = (",", ":")
+
+
+class Decoded(Mapping[str, V]):
+    """A stored mapping whose records are built on first use. A check reads a few names of a
+    module that holds hundreds, and a few methods of a class: building all of them (or
+    unpickling them from a parse worker) cost the main process a third of a cold run. Each
+    name's records are a JSON text of their own, which the decoder of the whole entry only has
+    to skip over."""
+
+    __slots__ = ("_made", "_make", "_raw")
+
+    def __init__(self, raw: dict[str, Any], make: Callable[[str, Any], V]):
+        if not isinstance(raw, dict):
+            raise TypeError("a stored mapping is not a JSON object")
+        self._raw = raw
+        self._make = make
+        self._made: dict[str, V] = {}
+
+    def __getitem__(self, key: str) -> V:
+        made = self._made.get(key)
+        if made is None:
+            # two threads may build the same name: the records are equal, either may stay
+            made = self._made[key] = self._make(key, self._raw[key])
+        return made
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self._raw else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def _unbindings(_name: str, text: str) -> list[Binding]:
+    return [Binding(k, Span(s, e), o, t) for k, s, e, o, t in json.loads(text)]
+
+
+def _unfns(name: str, data: list[Any]) -> list[FunctionInfo]:
+    return [_unfn(name, f) for f in data]
+
+
+def _unfunctions(name: str, text: str) -> list[FunctionInfo]:
+    return _unfns(name, json.loads(text))
+
+
+def _unclasses(name: str, text: str) -> list[ClassInfo]:
+    return [
+        ClassInfo(name, tuple(bases), Decoded(methods, _unfns), Span(s, e))
+        for bases, methods, s, e in json.loads(text)
+    ]
+
+
+def encode(info: ModuleInfo) -> bytes:
+    data = dump(info)
+    for key in _RECORDS:
+        data[key] = {
+            name: json.dumps(rows, separators=_COMPACT) for name, rows in data[key].items()
+        }
+    return json.dumps(data, separators=_COMPACT).encode()
+
+
+def decode(encoded: bytes, name: str, path: str, text: str) -> ModuleInfo:
+    """The index over its stored form; raises ValueError/KeyError/TypeError on a malformed
+    entry. Its names, classes and functions are decoded when a check reads them."""
+    data = json.loads(encoded)
     return ModuleInfo(
         name=name,
         path=path,
         text=text,
-        bindings={
-            n: [Binding(k, Span(s, e), o, t) for k, s, e, o, t in bs]
-            for n, bs in data["bindings"].items()
-        },
-        functions={n: [_unfn(n, f) for f in fs] for n, fs in data["functions"].items()},
-        classes={
-            n: [
-                ClassInfo(
-                    n,
-                    tuple(bases),
-                    {m: [_unfn(m, f) for f in fs] for m, fs in methods.items()},
-                    Span(s, e),
-                )
-                for bases, methods, s, e in cs
-            ]
-            for n, cs in data["classes"].items()
-        },
+        bindings=Decoded(data["bindings"], _unbindings),
+        functions=Decoded(data["functions"], _unfunctions),
+        classes=Decoded(data["classes"], _unclasses),
         star_imports=list(data["star_imports"]),
         typing_star_imports=list(data["typing_star_imports"]),
         all_names=None if data["all"] is None else tuple(data["all"]),
         lazy=_unlazy(data["lazy"]),
         aliases=dict(data["aliases"]),
     )
-
-
-def encode(info: ModuleInfo) -> bytes:
-    return json.dumps(dump(info), separators=(",", ":")).encode()
 
 
 class IndexStore:
@@ -130,7 +186,7 @@ class IndexStore:
     def get(self, key: str, name: str, path: str, text: str) -> ModuleInfo | None:
         try:
             raw = self.cache.load("index", self._key(key))
-            return None if raw is None else load(json.loads(raw), name, path, text)
+            return None if raw is None else decode(raw, name, path, text)
         except (SourceError, ValueError, KeyError, TypeError):
             return None
 

@@ -1,8 +1,8 @@
 """Parse upstream modules in worker processes: `ast.parse` holds the GIL, so a cold run over
 hundreds of releases is CPU-bound in one core unless the parsing leaves the main process.
 
-Workers only parse (never import or run upstream code) and send back the compact index;
-the text stays in the main process, which already holds the bytes.
+Workers only parse (never import or run upstream code) and send back the index in its
+stored form; the text stays in the main process, which already holds the bytes.
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ if TYPE_CHECKING:
 MIN_POOLED_BYTES = 16 * 1024
 
 
-def _index(data: bytes, name: str, path: str, is_package: bool) -> tuple[ModuleInfo, bytes]:
-    """The index without its text, which the main process holds already, and its stored form
-    (encoding it is the main process's largest cost per parse). The index travels pickled:
-    unpickling sets each record's fields without running its constructor."""
-    info = index_module(data, name, path, is_package=is_package)
-    encoded = index_store.encode(info)
-    info.text = ""
-    return info, encoded
+def _index(data: bytes, name: str, path: str, is_package: bool) -> bytes:
+    """The index in its stored form: what the main process keeps anyway, and the cheapest
+    thing to send back (it decodes only the records a check reads, where unpickling a whole
+    index cost it more than all of its judging)."""
+    return index_store.encode(index_module(data, name, path, is_package=is_package))
 
 
 class ParsePool:
@@ -59,11 +56,10 @@ class ParsePool:
         if len(data) < MIN_POOLED_BYTES or self.workers < 2:
             return parse_here(data, name, path, is_package=is_package)
         try:
-            info, encoded = self._pool().submit(_index, data, name, path, is_package).result()
+            encoded = self._pool().submit(_index, data, name, path, is_package).result()
         except BrokenExecutor:  # a worker died (memory): parse here rather than fail
             return parse_here(data, name, path, is_package=is_package)
-        info.text = decode(data, path)
-        return info, encoded
+        return index_store.decode(encoded, name, path, decode(data, path)), encoded
 
     def close(self) -> None:
         with self._lock:

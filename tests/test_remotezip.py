@@ -10,6 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from servers import (
     _RANGE,
     FAST,
@@ -24,6 +26,7 @@ from servers import (
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile, index_url_from_config
 from canary.sources.limits import Limits
+from canary.sources.tarball import first_unsafe, is_safe
 from canary.sources.tree import SourceError
 
 WHEEL_PATH = "/files/pkg-1.0-py3-none-any.whl"
@@ -253,6 +256,19 @@ def test_an_archive_with_dot_dot_members_is_an_error_with_the_reason(server, tmp
     with pytest.raises(SourceError, match="unsafe path"):
         tree.read("../evil.py")
     assert not (tmp_path.parent / "evil.py").exists()
+
+
+def test_an_archive_naming_a_member_twice_is_an_error(server, tmp_path):
+    wheel = make_wheel("pkg", "1.0", {**SOURCES, "pkg/aa.py": b"a = 1\n", "pkg/bb.py": b"b = 2\n"})
+    file = publish(server, wheel.replace(b"pkg/bb.py", b"pkg/aa.py"))  # headers and directory
+    with pytest.raises(SourceError, match=re.escape("member 'pkg/aa.py' appears twice")):
+        context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", ".", "..", "/", "\\", "\x00", "\n"])).map("".join)))
+def test_one_search_over_all_names_finds_what_asking_each_name_finds(names):
+    expected = next((name for name in names if not is_safe(name.removesuffix("/"))), None)
+    assert first_unsafe(names) == expected
 
 
 def test_a_zip_bomb_member_is_refused_with_the_reason(server, tmp_path):

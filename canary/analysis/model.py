@@ -6,9 +6,10 @@ processes (canary.parse_pool) without the source it came from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from canary.analysis.lines import source_lines
+from canary.analysis.lines import Lines
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
@@ -71,7 +72,7 @@ class FunctionInfo:
 class ClassInfo:
     name: str
     bases: tuple[str, ...]
-    methods: dict[str, list[FunctionInfo]]
+    methods: Mapping[str, list[FunctionInfo]]
     span: Span
 
 
@@ -95,20 +96,21 @@ class ModuleInfo:
     name: str
     path: str
     text: str
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    classes: dict[str, list[ClassInfo]] = field(default_factory=dict)
-    functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
+    # dicts as the indexer builds them; canary.index_store.Decoded when read from the store
+    bindings: Mapping[str, list[Binding]] = field(default_factory=dict)
+    classes: Mapping[str, list[ClassInfo]] = field(default_factory=dict)
+    functions: Mapping[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
     typing_star_imports: list[str] = field(default_factory=list)
     all_names: tuple[str, ...] | None = None  # `__all__` when it is literal, else None
     lazy: LazyExports | None = None
     aliases: dict[str, str] = field(default_factory=dict)  # legacy submodule -> real submodule
 
-    _lines: list[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _lines: Lines | None = field(default=None, init=False, repr=False, compare=False)
 
     def segment(self, span: Span) -> str:
         # A lazy attribute, not functools.cached_property: on Python 3.11 that holds one lock for
         # every instance, and the run's threads queued on it.
         if self._lines is None:
-            self._lines = source_lines(self.text)
-        return "".join(self._lines[span.start - 1 : span.end])
+            self._lines = Lines(self.text)
+        return self._lines.segment(span.start, span.end)

@@ -22,6 +22,7 @@ import io
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -29,7 +30,7 @@ from typing import TypeVar
 from canary.sources.cache import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
-from canary.sources.tarball import is_safe
+from canary.sources.tarball import first_unsafe
 from canary.sources.tree import SourceError
 from canary.sources.zipformat import (
     EOCD_SEARCH,
@@ -376,13 +377,14 @@ class RemoteZip:
         if directory.offset + directory.size > buffer.start + len(buffer.data):
             raise ZipFormatError("central directory lies beyond the end of the file")
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
-        entries: dict[str, Entry] = {}
-        for entry in parse_directory(raw, directory):
-            if not is_safe(entry.name.removesuffix("/")):
-                raise SourceError(f"{self.reader.label}: unsafe member name {entry.name!r}")
-            if entry.name in entries:
-                raise ZipFormatError(f"member {entry.name!r} appears twice")
-            entries[entry.name] = entry
+        parsed = parse_directory(raw, directory)
+        entries = {entry.name: entry for entry in parsed}
+        unsafe = first_unsafe([entry.name for entry in parsed])
+        if unsafe is not None:
+            raise SourceError(f"{self.reader.label}: unsafe member name {unsafe!r}")
+        if len(entries) < len(parsed):
+            twice = next(n for n, count in Counter(e.name for e in parsed).items() if count > 1)
+            raise ZipFormatError(f"member {twice!r} appears twice")
         return entries
 
     def _check_record(self, entries: dict[str, Entry], buffer: _Buffer) -> int:

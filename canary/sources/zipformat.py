@@ -172,11 +172,12 @@ def _with_ends(raw: list[tuple[str, int, int, int, int, int, int]], cd_offset: i
     """Sort by offset and bound each record by the next one (or the directory)."""
     raw.sort(key=lambda r: r[1])
     entries = []
+    new = tuple.__new__  # a named tuple's own constructor costs more than the rest per entry
     for i, (name, offset, csize, usize, method, crc, flags) in enumerate(raw):
         end = raw[i + 1][1] if i + 1 < len(raw) else cd_offset
         if end - offset < LOCAL_HEADER_SIZE + csize:
             raise ZipFormatError(f"member {name!r} overlaps the next record")
-        entries.append(Entry(name, offset, end, csize, usize, method, crc, flags))
+        entries.append(new(Entry, (name, offset, end, csize, usize, method, crc, flags)))
     return entries
 
 
