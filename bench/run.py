@@ -142,6 +142,18 @@ class Bench:
         return [m for m, _ in runs], [d for _, d in runs]
 
 
+def _one_and_two(
+    bench: Bench, pytest: Callable[..., Measured]
+) -> tuple[dict[str, list[Measured]], dict[str, list[Measured]]]:
+    """`pytest(code)` and `pytest(code, "-n", "2")`, one right after the other, for every code
+    and repetition: (1-worker runs, `-n 2` runs) by code."""
+    pairs = _by_code(bench, bench.warm_reps, lambda code: (pytest(code), pytest(code, "-n", "2")))
+    return (
+        {code: [one for one, _two in runs] for code, runs in pairs.items()},
+        {code: [two for _one, two in runs] for code, runs in pairs.items()},
+    )
+
+
 def _ratios(one: list[Measured], two: list[Measured]) -> list[float]:
     """Wall time of each second run over its first (runs taken side by side)."""
     return [b.wall / a.wall for a, b in zip(one, two, strict=True)]
@@ -251,23 +263,21 @@ def warm_section(bench: Bench, caches: dict[str, Path]) -> Section:
     output = checks[AFTER][-1][1]
     results = len(output["results"])
     enough = "enough" if results >= report.MIN_RESULTS else "TOO FEW"
-    one = _by_code(bench, bench.warm_reps, lambda code: bench.pytest(caches[code], code=code))
-    two = _by_code(
-        bench, bench.warm_reps, lambda code: bench.pytest(caches[code], "-n", "2", code=code)
+    # Each `-n 2` run right after its 1-worker run, so that their ratio is taken side by side.
+    one, two = _one_and_two(
+        bench, lambda code, *options: bench.pytest(caches[code], *options, code=code)
     )
     # Beside a test module the xdist workers start (they run its tests; the matrices' items
     # run in the controller): the same session with 1 worker and with `-n 2`.
     beside = str(bench.trivial_tests(BESIDE))
-    one_beside = _by_code(
-        bench, bench.warm_reps, lambda code: bench.pytest(caches[code], beside, code=code)
+    one_beside, two_beside = _one_and_two(
+        bench, lambda code, *options: bench.pytest(caches[code], beside, *options, code=code)
     )
-    two_beside = _by_code(
-        bench,
-        bench.warm_reps,
-        lambda code: bench.pytest(caches[code], beside, "-n", "2", code=code),
-    )
-    floor_one = [bench.pytest_floor(results) for _ in range(bench.warm_reps)]
-    floor_two = [bench.pytest_floor(results, "-n", "2") for _ in range(bench.warm_reps)]
+    pairs = [
+        (bench.pytest_floor(results), bench.pytest_floor(results, "-n", "2"))
+        for _ in range(bench.warm_reps)
+    ]
+    floor_one, floor_two = [a for a, _b in pairs], [b for _a, b in pairs]
     ratio = {code: _ratios(one[code], two[code]) for code in bench.codes}
     ratio_beside = {code: _ratios(one_beside[code], two_beside[code]) for code in bench.codes}
     section = Section("Warm: cache filled by the cold run")
