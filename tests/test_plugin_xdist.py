@@ -161,3 +161,21 @@ def test_a_session_without_matrices_is_xdist_as_usual(pytester):
     result.assert_outcomes(passed=2, skipped=1, xfailed=1)
     assert "2 workers [4 items]" in result.stdout.str()
     assert "collected" not in result.stdout.str() and "canary:" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("extra", "workers"),
+    [
+        ({}, False),
+        ({"matrices/notes.md": "a note"}, True),  # might be collected by some plugin
+        ({"test_more.py": "def test_x(): pass\n"}, True),
+    ],
+)
+def test_workers_start_unless_only_matrices_are_given(project, extra, workers):
+    for name, text in extra.items():
+        (project.path / name).write_text(text)
+    args = ["matrices", *(name for name in extra if not name.startswith("matrices/"))]
+    # What `-n 2` comes to (xdist's pytest_cmdline_main, which parseconfigure does not run).
+    config = project.parseconfigure("-p", "xdist", "--dist", "load", "--tx", "2*popen", *args)
+    assert config.pluginmanager.has_plugin("dsession") is workers
+    assert config.pluginmanager.has_plugin("canary-no-workers") is not workers
