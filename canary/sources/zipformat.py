@@ -32,7 +32,7 @@ class ZipFormatError(Exception):
 class Entry(NamedTuple):
     """One member as the central directory states it; `end` bounds its local record.
 
-    A tuple, because a warm run rebuilds thousands of these per wheel from the cache."""
+    A tuple: a listing holds thousands of these, and builds them all whenever it is read."""
 
     name: str
     offset: int
@@ -42,13 +42,6 @@ class Entry(NamedTuple):
     method: int
     crc: int
     flags: int
-
-    def to_json(self) -> list[object]:
-        return list(self)
-
-    @classmethod
-    def from_json(cls, data: list[object]) -> Entry:
-        return cls._make(data)
 
 
 @dataclass(frozen=True)
