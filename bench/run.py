@@ -32,6 +32,7 @@ SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling")
 #: here, which a user running the matrices does not have)
 PYTEST_OPTIONS = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q")
 SCALES = (10, 30)
+BESIDE = 8  # trivial tests beside the matrices in the warm section's session with workers
 AFTER, BEFORE = "after", "before"
 
 
@@ -66,7 +67,6 @@ class Bench:
                 raise BenchError(f"--before {before}: not a canary checkout")
             self.codes[BEFORE] = before.resolve()
         self.scratch = Path(tempfile.mkdtemp(prefix="canary-bench-"))
-        self._floor_test: Path | None = None
 
     def env(self, cache: Path, code: str = AFTER) -> dict[str, str]:
         """The command's environment: its cache, and the canary of `code` first on the path.
@@ -117,25 +117,34 @@ class Bench:
         matrix pays before any work."""
         return self.run([sys.executable, "-c", "import canary.cli"], self.scratch, code)
 
-    def pytest_floor(self, items: int, *options: str) -> Measured:
-        """pytest's own cost for `items` trivial tests (three in eight skip, like the gated
-        checks): what no plugin can go below."""
-        if self._floor_test is None:
-            self._floor_test = self.scratch / "floor" / "test_floor.py"
-            self._floor_test.parent.mkdir()
-            self._floor_test.write_text(
+    def trivial_tests(self, items: int) -> Path:
+        """A test module of `items` trivial tests (three in eight skip, like the gated
+        checks), written once per count."""
+        module = self.scratch / f"trivial{items}" / "test_trivial.py"
+        if not module.exists():
+            module.parent.mkdir()
+            module.write_text(
                 "import pytest\n\n\n"
                 f"@pytest.mark.parametrize('i', range({items}))\n"
                 "def test_item(i):\n"
                 "    if i % 8 < 3:\n"
                 "        pytest.skip('outside the gate')\n"
             )
-        argv = [sys.executable, "-m", "pytest", str(self._floor_test), *PYTEST_OPTIONS]
+        return module
+
+    def pytest_floor(self, items: int, *options: str) -> Measured:
+        """pytest's own cost for `items` trivial tests: what no plugin can go below."""
+        argv = [sys.executable, "-m", "pytest", str(self.trivial_tests(items)), *PYTEST_OPTIONS]
         return self.run([*argv, *options], self.scratch)
 
     def repeat(self, times: int, once: Callable[[], tuple[Measured, dict]]):
         runs = [once() for _ in range(times)]
         return [m for m, _ in runs], [d for _, d in runs]
+
+
+def _ratios(one: list[Measured], two: list[Measured]) -> list[float]:
+    """Wall time of each second run over its first (runs taken side by side)."""
+    return [b.wall / a.wall for a, b in zip(one, two, strict=True)]
 
 
 def _red(summary: dict) -> str:
@@ -244,16 +253,23 @@ def warm_section(bench: Bench, caches: dict[str, Path]) -> Section:
     enough = "enough" if results >= report.MIN_RESULTS else "TOO FEW"
     one = _by_code(bench, bench.warm_reps, lambda code: bench.pytest(caches[code], code=code))
     two = _by_code(
+        bench, bench.warm_reps, lambda code: bench.pytest(caches[code], "-n", "2", code=code)
+    )
+    # Beside a test module the xdist workers start (they run its tests; the matrices' items
+    # run in the controller): the same session with 1 worker and with `-n 2`.
+    beside = str(bench.trivial_tests(BESIDE))
+    one_beside = _by_code(
+        bench, bench.warm_reps, lambda code: bench.pytest(caches[code], beside, code=code)
+    )
+    two_beside = _by_code(
         bench,
         bench.warm_reps,
-        lambda code: bench.pytest(caches[code], "-n", "2", "--dist", "loadgroup", code=code),
+        lambda code: bench.pytest(caches[code], beside, "-n", "2", code=code),
     )
     floor_one = [bench.pytest_floor(results) for _ in range(bench.warm_reps)]
     floor_two = [bench.pytest_floor(results, "-n", "2") for _ in range(bench.warm_reps)]
-    ratio = {
-        code: [b.wall / a.wall for a, b in zip(one[code], two[code], strict=True)]
-        for code in bench.codes
-    }
+    ratio = {code: _ratios(one[code], two[code]) for code in bench.codes}
+    ratio_beside = {code: _ratios(one_beside[code], two_beside[code]) for code in bench.codes}
     section = Section("Warm: cache filled by the cold run")
     section.rows = [
         Row(
@@ -306,8 +322,16 @@ def warm_section(bench: Bench, caches: dict[str, Path]) -> Section:
             before=ratio.get(BEFORE),
         ),
         Row(
+            f"`pytest -n 2` / 1 worker, beside {BESIDE} trivial tests",
+            ratio_beside[AFTER],
+            report.ratio,
+            note="the workers start and run the tests; 1 worker wall "
+            + report.seconds(statistics.median(m.wall for m in one_beside[AFTER])),
+            before=ratio_beside.get(BEFORE),
+        ),
+        Row(
             f"pytest's own floor: {results:,} trivial tests, `-n 2` / 1 worker",
-            [b.wall / a.wall for a, b in zip(floor_one, floor_two, strict=True)],
+            _ratios(floor_one, floor_two),
             report.ratio,
             note=f"`-n 2` wall {report.seconds(statistics.median(m.wall for m in floor_two))}",
         ),

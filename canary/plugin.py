@@ -6,8 +6,9 @@ Ids read `UPSTREAM::CHECK[VERSION]` so `pytest -k trl`, `-k "trl and 1.0.0"` and
 A check item has no fixtures and its result is known before it runs (every version is judged
 at once when collection ends), so it runs through a protocol of its own: the same hooks and
 reports as pytest's (log start, setup, call and teardown reports, log finish: so the terminal
-summary, -x, --lf, JUnit XML and xdist see what they always see) without the per-phase
-machinery that sets up fixtures and captures output, which cost many times the check itself.
+summary, -x, --lf and JUnit XML see what they always see) without the per-phase machinery that
+sets up fixtures and captures output, which cost many times the check itself. Under xdist the
+controller runs them and the workers the other tests (canary/plugin_xdist.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pytest
 from canary.matrix import Check, Matrix, MatrixError, load_matrix
 from canary.outcomes import Result, Status
 from canary.parse_pool import ParsePool
+from canary.plugin_xdist import collects_here, configure_xdist, is_matrix
 from canary.run import Runner, local_selector, offline_mode, release_selector
 from canary.targets import Target
 
@@ -72,12 +74,13 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         folder = Path(source)
         runner = Runner(select=local_selector(folder), source_path=folder)
-    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers already use every core
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
         pool = ParsePool()  # started only if something needs parsing
         runner.modules.parse = pool
         stack.callback(pool.close)
     config.stash[_RUNNER] = runner
     config.stash[_RESULTS] = {}
+    configure_xdist(config, CheckItem)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -86,18 +89,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         stack.close()
 
 
-def _share() -> tuple[int, int]:
-    """(this process's number, how many share the session): xdist workers split the work."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
-    return (int(worker), int(count)) if worker.isdigit() and count.isdigit() else (0, 1)
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Judge every selected version before the first item runs, versions in parallel as
-    `canary check` does. Every xdist worker collects the same items, so each judges its own
-    share; the verdicts reach the others through the cache, and a version a worker is later
-    given reads them there instead of fetching again."""
+    `canary check` does (under xdist: in the controller, which runs the check items)."""
     if session.config.option.collectonly:
         return  # listing the items reads nothing
     plan: dict[tuple[str, str], tuple[Matrix, Target]] = {}
@@ -105,15 +99,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(item, CheckItem):
             key = (str(item.matrix.path), item.target.label)
             plan.setdefault(key, (item.matrix, item.target))
-    if plan:
-        _freeze_at_exit()
-    worker, workers = _share()
-    mine = list(plan.items())[worker::workers]
-    if not mine:
+    if not plan:
         return
-    batches = session.config.stash[_RUNNER].judge_all([pair for _key, pair in mine])
+    _freeze_at_exit()
+    batches = session.config.stash[_RUNNER].judge_all(list(plan.values()))
     results = session.config.stash[_RESULTS]
-    for (key, _pair), batch in zip(mine, batches, strict=True):
+    for key, batch in zip(plan, batches, strict=True):
         results[key] = {result.check: result for result in batch}
 
 
@@ -136,13 +127,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "matrices":
+    if is_matrix(file_path):
         return MatrixFile.from_parent(parent, path=file_path)
     return None
 
 
 class MatrixFile(pytest.File):
     def collect(self):
+        if not collects_here(self.config, self.path):
+            return
         selection = self.config.getoption("canary_versions")
         try:
             matrix = load_matrix(self.path)
@@ -170,38 +163,30 @@ class UpstreamNode(pytest.Collector):
         return self.session._node_location_to_relpath(self.path)
 
     def collect(self):
-        grouped = _share()[1] > 1  # only xdist workers collect for a scheduler that reads it
         for target in self.targets:
-            group = f"{self.matrix.upstream}-{target.label}" if grouped else None
             for check in self.matrix.checks:
                 name = f"{check.id}[{target.label}]"
                 # The id as text, parsed like the ids --lf reads back: pytest 9 gives a child
                 # named `a[b]` an id that differs from the parse of its own text.
                 nodeid = f"{self.nodeid}::{name}"
                 yield CheckItem.from_parent(
-                    self, name=name, nodeid=nodeid, check=check, target=target, group=group
+                    self, name=name, nodeid=nodeid, check=check, target=target
                 )
 
 
 class CheckItem(pytest.Item):
-    def __init__(self, *, check: Check, target: Target, group: str | None = None, **kwargs):
+    def __init__(self, *, check: Check, target: Target, **kwargs):
         super().__init__(**kwargs)
         self.check = check
         self.target = target
-        if group is not None:  # a version's checks go to one xdist worker
-            self.add_marker(pytest.mark.xdist_group(name=group))
 
     @property
     def matrix(self) -> Matrix:
         return self.parent.matrix
 
     def judged(self) -> Result:
-        results = self.config.stash[_RESULTS]
         key = (str(self.matrix.path), self.target.label)
-        if key not in results:  # another xdist worker judged it: its verdicts are cached
-            batch = self.config.stash[_RUNNER].judge(self.matrix, self.target)
-            results[key] = {result.check: result for result in batch}
-        return results[key][self.check.id]
+        return self.config.stash[_RESULTS][key][self.check.id]
 
     def runs_alone(self, nextitem: pytest.Item | None) -> bool:
         """Whether the item's own protocol may run it: pytest's is needed to tear down what

@@ -26,12 +26,17 @@ checks:
 """
 
 
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def with_matrix(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project holding the fixture matrix (its sources: the checkout fixture)."""
     pytester.makeini("[pytest]\n")
     (pytester.path / "matrices").mkdir()
     (pytester.path / "matrices" / "fakeup.yaml").write_text(MATRIX)
     return pytester
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    return with_matrix(pytester)
 
 
 def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -135,7 +140,9 @@ def test_bad_matrix_is_a_collection_error(project):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_xdist_runs_the_same_items(project):
+def test_xdist_loadgroup_runs_the_same_items(project):
+    """`--dist loadgroup`, recommended before the controller ran the check items, still works
+    (tests/test_plugin_xdist.py covers xdist itself)."""
     result = project.runpytest_subprocess(
         "--canary-source",
         str(CHECKOUT),
