@@ -22,7 +22,7 @@ from canary.lock import read_lock
 from canary.matrix import load_matrix
 from canary.sources.cache import Cache
 from canary.sources.index_file import IndexFile, release_key
-from canary.sources.remotezip import Listing, member_key
+from canary.sources.remotezip import Listing, listing_key, member_key
 from canary.sources.stats import Stats
 
 
@@ -63,11 +63,11 @@ def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor
         result.wheels += 1
         result.whole += file.size or 0
         key = release_key(project, file)
-        raw = cache.get(f"{key}#listing")
+        raw = cache.get(listing_key(key))
         if raw is None or file.size is None:
             result.missing.append(file.filename)
             continue
-        listing = Listing.from_bytes(raw)
+        listing = Listing.from_bytes(raw, file.filename)
         entries = [listing.entry(name) for name in listing.entries]
         result.directories += file.size - max(e.end for e in entries)
         for entry in entries:

@@ -36,8 +36,17 @@ def _fail(detail: str) -> Verdict:
     return Verdict(False, detail)
 
 
+def _close(word: str, candidates: Iterable[str]) -> list[str]:
+    """difflib's three closest to `word` (ratio 0.6 or more). Lengths further apart than 3:7
+    never reach 0.6 (difflib's own first filter): they are cut before its setup per name, which
+    cost more than judging on a module of thousands of names."""
+    low, high = len(word) * 3 / 7, len(word) * 7 / 3
+    near = [c for c in candidates if low <= len(c) <= high]
+    return difflib.get_close_matches(word, near, n=3, cutoff=0.6)
+
+
 def _similar(name: str, candidates: Iterable[str], label: str) -> str:
-    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    close = _close(name, candidates)
     return f" ({label} {', '.join(close)})" if close else ""
 
 
@@ -121,7 +130,7 @@ def _base_matches(actual: str, wanted: str) -> bool:
 
 
 def _no_method(cls_name: str, method: str, methods: Iterable[str]) -> str:
-    close = difflib.get_close_matches(method, list(methods), n=3, cutoff=0.6)
+    close = _close(method, methods)
     has = f" (has {', '.join(close)})" if close else ""
     return f"{cls_name} has no method {method}{has}"
 

@@ -209,3 +209,17 @@ def test_an_unreachable_host_fails_fast_for_the_rest_of_the_run(server):
     with pytest.raises(SourceError, match="unreachable"):
         http.get(refused + "b.py")
     assert http.stats.as_dict()["requests"] == attempts
+
+
+def test_proxies_and_no_proxy_come_from_the_environment(server, monkeypatch):
+    """Read once per origin rather than per request, as requests would read them."""
+    with serving() as proxy:
+        proxy.add("http://origin.invalid/f", b"through the proxy")
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        http = client()
+        for _ in range(2):
+            assert http.get("http://origin.invalid/f").content == b"through the proxy"
+            assert http.get(server.url + "/f").content == BODY  # NO_PROXY: asked directly
+        assert len(proxy.requests_to("http://origin.invalid/f")) == 2
+        assert len(server.requests_to("/f")) == 2

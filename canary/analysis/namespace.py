@@ -58,19 +58,23 @@ class Namespace:
         self.lookup = lookup
         self.module_names = module_names  # every module of the version, when known
         self.prefetch = prefetch  # modules about to be looked up, fetched together
+        self._by_leaf: dict[str, list[str]] | None = None  # module names by their last part
 
     def similar_modules(self, name: str) -> list[str]:
         """Real module names close to `name`: the same last part elsewhere (a module that
         moved), else near spellings."""
-        names = [n for n in self.module_names() if n != name]
-        leaf = name.rsplit(".", 1)[-1]
-        moved = [n for n in names if n.rsplit(".", 1)[-1] == leaf]
+        if self._by_leaf is None:  # once per version, not per lookup: thousands of names
+            by_leaf: dict[str, list[str]] = {}
+            for module in self.module_names():
+                by_leaf.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+            self._by_leaf = by_leaf
+        moved = [n for n in self._by_leaf.get(name.rsplit(".", 1)[-1], []) if n != name]
         if moved:
             return moved[:3]
         # A ratio of 0.8 needs lengths within 2:3 of each other (difflib's own first filter):
         # cut here, difflib's per-name setup costs 4 ms a lookup on a release of 2,000 modules.
         low, high = len(name) * 2 / 3, len(name) * 3 / 2
-        near = [n for n in names if low <= len(n) <= high]
+        near = [n for n in self.module_names() if n != name and low <= len(n) <= high]
         return difflib.get_close_matches(name, near, n=3, cutoff=0.8)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:

@@ -240,7 +240,7 @@ class Cache:
 
     def _path(self, kind: str, key: str) -> Path:
         digest = _digest(key)
-        return self.root / _LAYOUT / kind / digest[:2] / digest
+        return self.root.joinpath(_LAYOUT, kind, digest[:2], digest)  # one join, not four
 
     def _load(self, kind: str, key: str) -> Entry | None:
         path = self._path(kind, key)

@@ -157,12 +157,30 @@ class Http:
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers["User-Agent"] = USER_AGENT
+        # requests reads proxies, NO_PROXY, a CA bundle and netrc from the environment on every
+        # request, which cost more CPU than the request itself: _environment reads them once
+        # per origin instead
+        self._session.trust_env = False
+        self._environments: dict[str, dict[str, object]] = {}
         # Hosts that never answered a connection in this run: later requests fail at once
         # instead of spending a full retry budget each (a whole GitHub ref when offline).
         self._unreachable: dict[str, str] = {}
 
     def close(self) -> None:
         self._session.close()
+
+    def _environment(self, url: str) -> dict[str, object]:
+        """The settings requests takes from the environment for `url`, as it takes them."""
+        key = origin(url)
+        found = self._environments.get(key)
+        if found is None:
+            verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+            found = self._environments[key] = {
+                "proxies": requests.utils.get_environ_proxies(url),  # NO_PROXY applied
+                "verify": verify or True,
+                "auth": requests.utils.get_netrc_auth(url),
+            }
+        return found
 
     def get(
         self,
@@ -245,7 +263,12 @@ class Http:
             with (
                 bounded(deadline),
                 self._session.get(
-                    hop, headers=sent, timeout=timeout, stream=True, allow_redirects=False
+                    hop,
+                    headers=sent,
+                    timeout=timeout,
+                    stream=True,
+                    allow_redirects=False,
+                    **self._environment(hop),
                 ) as resp,
             ):
                 if resp.is_redirect:

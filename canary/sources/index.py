@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -99,10 +100,20 @@ class Project:
     def files(self, version: str) -> list[IndexFile]:
         """The wheels and sdists of one version (PEP 440 equality, so 1.0 matches 1.0.0)."""
         try:
-            wanted = Version(version)
+            return self._by_version.get(Version(version), [])
         except InvalidVersion:
             return []
-        return [f for f in self.all_files if _file_version(f.filename) == wanted]
+
+    @functools.cached_property
+    def _by_version(self) -> dict[Version, list[IndexFile]]:
+        """Each version's files, the names parsed once: a run asks for every locked version,
+        and platform projects list thousands of files."""
+        by_version: dict[Version, list[IndexFile]] = {}
+        for file in self.all_files:
+            version = _file_version(file.filename)
+            if version is not None:
+                by_version.setdefault(version, []).append(file)
+        return by_version
 
     def pick_file(self, version: str) -> IndexFile | None:
         """The file to read sources from: a non-yanked pure-Python wheel first, then any wheel,

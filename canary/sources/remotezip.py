@@ -19,12 +19,12 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import json
 import re
+import struct
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from canary.sources.cache import Cache
@@ -53,30 +53,52 @@ class CorruptArchive(SourceError):
     """Bytes that fail the archive's own checks twice (as opposed to a network fault)."""
 
 
+#: A stored listing's head: where the central directory starts in the archive, its entries.
+_STORED_HEAD = struct.Struct("<QQ")
+
+
 @dataclass(frozen=True)
 class Listing:
     """The verified member table of an archive.
 
-    `entries` maps a name to its Entry, or to the cached row an Entry is made from on demand:
-    a warm run looks at a handful of a wheel's thousands of members.
-    """
+    The cache keeps the central directory itself: storing what was read costs nothing, where
+    encoding thousands of entries cost a cold run a second, and parsing it again is as fast
+    as decoding any other form of it."""
 
-    entries: dict[str, Entry | list]
+    entries: dict[str, Entry]
+    stored: bytes = field(repr=False, compare=False)
 
     def entry(self, name: str) -> Entry:
-        row = self.entries[name]
-        return row if isinstance(row, Entry) else Entry.from_json(row)
+        return self.entries[name]
 
     @functools.cached_property
     def names(self) -> frozenset[str]:
         return frozenset(self.entries)
 
-    def to_bytes(self) -> bytes:
-        return json.dumps({"entries": list(self.entries.values())}).encode()  # tuples: arrays
+    @classmethod
+    def parse(cls, raw: bytes, directory: Directory, label: str) -> Listing:
+        """The listing of the central directory `raw`; SourceError for an unsafe or doubled
+        member name (before any of the archive's bytes are believed)."""
+        parsed = parse_directory(raw, directory)
+        entries = {entry.name: entry for entry in parsed}
+        unsafe = first_unsafe([entry.name for entry in parsed])
+        if unsafe is not None:
+            raise SourceError(f"{label}: unsafe member name {unsafe!r}")
+        if len(entries) < len(parsed):
+            twice = next(n for n, count in Counter(e.name for e in parsed).items() if count > 1)
+            raise ZipFormatError(f"member {twice!r} appears twice")
+        return cls(entries, _STORED_HEAD.pack(directory.offset, directory.count) + raw)
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> Listing:
-        return cls({row[0]: row for row in json.loads(raw)["entries"]})
+    def from_bytes(cls, stored: bytes, label: str) -> Listing:
+        offset, count = _STORED_HEAD.unpack_from(stored)
+        raw = stored[_STORED_HEAD.size :]
+        return cls.parse(raw, Directory(offset, len(raw), count), label)
+
+
+def listing_key(release: str) -> str:
+    """The cache key of a wheel's listing (its central directory) by the release file's key."""
+    return f"{release}#directory"
 
 
 def member_key(project: str, entry: Entry) -> str:
@@ -201,13 +223,12 @@ class RemoteZip:
 
                 def fetch() -> bytes:
                     built.append(self._retrying(self._fetch_listing))
-                    return built[-1].to_bytes()
+                    return built[-1].stored
 
                 what = f"listing of {self.reader.label}"
-                raw = self.cache.get_or_fetch(f"{self.key}#listing", what, fetch)
-                # a listing just fetched is used as built: decoding what it was encoded to
-                # would cost a cold run as much again
-                self._listing = built[-1] if built else Listing.from_bytes(raw)
+                raw = self.cache.get_or_fetch(listing_key(self.key), what, fetch)
+                # a listing just fetched is used as built, not parsed again
+                self._listing = built[-1] if built else Listing.from_bytes(raw, self.reader.label)
             return self._listing
 
     def read_many(self, names: Iterable[str]) -> dict[str, bytes]:
@@ -299,7 +320,7 @@ class RemoteZip:
         if fresh.entries.keys() != old.entries.keys() or any(
             fresh.entry(n) != old.entry(n) for n in fresh.entries
         ):
-            self.cache.put(f"{self.key}#listing", fresh.to_bytes())
+            self.cache.put(listing_key(self.key), fresh.stored)
             with self._lock:
                 self._listing = fresh
             return fresh
@@ -361,31 +382,23 @@ class RemoteZip:
             # RECORD usually precedes the directory and is about half its size: one request
             spare = directory.size // 2 + self.limits.tail_extra if self._needs_record() else 0
             buffer.cover(directory.offset - spare)
-        entries = self._parse(buffer, directory)
+        listing = self._parse(buffer, directory)
         needed_from = directory.offset
         if self._needs_record():  # asked again: the directory's own request may have been plain
-            needed_from = min(needed_from, self._check_record(entries, buffer))
+            needed_from = min(needed_from, self._check_record(listing.entries, buffer))
         self.hints.learn(self.project, total, total - needed_from)
-        return Listing(entries)
+        return listing
 
     def _needs_record(self) -> bool:
         """Whether some byte of the listing came where it could change unseen (the module's
         docstring): a wheel's RECORD then checks the directory's names."""
         return self.wheel and not self.reader.secure
 
-    def _parse(self, buffer: _Buffer, directory: Directory) -> dict[str, Entry]:
+    def _parse(self, buffer: _Buffer, directory: Directory) -> Listing:
         if directory.offset + directory.size > buffer.start + len(buffer.data):
             raise ZipFormatError("central directory lies beyond the end of the file")
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
-        parsed = parse_directory(raw, directory)
-        entries = {entry.name: entry for entry in parsed}
-        unsafe = first_unsafe([entry.name for entry in parsed])
-        if unsafe is not None:
-            raise SourceError(f"{self.reader.label}: unsafe member name {unsafe!r}")
-        if len(entries) < len(parsed):
-            twice = next(n for n, count in Counter(e.name for e in parsed).items() if count > 1)
-            raise ZipFormatError(f"member {twice!r} appears twice")
-        return entries
+        return Listing.parse(raw, directory, self.reader.label)
 
     def _check_record(self, entries: dict[str, Entry], buffer: _Buffer) -> int:
         """Check that RECORD names exactly the archive's files; where RECORD starts."""
