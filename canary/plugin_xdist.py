@@ -39,6 +39,8 @@ def is_matrix(path: Path) -> bool:
 def configure_xdist(config: pytest.Config, item_type: type[pytest.Item]) -> None:
     """Decide where this process runs check items (called at `pytest_configure`, before
     xdist's own, which is trylast)."""
+    if config.getoption("pyargs", False):
+        return  # module names: which hold matrices only collection tells; workers run all
     if hasattr(config, "workerinput"):  # an xdist worker
         config.stash[_WORKER_COLLECTS] = bool(_failed_checks(config)) or _named_inside(config)
         config.pluginmanager.register(WorkerSide(item_type), "canary-xdist-worker")
@@ -88,9 +90,9 @@ def _named_inside(config: pytest.Config) -> frozenset[Path]:
 
 def _only_matrices(config: pytest.Config) -> bool:
     """Whether every argument is a matrix file (or items in one) or a folder holding nothing
-    but matrix folders: then no xdist worker would get a test. Anything else, a `--pyargs`
-    name included, may hold tests, and the workers start."""
-    if config.getoption("pyargs", False) or not config.args:
+    but matrix folders: then no xdist worker would get a test. Anything else may hold tests,
+    and the workers start."""
+    if not config.args:
         return False
     for _arg, path, _inside in _paths(config):
         if path.is_file():

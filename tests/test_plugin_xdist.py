@@ -179,3 +179,13 @@ def test_workers_start_unless_only_matrices_are_given(project, extra, workers):
     config = project.parseconfigure("-p", "xdist", "--dist", "load", "--tx", "2*popen", *args)
     assert config.pluginmanager.has_plugin("dsession") is workers
     assert config.pluginmanager.has_plugin("canary-no-workers") is not workers
+    assert config.pluginmanager.has_plugin("canary-xdist-controller") is workers
+
+
+def test_module_names_leave_the_check_items_to_the_workers(project):
+    """With --pyargs only collection tells where matrices are: no split, the workers run the
+    check items as any test."""
+    project.makepyfile(test_ordinary=ORDINARY.format(expected=2))
+    result = session(project, 2, "--pyargs", "test_ordinary", "matrices", "-p", "no:cacheprovider")
+    result.assert_outcomes(**{**CHECKS, "passed": 4, "failed": 2, "skipped": 2, "xfailed": 3})
+    assert "canary:" not in result.stdout.str() and "2 workers [14 items]" in result.stdout.str()
