@@ -52,7 +52,14 @@ class _PerAssertion:
 
     def result(self, check: Check) -> Result:
         run = self.run
-        return VersionRun(run.matrix, run.target, run.tree, run.cache).result(check)
+        fresh = VersionRun(run.matrix, run.target, run.tree, run.cache)
+        try:
+            return fresh.result(check)
+        finally:
+            fresh.close()
+
+    def close(self) -> None:
+        self.run.close()
 
 
 class ReparsingRunner(Runner):

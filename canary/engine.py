@@ -50,6 +50,14 @@ class VersionRun:
         self.hierarchy = Hierarchy(namespace)
         self._module_names: list[str] | None = None
 
+    def close(self) -> None:
+        """Let go of what the run read. Its namespace holds the run's own methods, so the run,
+        its release's listing and its modules form a cycle only the garbage collector frees:
+        a cold run then kept every release until a full collection, which scanned them all
+        again (a tenth of the run's CPU) and held most of its memory."""
+        del self.hierarchy
+        self._modules.clear()
+
     @property
     def source(self) -> str:
         return "" if isinstance(self.tree, SourceError) else self.tree.kind

@@ -133,6 +133,7 @@ class Runner:
                     results.append(version_run.result(check))
                 except Exception as exc:
                     results.append(unjudged(matrix, target, check, exc))
+            version_run.close()
             if verdicts is not None:
                 verdicts.save()
         if self.progress is not None:

@@ -85,7 +85,8 @@ class _Watchdog:
                     target=self._run, name="canary-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            if self._heap[0][2] is deadline:  # else the watchdog wakes for an earlier one first
+                self._wake.notify()
 
     def _run(self) -> None:
         while True:

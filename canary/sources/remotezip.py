@@ -24,7 +24,7 @@ import struct
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from canary.sources.cache import Cache
@@ -61,12 +61,11 @@ _STORED_HEAD = struct.Struct("<QQ")
 class Listing:
     """The verified member table of an archive.
 
-    The cache keeps the central directory itself: storing what was read costs nothing, where
-    encoding thousands of entries cost a cold run a second, and parsing it again is as fast
-    as decoding any other form of it."""
+    The cache keeps the central directory itself (`stored`): storing what was read costs
+    nothing, where encoding thousands of entries cost a cold run a second, and parsing it
+    again is as fast as decoding any other form of it."""
 
     entries: dict[str, Entry]
-    stored: bytes = field(repr=False, compare=False)
 
     def entry(self, name: str) -> Entry:
         return self.entries[name]
@@ -87,7 +86,12 @@ class Listing:
         if len(entries) < len(parsed):
             twice = next(n for n, count in Counter(e.name for e in parsed).items() if count > 1)
             raise ZipFormatError(f"member {twice!r} appears twice")
-        return cls(entries, _STORED_HEAD.pack(directory.offset, directory.count) + raw)
+        return cls(entries)
+
+    @staticmethod
+    def stored(raw: bytes, directory: Directory) -> bytes:
+        """What the cache keeps of the central directory `raw` (from_bytes reads it)."""
+        return _STORED_HEAD.pack(directory.offset, directory.count) + raw
 
     @classmethod
     def from_bytes(cls, stored: bytes, label: str) -> Listing:
@@ -222,8 +226,9 @@ class RemoteZip:
                 built: list[Listing] = []
 
                 def fetch() -> bytes:
-                    built.append(self._retrying(self._fetch_listing))
-                    return built[-1].stored
+                    listing, stored = self._retrying(self._fetch_listing)
+                    built.append(listing)
+                    return stored
 
                 what = f"listing of {self.reader.label}"
                 raw = self.cache.get_or_fetch(listing_key(self.key), what, fetch)
@@ -316,11 +321,11 @@ class RemoteZip:
         more tells a corrupt listing (it changes: replace it) from a corrupt archive (it does
         not: None, and the member's error stands).
         """
-        fresh = self._retrying(self._fetch_listing)
+        fresh, stored = self._retrying(self._fetch_listing)
         if fresh.entries.keys() != old.entries.keys() or any(
             fresh.entry(n) != old.entry(n) for n in fresh.entries
         ):
-            self.cache.put(listing_key(self.key), fresh.stored)
+            self.cache.put(listing_key(self.key), stored)
             with self._lock:
                 self._listing = fresh
             return fresh
@@ -356,7 +361,8 @@ class RemoteZip:
         limit = self.limits.max_member
         return {e.name: member_data(e, data[e.offset - base : e.end - base], limit) for e in group}
 
-    def _fetch_listing(self) -> Listing:
+    def _fetch_listing(self) -> tuple[Listing, bytes]:
+        """The listing, and its stored form (not kept with it: a run holds every listing)."""
         size = self.reader.size
         want = self.limits.tail_min  # the size is unknown: a suffix range
         if size is not None:
@@ -382,23 +388,23 @@ class RemoteZip:
             # RECORD usually precedes the directory and is about half its size: one request
             spare = directory.size // 2 + self.limits.tail_extra if self._needs_record() else 0
             buffer.cover(directory.offset - spare)
-        listing = self._parse(buffer, directory)
+        listing, stored = self._parse(buffer, directory)
         needed_from = directory.offset
         if self._needs_record():  # asked again: the directory's own request may have been plain
             needed_from = min(needed_from, self._check_record(listing.entries, buffer))
         self.hints.learn(self.project, total, total - needed_from)
-        return listing
+        return listing, stored
 
     def _needs_record(self) -> bool:
         """Whether some byte of the listing came where it could change unseen (the module's
         docstring): a wheel's RECORD then checks the directory's names."""
         return self.wheel and not self.reader.secure
 
-    def _parse(self, buffer: _Buffer, directory: Directory) -> Listing:
+    def _parse(self, buffer: _Buffer, directory: Directory) -> tuple[Listing, bytes]:
         if directory.offset + directory.size > buffer.start + len(buffer.data):
             raise ZipFormatError("central directory lies beyond the end of the file")
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
-        return Listing.parse(raw, directory, self.reader.label)
+        return Listing.parse(raw, directory, self.reader.label), Listing.stored(raw, directory)
 
     def _check_record(self, entries: dict[str, Entry], buffer: _Buffer) -> int:
         """Check that RECORD names exactly the archive's files; where RECORD starts."""
