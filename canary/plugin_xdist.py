@@ -129,9 +129,7 @@ def _may_hold_matrices(folder: Path, config: pytest.Config) -> bool:
             dirs.clear()
             continue
         seen.add(here.resolve())
-        if here.name == "matrices" and any(
-            Path(name).suffix in (".yaml", ".yml") for name in files
-        ):
+        if any(is_matrix(here / name) for name in files):
             return True
         dirs[:] = [
             name
