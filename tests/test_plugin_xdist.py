@@ -189,3 +189,19 @@ def test_module_names_leave_the_check_items_to_the_workers(project):
     result = session(project, 2, "--pyargs", "test_ordinary", "matrices", "-p", "no:cacheprovider")
     result.assert_outcomes(**{**CHECKS, "passed": 4, "failed": 2, "skipped": 2, "xfailed": 3})
     assert "canary:" not in result.stdout.str() and "2 workers [14 items]" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        ("-k", "gone or test_passes"),
+        ("-m", "not xfail"),  # the ordinary xfail test is marked; check items never are
+        ("--deselect", "matrices/fakeup.yaml::fakeup::gone[2.0.0]"),
+    ],
+    ids=["k", "m", "deselect"],
+)
+def test_selection_is_the_same_with_workers(mixed, selection):
+    one = session(mixed, 0, *selection, "-p", "no:cacheprovider")
+    two = session(mixed, 2, *selection, "-p", "no:cacheprovider")
+    same_session(one, two)
+    assert one.parseoutcomes()["deselected"] > 0
