@@ -7,7 +7,6 @@ knowing (a keyword absorbed by **kwargs, a renamed keyword).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import line_at
 from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
+from canary.analysis.similar import close_matches
 from canary.matrix import Contract
 
 
@@ -36,17 +36,8 @@ def _fail(detail: str) -> Verdict:
     return Verdict(False, detail)
 
 
-def _close(word: str, candidates: Iterable[str]) -> list[str]:
-    """difflib's three closest to `word` (ratio 0.6 or more). Lengths further apart than 3:7
-    never reach 0.6 (difflib's own first filter): they are cut before its setup per name, which
-    cost more than judging on a module of thousands of names."""
-    low, high = len(word) * 3 / 7, len(word) * 7 / 3
-    near = [c for c in candidates if low <= len(c) <= high]
-    return difflib.get_close_matches(word, near, n=3, cutoff=0.6)
-
-
 def _similar(name: str, candidates: Iterable[str], label: str) -> str:
-    close = _close(name, candidates)
+    close = close_matches(name, candidates, n=3, cutoff=0.6)
     return f" ({label} {', '.join(close)})" if close else ""
 
 
@@ -130,7 +121,7 @@ def _base_matches(actual: str, wanted: str) -> bool:
 
 
 def _no_method(cls_name: str, method: str, methods: Iterable[str]) -> str:
-    close = _close(method, methods)
+    close = close_matches(method, methods, n=3, cutoff=0.6)
     has = f" (has {', '.join(close)})" if close else ""
     return f"{cls_name} has no method {method}{has}"
 

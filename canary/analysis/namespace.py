@@ -8,12 +8,12 @@ sees), or by M's module-level `__getattr__`.
 
 from __future__ import annotations
 
-import difflib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis.model import Binding, ModuleInfo
+from canary.analysis.similar import close_matches
 
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
@@ -71,11 +71,8 @@ class Namespace:
         moved = [n for n in self._by_leaf.get(name.rsplit(".", 1)[-1], []) if n != name]
         if moved:
             return moved[:3]
-        # A ratio of 0.8 needs lengths within 2:3 of each other (difflib's own first filter):
-        # cut here, difflib's per-name setup costs 4 ms a lookup on a release of 2,000 modules.
-        low, high = len(name) * 2 / 3, len(name) * 3 / 2
-        near = [n for n in self.module_names() if n != name and low <= len(n) <= high]
-        return difflib.get_close_matches(name, near, n=3, cutoff=0.8)
+        others = (n for n in self.module_names() if n != name)
+        return close_matches(name, others, n=3, cutoff=0.8)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
