@@ -1,8 +1,8 @@
 """`python -m bench.driver`: one canary run in its own process, for the baseline and the scaling
 rows, printing a JSON line (result count, statuses, fetch stats, parses).
 
-It drives canary.run.Runner as `canary check` does (same parse pool); it only swaps the parse
-strategy and may thin the locked releases to an evenly spread subset.
+It drives canary.engine.runner.Runner as `canary check` does (same parse pool); it only swaps the
+parse strategy and may thin the locked releases to an evenly spread subset.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import sys
 from collections import Counter
 
 from bench.strategies import STRATEGIES, runner_for
-from canary.cli import find_matrices, load_all
-from canary.matrix import Matrix
-from canary.parse_pool import ParsePool
-from canary.run import release_selector
-from canary.targets import Target
+from canary.analysis.pool import ParsePool
+from canary.cli.main import find_matrices, load_all
+from canary.engine.runner import release_selector
+from canary.matrix.model import Matrix
+from canary.matrix.targets import Target
 
 
 def spread(items: list, count: int | None) -> list:

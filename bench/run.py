@@ -96,7 +96,7 @@ class Bench:
     ) -> tuple[Measured, dict]:
         """`canary check --format json` over the matrices (all of them by default)."""
         paths = [str(p) for p in (matrices or self.matrices)]
-        argv = [sys.executable, "-m", "canary.cli", "check", "--format", "json", *paths]
+        argv = [sys.executable, "-m", "canary.cli.main", "check", "--format", "json", *paths]
         measured = self.run(argv, cache, code)
         return measured, json.loads(measured.stdout)
 
@@ -115,7 +115,7 @@ class Bench:
     def startup(self, code: str = AFTER) -> Measured:
         """The interpreter starting and importing the command line: what a warm run of one
         matrix pays before any work."""
-        return self.run([sys.executable, "-c", "import canary.cli"], self.scratch, code)
+        return self.run([sys.executable, "-c", "import canary.cli.main"], self.scratch, code)
 
     def trivial_tests(self, items: int) -> Path:
         """A test module of `items` trivial tests (three in eight skip, like the gated
@@ -421,7 +421,7 @@ def pytest_path_section(bench: Bench, name: str) -> Section:
         *rows("cold", check_cold, pytest_cold, None),
         *rows("warm", check_warm, pytest_warm, report.WARM_ONE_MATRIX),
         Row(
-            "start-up: `python -c 'import canary.cli'`",
+            "start-up: `python -c 'import canary.cli.main'`",
             [m.wall for m in startup[AFTER]],
             report.seconds,
             note="part of the warm `canary check` above: interpreter and imports",

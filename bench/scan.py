@@ -19,7 +19,7 @@ from bench.proc import Measured, measure
 
 
 def _scan(path: Path, out: Path, env: dict[str, str]) -> Measured:
-    argv = [sys.executable, "-m", "canary.cli", "scan", str(path), "--output", str(out)]
+    argv = [sys.executable, "-m", "canary.cli.main", "scan", str(path), "--output", str(out)]
     measured = measure(argv, env)
     if measured.returncode != 0:
         tail = "\n".join(measured.stderr.strip().splitlines()[-5:])

@@ -13,12 +13,12 @@ in the main process, one file at a time, like the anchor suite.
 from __future__ import annotations
 
 from canary.analysis import ModuleCache, ModuleInfo, index_module
-from canary.analysis.cache import parse_here
-from canary.engine import VersionRun
-from canary.matrix import Check, Matrix
-from canary.outcomes import Result
-from canary.run import Runner
-from canary.targets import Target
+from canary.analysis.modules import parse_here
+from canary.engine.judge import VersionRun
+from canary.engine.outcomes import Result
+from canary.engine.runner import Runner
+from canary.matrix.model import Check, Matrix
+from canary.matrix.targets import Target
 
 STRATEGIES = ("canary", "index-store", "no-store", "reparse")
 
@@ -72,7 +72,7 @@ class ReparsingRunner(Runner):
 
 def runner_for(strategy: str, parse=parse_here, **options) -> Runner:
     """A Runner using `strategy` (one of STRATEGIES); `parse` is how the first two parse (a
-    canary.parse_pool.ParsePool, as in `canary check`); options go to Runner."""
+    canary.analysis.pool.ParsePool, as in `canary check`); options go to Runner."""
     if strategy == "canary":
         return Runner(modules=ModuleCache(parse=parse), **options)
     if strategy == "index-store":

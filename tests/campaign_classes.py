@@ -208,7 +208,7 @@ def ill_typed_cached_page(upstream: FakeUpstream) -> Case:
     """A verified cache entry of the project page with the wrong shape: fetched again."""
 
     def prepare(cache: Path, index_url: str) -> None:
-        from canary.sources.cache import Cache
+        from canary.cache.store import Cache
         from canary.sources.http import Reply
         from canary.sources.index import JSON_TYPE
         from canary.sources.stats import Stats

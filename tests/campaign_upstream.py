@@ -16,9 +16,9 @@ from pathlib import Path
 
 from servers import FileServer, make_wheel, sha256
 
-from canary.matrix import Matrix, load_matrix
-from canary.outcomes import Result
-from canary.run import Runner, explicit_targets
+from canary.engine.outcomes import Result
+from canary.engine.runner import Runner, explicit_targets
+from canary.matrix.model import Matrix, load_matrix
 from canary.sources.context import SourceContext
 from canary.sources.http import RetryPolicy
 from canary.sources.index import JSON_TYPE

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from campaign_upstream import POLICY
 
-from canary.matrix import load_matrix
-from canary.run import Runner, explicit_targets, release_selector
+from canary.engine.runner import Runner, explicit_targets, release_selector
+from canary.matrix.model import load_matrix
 from canary.sources.context import SourceContext
 
 

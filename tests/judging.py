@@ -6,11 +6,11 @@ import textwrap
 from pathlib import Path
 
 from canary.analysis import ModuleCache
-from canary.engine import VersionRun
-from canary.matrix import load_matrix
-from canary.outcomes import Result
+from canary.engine.judge import VersionRun
+from canary.engine.outcomes import Result
+from canary.matrix.model import load_matrix
+from canary.matrix.targets import Target
 from canary.sources.local import LocalTree
-from canary.targets import Target
 
 
 def judge_matrix(

@@ -16,7 +16,7 @@ from action_runner import ACTION, ActionRunner
 from adopter import publish, upstream_index
 from test_workflows import readme_pair
 
-from canary.cli import main
+from canary.cli.main import main
 
 INSTALL = "Install canary"
 MATRIX = """\

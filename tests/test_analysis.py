@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from canary.analysis import ModuleCache, ParseError, index_module
-from canary.index_store import IndexStore
-from canary.sources.cache import Cache
+from canary.analysis.store import IndexStore
+from canary.cache.store import Cache
 from canary.sources.stats import Stats
 
 SOURCE = Path(__file__).parent / "fixtures" / "checkout" / "src" / "fakeup"
@@ -128,8 +128,8 @@ def test_modules_indexed_on_several_threads_at_once_all_parse():
 
 
 def test_parse_pool_workers_give_the_index_parsed_in_place():
-    from canary import index_store
-    from canary.parse_pool import MIN_POOLED_BYTES, ParsePool
+    from canary.analysis import store as index_store
+    from canary.analysis.pool import MIN_POOLED_BYTES, ParsePool
 
     data = grpo_bytes() * (MIN_POOLED_BYTES // len(grpo_bytes()) + 1)  # large enough to ship
     pool = ParsePool(workers=2)

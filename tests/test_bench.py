@@ -36,8 +36,8 @@ from bench.proc import measure  # noqa: E402
 from bench.report import Row, Target, seconds  # noqa: E402
 from bench.scan import main as bench_scan  # noqa: E402
 from bench.strategies import STRATEGIES, runner_for  # noqa: E402
-from canary.matrix import load_matrix  # noqa: E402
-from canary.run import local_selector  # noqa: E402
+from canary.engine.runner import local_selector  # noqa: E402
+from canary.matrix.model import load_matrix  # noqa: E402
 from canary.sources.context import SourceContext  # noqa: E402
 from canary.sources.index import IndexFile  # noqa: E402
 

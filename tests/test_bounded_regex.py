@@ -11,8 +11,8 @@ import textwrap
 import pytest
 from judging import judge_matrix
 
-from canary import bounded_regex
-from canary.outcomes import Status
+from canary.engine import bounded_regex
+from canary.engine.outcomes import Status
 
 #: nested quantifiers over a long run with no final match: exponential backtracking in `re`
 CATASTROPHIC = r"(x+x+)+y"
@@ -61,7 +61,7 @@ def test_ctrl_c_stops_a_hopeless_match_in_the_main_thread(tmp_path):
         textwrap.dedent(
             f"""\
             import re, sys
-            from canary import bounded_regex
+            from canary.engine import bounded_regex
             try:
                 print("matching", flush=True)
                 bounded_regex.search(re.compile({CATASTROPHIC!r}), "x" * 5000, timeout=600)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
-from canary.sources.cache import (
+from canary.cache.store import (
     _LAYOUT,
     Cache,
     cache_clear,
@@ -104,7 +104,7 @@ def test_processes_fetch_a_key_once(tmp_path):
         """
         import sys, time
         from pathlib import Path
-        from canary.sources.cache import Cache
+        from canary.cache.store import Cache
         from canary.sources.stats import Stats
 
         root, log = Path(sys.argv[1]), Path(sys.argv[2])
@@ -197,7 +197,7 @@ def test_cache_folder_comes_from_the_environment(tmp_path, monkeypatch):
 
 
 def test_cache_command_prunes_and_refuses_a_bad_age(tmp_path, monkeypatch, capsys):
-    from canary.cli import main
+    from canary.cli.main import main
 
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path))
     Cache(tmp_path, Stats()).put("k", b"v")

@@ -31,9 +31,9 @@ from campaign_upstream import (
 )
 from servers import FileServer, serving, sha256
 
-from canary.cli import main as canary_main
-from canary.lock import Resolution, render_lock
-from canary.matrix import load_matrix
+from canary.cli.main import main as canary_main
+from canary.matrix.lock import Resolution, render_lock
+from canary.matrix.model import load_matrix
 from canary.sources.index import JSON_TYPE, IndexFile
 
 WORKER = Path(__file__).with_name("campaign_worker.py")

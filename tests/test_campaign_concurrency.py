@@ -22,8 +22,8 @@ import pytest
 from campaign_faults import FaultServer, HangPlan
 from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
 
-from canary.outcomes import Result
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
+from canary.engine.outcomes import Result
 from canary.sources.stats import Stats
 
 TESTS = Path(__file__).parent
@@ -134,7 +134,16 @@ def cli_processes(upstream, env: dict[str, str], folder: Path) -> list[Path]:
     command = ["check", str(upstream.matrix_path), "--versions", upstream.selection]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "canary.cli", *command, "--format", "json", "--output", str(o)],
+            [
+                sys.executable,
+                "-m",
+                "canary.cli.main",
+                *command,
+                "--format",
+                "json",
+                "--output",
+                str(o),
+            ],
             cwd=folder,
             env=env,
             stderr=subprocess.PIPE,

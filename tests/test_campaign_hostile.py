@@ -25,7 +25,7 @@ from campaign_faults import directory_entry
 from campaign_upstream import PROJECT, FakeUpstream, publish, run_checks, wheel_name
 from servers import make_sdist, make_wheel, serving
 
-from canary.cli import main as canary_main
+from canary.cli.main import main as canary_main
 
 WORKER = Path(__file__).with_name("campaign_worker.py")
 MiB = 1024 * 1024

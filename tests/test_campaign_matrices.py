@@ -20,9 +20,9 @@ from campaign_upstream import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from canary.cli import main as canary_main
-from canary.matrix import CHECK_KEYS, TOP_KEYS, VERSION_KEYS, Matrix, MatrixError, load_matrix
-from canary.yamlmarks import line_at
+from canary.cli.main import main as canary_main
+from canary.matrix.model import CHECK_KEYS, TOP_KEYS, VERSION_KEYS, Matrix, MatrixError, load_matrix
+from canary.matrix.yamlmarks import line_at
 
 VALID = """\
 upstream: trl

@@ -8,10 +8,10 @@ import pytest
 from judging import judge_matrix
 
 from canary.analysis import ModuleCache
-from canary.engine import VersionRun
-from canary.matrix import load_matrix
-from canary.outcomes import Status
-from canary.targets import Target
+from canary.engine.judge import VersionRun
+from canary.engine.outcomes import Status
+from canary.matrix.model import load_matrix
+from canary.matrix.targets import Target
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
 

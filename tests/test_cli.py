@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canary.cli import main
+from canary.cli.main import main
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from servers import FAST, FileServer, make_wheel, serving, sha256
 
-from canary.matrix import load_matrix
-from canary.run import Runner
+from canary.engine.runner import Runner
+from canary.matrix.model import load_matrix
+from canary.matrix.targets import Target
 from canary.sources.context import SourceContext, forget_shared_contexts
 from canary.sources.index import IndexFile
-from canary.targets import Target
 
 SHARED = b"def run(model, *, fast=False):\n    return model\n" * 40
 V1 = {"pkg/__init__.py": b"__version__ = '1.0'\n", "pkg/core.py": SHARED}

@@ -11,7 +11,7 @@ import os
 import pytest
 from servers import make_wheel, serving
 
-from canary.cli import main
+from canary.cli.main import main
 from canary.sources.context import forget_shared_contexts
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from canary.hints import NEVER_PASSES, with_hints
-from canary.outcomes import Result, Status
+from canary.engine.hints import NEVER_PASSES, with_hints
+from canary.engine.outcomes import Result, Status
 
 P, F, S, E, W, X = Status.PASS, Status.FAIL, Status.SKIP, Status.ERROR, Status.WARN, Status.XFAIL
 

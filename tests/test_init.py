@@ -14,7 +14,7 @@ import yaml
 from adopter import downstream_copy, upstream_index
 from test_workflows import ROOT, assert_least_privilege_and_bounded, run_actionlint
 
-from canary.cli import main
+from canary.cli.main import main
 from canary.init.workflows import ACTION, ACTION_REF, NIGHTLY_WORKFLOW, PR_WORKFLOW
 
 WRITTEN = ["canary/trl.yaml", "canary/trl.lock", PR_WORKFLOW, NIGHTLY_WORKFLOW]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canary.lock import Resolution, lock_path, read_lock, render_lock, spec_of, write_lock
-from canary.matrix import Matrix, MatrixError, load_matrix
+from canary.matrix.lock import Resolution, lock_path, read_lock, render_lock, spec_of, write_lock
+from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.sources.index import IndexFile
 
 SHA = "ab" * 32
@@ -182,7 +182,7 @@ def test_undecodable_lock_is_a_matrix_error(tmp_path: Path):
 
 
 def test_a_line_without_its_file_name_is_corrupt(tmp_path):
-    from canary.lock import read_lock
+    from canary.matrix.lock import read_lock
 
     path = tmp_path / "demo.lock"
     path.write_text("# versions: x\n1.0.0 sha256=" + "a" * 64 + " size=3\n")

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from canary.matrix import MatrixError, load_matrix
-from canary.yamlmarks import line_at
+from canary.matrix.model import MatrixError, load_matrix
+from canary.matrix.yamlmarks import line_at
 
 HEAD = "upstream: trl\nchecks:\n"
 
@@ -304,7 +304,7 @@ def test_every_error_of_a_file_is_reported_at_once(tmp_path):
     assert "check 'b': until: 1 is not after since: 2" in lines[2]
     assert "check 'a': id: duplicate id (first used on line 4)" in lines[3]
     proc = subprocess.run(
-        [sys.executable, "-m", "canary.cli", "check", str(path), "--source", str(tmp_path)],
+        [sys.executable, "-m", "canary.cli.main", "check", str(path), "--source", str(tmp_path)],
         capture_output=True,
         text=True,
     )
@@ -383,7 +383,7 @@ def test_cli_exits_2_without_traceback(tmp_path):
     path = tmp_path / "trl.yaml"
     path.write_text(HEAD + "  - id: c\n    module: trl\n    class: A\n    method: [x]\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "canary.cli", "check", str(path), "--source", str(tmp_path)],
+        [sys.executable, "-m", "canary.cli.main", "check", str(path), "--source", str(tmp_path)],
         capture_output=True,
         text=True,
     )
@@ -410,7 +410,7 @@ checks:
 def run_cli(tmp_path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "CANARY_CACHE_DIR": str(tmp_path / "cache")}
     return subprocess.run(
-        [sys.executable, "-m", "canary.cli", "check", *args, "--offline"],
+        [sys.executable, "-m", "canary.cli.main", "check", *args, "--offline"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

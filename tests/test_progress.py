@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from canary.progress import Progress, is_cold
+from canary.reports.progress import Progress, is_cold
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
 
@@ -19,7 +19,15 @@ def run_canary(tmp_path: Path, *extra: str, stderr_tty: bool) -> tuple[str, str]
     """`canary check` on the fixture checkout; stderr on a pseudo-terminal or a pipe."""
     matrix = tmp_path / "fakeup.yaml"
     matrix.write_text("upstream: fakeup\nsrc: src\nchecks:\n  - {id: pkg, module: fakeup.pkg}\n")
-    command = [sys.executable, "-m", "canary.cli", "check", str(matrix), "--source", str(CHECKOUT)]
+    command = [
+        sys.executable,
+        "-m",
+        "canary.cli.main",
+        "check",
+        str(matrix),
+        "--source",
+        str(CHECKOUT),
+    ]
     env = {**os.environ, "CANARY_CACHE_DIR": str(tmp_path / "cache")}
     if not stderr_tty:
         done = subprocess.run([*command, *extra], capture_output=True, text=True, env=env)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_reports_support import build, releases
 
-from canary.outcomes import Result, Status
+from canary.engine.outcomes import Result, Status
 from canary.reports.dispatch import default_format, render
 from canary.reports.github import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_reports_support import build, releases, row_results
 
-from canary.outcomes import Status
+from canary.engine.outcomes import Status
 from canary.reports.grid import (
     build_grids,
     first_failing,

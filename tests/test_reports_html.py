@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from test_reports_support import build
 
-from canary.outcomes import Status
+from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
 from canary.reports.html import CELL, COLORS, HEADER, cell_origin
 

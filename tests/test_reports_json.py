@@ -7,7 +7,7 @@ import json
 import pytest
 from test_reports_support import build
 
-from canary.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.reports.dispatch import render
 from canary.reports.jsonio import ReportError, load_json, to_json
 

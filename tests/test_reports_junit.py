@@ -142,7 +142,7 @@ def test_untrusted_detail_stays_well_formed():
     root = parse(report)
     validate(root)
     failure = next(root.iter("failure"))
-    # a Result writes control characters as escapes (canary.outcomes.showable)
+    # a Result writes control characters as escapes (canary.engine.outcomes.showable)
     assert failure.get("message") == 'bad \\x00\\x1b[31m <tag> & "quotes"'
     assert failure.text.startswith('bad \\x00\\x1b[31m <tag> & "quotes"\nlong long')
 

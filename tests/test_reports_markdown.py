@@ -6,7 +6,7 @@ import dataclasses
 
 from test_reports_support import build, releases
 
-from canary.outcomes import Status
+from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
 from canary.reports.markdown import SUMMARY_LIMIT, render_markdown
 

@@ -7,7 +7,7 @@ one status in one row share a detail (as real details often do).
 
 from __future__ import annotations
 
-from canary.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 
 GLYPHS = {
     ".": Status.PASS,

@@ -8,7 +8,7 @@ import re
 import pytest
 from test_reports_support import build, releases
 
-from canary.outcomes import Result, Status
+from canary.engine.outcomes import Result, Status
 from canary.reports.dispatch import render
 from canary.reports.text import human_size, terminal_style
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from canary import cli
-from canary.matrix import load_matrix
+from canary.cli import main as cli
+from canary.matrix.model import load_matrix
 from canary.scan import scan_main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "downstream"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from canary.matrix import load_matrix
+from canary.matrix.model import load_matrix
 from canary.scan.emit import (
     MergeError,
     Releases,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from canary.cache.store import Cache
 from canary.scan.command import scan_path
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Role
-from canary.sources.cache import Cache
 from canary.sources.stats import Stats
 
 UPSTREAMS = frozenset({"transformers"})

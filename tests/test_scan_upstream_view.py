@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from canary.analysis import ModuleCache
-from canary.engine import VersionRun
-from canary.matrix import load_matrix
+from canary.cache.store import Cache
+from canary.engine.judge import VersionRun
+from canary.matrix.model import load_matrix
+from canary.matrix.targets import Target
 from canary.scan.places import Places
 from canary.scan.upstream import Definition, UpstreamView
-from canary.sources.cache import Cache
 from canary.sources.local import LocalTree
 from canary.sources.stats import Stats
-from canary.targets import Target
 
 TREE = Path(__file__).parent / "fixtures" / "semantics"
 LAZY = "semup.lazy5"

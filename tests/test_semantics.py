@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from judging import judge_matrix
 
-from canary.outcomes import Status
+from canary.engine.outcomes import Status
 
 TREE = Path(__file__).parent / "fixtures" / "semantics"
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canary import index_store
 from canary.analysis import ParseError, index_module
 from canary.analysis import indexer as indexer_module
+from canary.analysis import store as index_store
 from canary.analysis.skeleton import blank_bodies
 
 ROOT = Path(__file__).parent.parent

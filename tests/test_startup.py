@@ -15,7 +15,7 @@ import pytest
 from campaign_upstream import PROJECT, publish
 from servers import make_wheel, serving
 
-from canary.cli import main
+from canary.cli.main import main
 from canary.sources.context import forget_shared_contexts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ UNUSED_WHEN_WARM = (
 )
 PROBE = """\
 import json, sys
-from canary.cli import main
+from canary.cli.main import main
 code = main(sys.argv[1:])
 with open({out!r}, "w") as out:
     json.dump({{"code": code, "loaded": sorted(sys.modules)}}, out)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from adopter import upstream_index
 
-from canary.cli import main
+from canary.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX = """\

@@ -15,13 +15,11 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from canary.lock import lock_path, read_lock
-from canary.matrix import Matrix, MatrixError, load_matrix
-from canary.run import Runner
-from canary.sources.context import SourceContext, forget_shared_contexts
-from canary.sources.tree import SourceError
-from canary.targets import Target
-from canary.versions import (
+from canary.engine.runner import Runner
+from canary.matrix.lock import lock_path, read_lock
+from canary.matrix.model import Matrix, MatrixError, load_matrix
+from canary.matrix.targets import Target
+from canary.matrix.versions import (
     SelectionError,
     index_client,
     lock_main,
@@ -30,6 +28,8 @@ from canary.versions import (
     select_targets,
     versions_main,
 )
+from canary.sources.context import SourceContext, forget_shared_contexts
+from canary.sources.tree import SourceError
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 

@@ -1,6 +1,6 @@
 """The steps every mode runs: plan (matrices, cache key), lock, check, verdict.
 
-canary runs through its command line (`canary.cli.main`), exactly the commands a user runs;
+canary runs through its command line (`canary.cli.main.main`), exactly the commands a user runs;
 these steps only choose the arguments and carry the results to GitHub.
 """
 
@@ -23,9 +23,9 @@ from canary.action.runner import (
     text_input,
     work_dir,
 )
-from canary.cli import main
-from canary.lock import lock_path
-from canary.matrix import MatrixError, load_matrix
+from canary.cli.main import main
+from canary.matrix.lock import lock_path
+from canary.matrix.model import MatrixError, load_matrix
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"

@@ -2,12 +2,12 @@
 
 - `model`: the records an index holds; `lines`: lines as `ast` counts them;
 - `indexer`: one pass over a module's AST; `parameters`: signatures and renaming decorators;
-- `cache`: indexes keyed by content.
+- `modules`: indexes keyed by content; `store`: indexes persisted in the cache; `pool`: parse
+  worker processes.
 
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """
 
-from canary.analysis.cache import ModuleCache
 from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import (
     MAX_SOURCE_BYTES,
@@ -21,6 +21,7 @@ from canary.analysis.model import (
     Rename,
     Span,
 )
+from canary.analysis.modules import ModuleCache
 
 __all__ = [
     "MAX_SOURCE_BYTES",

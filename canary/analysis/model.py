@@ -1,7 +1,7 @@
 """What the static index knows of one module: the records every check reads.
 
-Plain frozen records, so an index can be persisted (canary.index_store) and shipped between
-processes (canary.parse_pool) without the source it came from.
+Plain frozen records, so an index can be persisted (canary.analysis.store) and shipped between
+processes (canary.analysis.pool) without the source it came from.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class ModuleInfo:
     name: str
     path: str
     text: str
-    # dicts as the indexer builds them; canary.index_store.Decoded when read from the store
+    # dicts as the indexer builds them; canary.analysis.store.Decoded when read from the store
     bindings: Mapping[str, list[Binding]] = field(default_factory=dict)
     classes: Mapping[str, list[ClassInfo]] = field(default_factory=dict)
     functions: Mapping[str, list[FunctionInfo]] = field(default_factory=dict)

@@ -23,11 +23,11 @@ from canary.init.workflows import (
     nightly_workflow,
     pr_workflow,
 )
-from canary.lock import read_lock
-from canary.matrix import MatrixError
+from canary.matrix.lock import read_lock
+from canary.matrix.model import MatrixError
+from canary.matrix.versions import lock_main
 from canary.scan import scan_main
 from canary.sources.tree import SourceError
-from canary.versions import lock_main
 
 DEFAULT_FOLDER = "canary"
 

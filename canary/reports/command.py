@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from canary.outcomes import Result, RunReport
+from canary.engine.outcomes import Result, RunReport
 from canary.reports.dispatch import FORMATS, render
 from canary.reports.drift import drift, drift_json, drift_parts, render_drift
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json, to_json

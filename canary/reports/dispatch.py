@@ -10,7 +10,7 @@ import importlib
 import os
 from collections.abc import Callable
 
-from canary.outcomes import RunReport
+from canary.engine.outcomes import RunReport
 from canary.reports.text import render_text
 
 #: format -> (module of canary.reports, its renderer)

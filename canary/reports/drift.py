@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from canary.outcomes import Result, RunReport
+from canary.engine.outcomes import Result, RunReport
 from canary.reports.grid import build_grids, order_versions, spans_text
 from canary.reports.markdown import md_escape
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from canary.outcomes import Result, RunReport, Status
+from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.grid import build_grids, plural, spans_text
 
 _URL = re.compile(r"https?://([^/\s:]+)[^\s]*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canary.outcomes import RunReport, Status
+from canary.engine.outcomes import RunReport, Status
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import build_grids, grouped, spans_text
 from canary.reports.text import QUIET, finding_lines, summary_line

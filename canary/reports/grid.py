@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from canary.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 
 EN_DASH = "\u2013"
 #: the contract does not hold and nothing excuses it (xfail is excused, error is unknown)

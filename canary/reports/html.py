@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from string import Template
 
-from canary.outcomes import RunReport, Status, summarize
+from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
 from canary.reports.text import GLYPH, finding_lines, stats_line, summary_line
 

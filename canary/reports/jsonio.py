@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from canary.outcomes import Result, RunReport, UpstreamInfo, summarize
+from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.reports.grid import is_release, order_versions
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")

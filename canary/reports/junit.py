@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
-from canary.outcomes import Result, RunReport, Status
+from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.grid import build_grids
 from canary.reports.jsonio import stats_of
 

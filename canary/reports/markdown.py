@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from canary.outcomes import RunReport, Status, summarize
+from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.grid import (
     UpstreamGrid,
     build_grids,

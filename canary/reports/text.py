@@ -14,7 +14,7 @@ import shutil
 import textwrap
 from typing import TextIO
 
-from canary.outcomes import Result, RunReport, Status, summarize
+from canary.engine.outcomes import Result, RunReport, Status, summarize
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import (
     UpstreamGrid,

@@ -9,18 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from canary.run import Runner, offline_mode, release_selector
+from canary.cache.store import Cache
+from canary.engine.runner import Runner, offline_mode, release_selector
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
+from canary.scan.judging import settle
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
-from canary.scan.verdicts import settle
-from canary.sources.cache import Cache
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

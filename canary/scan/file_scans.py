@@ -15,11 +15,11 @@ import hashlib
 import json
 from typing import Any
 
-from canary.code_version import code_fingerprint
+from canary.cache.fingerprint import code_fingerprint
+from canary.cache.store import Cache
 from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
-from canary.sources.cache import Cache
 
 _KIND = "scan"
 

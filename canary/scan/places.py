@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from canary.code_version import code_fingerprint
-from canary.sources.cache import Cache
+from canary.cache.fingerprint import code_fingerprint
+from canary.cache.store import Cache
 
 _KIND = "scan"
 

@@ -14,16 +14,16 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from canary.engine import VersionRun
-from canary.matrix import Matrix, MatrixError, load_matrix
-from canary.run import Runner
+from canary.engine.judge import VersionRun
+from canary.engine.runner import Runner
+from canary.matrix.model import Matrix, MatrixError, load_matrix
+from canary.matrix.targets import Target
+from canary.matrix.versions import index_client, resolve
 from canary.scan.emit import Releases, render_matrix
 from canary.scan.places import Places
 from canary.scan.upstream import UpstreamView
 from canary.sources.index_file import release_key
 from canary.sources.tree import SourceError
-from canary.targets import Target
-from canary.versions import index_client, resolve
 
 #: Without a declared range, a new matrix covers this many of the newest releases.
 RECENT_WINDOW = 10

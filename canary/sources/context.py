@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from canary.sources.cache import DEFAULT_MAX_AGE, Cache, default_cache_dir
+from canary.cache.store import DEFAULT_MAX_AGE, Cache, default_cache_dir
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.stats import Stats

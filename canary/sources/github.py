@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.redact import redact
 from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar

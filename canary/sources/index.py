@@ -22,7 +22,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
 from canary.sources.http import Http, Reply, origin
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits

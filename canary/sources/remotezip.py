@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tarball import first_unsafe

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tree import SourceError

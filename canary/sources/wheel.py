@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from canary.sources.cache import Cache
+from canary.cache.store import Cache
 from canary.sources.index_file import IndexFile, canonical_name, release_key
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader

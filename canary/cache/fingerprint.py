@@ -8,11 +8,11 @@ import functools
 import hashlib
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 #: What a module index depends on: the analysis package and the index's on-disk form. An
 #: upgrade that leaves them alone keeps the indexes (parsing is the costly part of a run).
-INDEX_CODE = ("analysis", "index_store.py")
+INDEX_CODE = ("analysis",)
 
 
 @functools.cache

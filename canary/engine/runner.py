@@ -13,22 +13,22 @@ from pathlib import Path
 from typing import Protocol
 
 from canary.analysis import ModuleCache
-from canary.engine import VersionRun, module_files
-from canary.hints import with_hints
-from canary.matrix import Check, Matrix, MatrixError
-from canary.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.hints import with_hints
+from canary.engine.judge import VersionRun, module_files
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.remembered import Verdicts
+from canary.matrix.model import Check, Matrix, MatrixError
+from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
-from canary.targets import Target, explicit_targets, is_explicit
-from canary.verdicts import Verdicts
 
-#: Chooses the targets of a matrix for a `--versions` selection (canary.versions provides it).
+#: Chooses the targets of a matrix for a `--versions` selection (`matrix.versions` provides it).
 Selector = Callable[[Matrix, str], list[Target]]
 
 
 class ProgressSink(Protocol):
-    """Told the size of the plan, then each version judged (canary.progress draws it)."""
+    """Told the size of the plan, then each version judged (canary.reports.progress draws it)."""
 
     def start(self, total: int, releases: int) -> None: ...
 
@@ -58,7 +58,7 @@ class Runner:
     def context(self):
         """Built lazily so a `--source PATH` run never touches the network or the cache."""
         if self._context is None:
-            from canary.index_store import IndexStore
+            from canary.analysis.store import IndexStore
             from canary.sources.context import shared_context
 
             self._context = shared_context(offline=self.offline)
@@ -248,7 +248,7 @@ def local_selector(folder: Path) -> Selector:
     def select(matrix: Matrix, selection: str) -> list[Target]:
         if is_explicit(selection):
             return explicit_targets(selection)
-        from canary.branch_version import VersionUnknown, declared_version
+        from canary.sources.declared import VersionUnknown, declared_version
 
         try:
             tree = LocalTree(folder, matrix.package, matrix.src)
@@ -268,7 +268,7 @@ def local_selector(folder: Path) -> Selector:
 
 def release_selector(matrix: Matrix, selection: str) -> list[Target]:
     """Targets from the lock (or the index); imported late so local runs never need it."""
-    from canary.versions import select_targets
+    from canary.matrix.versions import select_targets
 
     return select_targets(matrix, selection)
 

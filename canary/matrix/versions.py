@@ -1,7 +1,7 @@
 """Which versions of an upstream a run checks: resolved from the index, locked, then selected.
 
 Nobody maintains a list of versions by hand: `releases` is a PEP 440 range resolved against the
-package index, and the result is committed as a lock (canary.lock) so PR-time runs are
+package index, and the result is committed as a lock (canary.matrix.lock) so PR-time runs are
 deterministic and never ask the index which versions exist.
 
 Without `releases`, the exact versions under `include` are the release list (no index look-up
@@ -17,7 +17,7 @@ from typing import Protocol, TextIO
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from canary.lock import (
+from canary.matrix.lock import (
     Lock,
     Resolution,
     lock_path,
@@ -26,10 +26,10 @@ from canary.lock import (
     spec_of,
     write_lock,
 )
-from canary.matrix import Matrix, MatrixError, load_matrix, refuse_empty_gates
+from canary.matrix.model import Matrix, MatrixError, load_matrix, refuse_empty_gates
+from canary.matrix.targets import SELECTIONS, Target, explicit_targets, is_explicit
 from canary.sources.index_file import IndexFile
 from canary.sources.tree import SourceError
-from canary.targets import SELECTIONS, Target, explicit_targets, is_explicit
 
 
 class Project(Protocol):

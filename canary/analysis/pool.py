@@ -12,9 +12,9 @@ import threading
 from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING
 
-from canary import index_store
 from canary.analysis import ModuleInfo, decode, index_module
-from canary.analysis.cache import parse_here
+from canary.analysis import store as index_store
+from canary.analysis.modules import parse_here
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from canary.lock import lock_path, read_lock, spec_of
-from canary.matrix import MatrixError, load_matrix
-from canary.versions import check_keys
+from canary.matrix.lock import lock_path, read_lock, spec_of
+from canary.matrix.model import MatrixError, load_matrix
+from canary.matrix.versions import check_keys
 
 
 def matrix_paths(paths: list[str]) -> list[Path]:

@@ -20,10 +20,10 @@ from typing import Any
 
 from packaging.version import Version
 
-from canary.checks import Verdict
-from canary.code_version import code_fingerprint
-from canary.matrix import Check
-from canary.sources.cache import Cache
+from canary.cache.fingerprint import code_fingerprint
+from canary.cache.store import Cache
+from canary.engine.contracts import Verdict
+from canary.matrix.model import Check
 from canary.sources.tree import SourceError
 
 _KIND = "verdict"

@@ -24,7 +24,7 @@ class ModuleCache:
         self.capacity = capacity
         self.store = store
         # (data, name, path, is_package=) -> (index, its stored form or None); a
-        # canary.parse_pool.ParsePool parses and encodes in worker processes
+        # canary.analysis.pool.ParsePool parses and encodes in worker processes
         self.parse = parse
         self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
         # evicted indexes a run still holds (a release kept open) are found without a load

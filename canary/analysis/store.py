@@ -19,8 +19,8 @@ from canary.analysis import (
     Rename,
     Span,
 )
-from canary.code_version import INDEX_CODE, code_fingerprint
-from canary.sources.cache import Cache
+from canary.cache.fingerprint import INDEX_CODE, code_fingerprint
+from canary.cache.store import Cache
 from canary.sources.tree import SourceError
 
 V = TypeVar("V")

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from packaging.version import InvalidVersion, Version
 
-from canary.outcomes import Result, Status
+from canary.engine.outcomes import Result, Status
 
 NEVER_PASSES = "never passes on any version checked: likely a mistake in the matrix"
 

@@ -10,14 +10,14 @@ from packaging.version import Version
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
 from canary.analysis.bases import Hierarchy
 from canary.analysis.namespace import Namespace
-from canary.bounded_regex import RegexError
-from canary.branch_version import VersionUnknown, declared_version
-from canary.checks import Verdict, evaluate, evaluate_any
-from canary.matrix import Acknowledgement, Check, Matrix
-from canary.outcomes import Result, Status
+from canary.engine.bounded_regex import RegexError
+from canary.engine.contracts import Verdict, evaluate, evaluate_any
+from canary.engine.outcomes import Result, Status
+from canary.engine.remembered import Verdicts
+from canary.matrix.model import Acknowledgement, Check, Matrix
+from canary.matrix.targets import Target
+from canary.sources.declared import VersionUnknown, declared_version
 from canary.sources.tree import SourceError, Tree
-from canary.targets import Target
-from canary.verdicts import Verdicts
 
 
 def module_files(name: str) -> tuple[tuple[str, bool], ...]:

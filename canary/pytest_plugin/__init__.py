@@ -26,12 +26,12 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from canary.matrix import Check, Matrix, MatrixError, load_matrix
-from canary.outcomes import Result, Status
-from canary.parse_pool import ParsePool
-from canary.plugin_xdist import collects_here, configure_xdist, is_matrix
-from canary.run import Runner, local_selector, offline_mode, release_selector
-from canary.targets import Target
+from canary.analysis.pool import ParsePool
+from canary.engine.outcomes import Result, Status
+from canary.engine.runner import Runner, local_selector, offline_mode, release_selector
+from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
+from canary.matrix.targets import Target
+from canary.pytest_plugin.xdist import collects_here, configure_xdist, is_matrix
 
 _RUNNER = pytest.StashKey[Runner]()
 _ENVIRONMENT = pytest.StashKey[contextlib.ExitStack]()

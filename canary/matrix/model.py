@@ -18,10 +18,10 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from canary import yamlmarks
 from canary.analysis import Param
 from canary.analysis.parameters import parse_signature
-from canary.yamlmarks import MarkedDict
+from canary.matrix import yamlmarks
+from canary.matrix.yamlmarks import MarkedDict
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from canary import bounded_regex
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import line_at
 from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
 from canary.analysis.similar import close_matches
-from canary.matrix import Contract
+from canary.engine import bounded_regex
+from canary.matrix.model import Contract
 
 
 @dataclass(frozen=True)

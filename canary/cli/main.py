@@ -9,15 +9,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from canary import __version__
+from canary.analysis.pool import ParsePool
+from canary.engine.outcomes import RunReport
+from canary.engine.runner import (
+    Runner,
+    default_jobs,
+    local_selector,
+    offline_mode,
+    release_selector,
+)
 from canary.init.workflows import ACTION_REF
-from canary.matrix import Matrix, MatrixError, load_matrix
-from canary.outcomes import RunReport
-from canary.parse_pool import ParsePool
-from canary.progress import Progress, is_cold
+from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import OutputError, prepare_output, write_output
+from canary.reports.progress import Progress, is_cold
 from canary.reports.text import stats_line, summary_line, terminal_style
-from canary.run import Runner, default_jobs, local_selector, offline_mode, release_selector
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
 
@@ -159,7 +165,7 @@ def progress_for(args: argparse.Namespace, runner: Runner) -> Progress | None:
         return None
     cold = None
     if args.source in ("auto", "index", "github"):
-        from canary.sources.cache import default_cache_dir
+        from canary.cache.store import default_cache_dir
 
         root = default_cache_dir()
         cold = root if is_cold(root) and not args.offline else None
@@ -175,7 +181,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_versions(args: argparse.Namespace) -> int:
-    from canary.versions import versions_main
+    from canary.matrix.versions import versions_main
 
     found = find_matrices([args.matrix])
     if len(found) != 1:
@@ -184,13 +190,13 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    from canary.versions import lock_main
+    from canary.matrix.versions import lock_main
 
     return lock_main([str(p) for p in find_matrices(args.matrices)], args.check, sys.stdout)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from canary.sources.cache import cache_clear, cache_info, cache_prune
+    from canary.cache.store import cache_clear, cache_info, cache_prune
 
     if args.action == "prune":
         if args.older_than is None:
@@ -233,7 +239,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from canary.validate import validate_main
+    from canary.matrix.validate import validate_main
 
     paths = [str(p) for p in find_matrices(args.matrices)]
     return validate_main(paths, sys.stdout, sys.stderr)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from canary.engine import VersionRun
-from canary.matrix import Check, Matrix
-from canary.outcomes import Status
+from canary.engine.judge import VersionRun
+from canary.engine.outcomes import Status
+from canary.matrix.model import Check, Matrix
 from canary.scan.propose import Proposal
 from canary.scan.releases import Reading
 

@@ -1,0 +1,1 @@
+"""The `canary` command: `main` parses the command line and runs one command."""
