@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+_CAMPAIGN = Path(__file__).resolve().parent / "campaign"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every campaign test is `slow`: they replay hundreds of releases through hostile servers,
+    so the engine loop (`-m "not slow"`) leaves them to the full run."""
+    for item in items:
+        if _CAMPAIGN in Path(item.path).parents:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -23,11 +23,12 @@ from pathlib import Path
 
 from campaign_faults import directory_entry
 from campaign_upstream import PROJECT, FakeUpstream, publish, run_checks, wheel_name
+from paths import TESTS
 from servers import make_sdist, make_wheel, serving
 
 from canary.cli.main import main as canary_main
 
-WORKER = Path(__file__).with_name("campaign_worker.py")
+WORKER = TESTS / "campaign_worker.py"
 MiB = 1024 * 1024
 MATRIX = f"""\
 upstream: {PROJECT}

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from canary.cli.main import main
 
-CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+CHECKOUT = FIXTURES / "checkout"
 
 
 def write_matrix(tmp_path: Path, checks: str) -> Path:

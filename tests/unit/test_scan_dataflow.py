@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paths import FIXTURES
 
 from canary.scan import scan_main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = FIXTURES
 DOWNSTREAM = FIXTURES / "scan_dataflow"
 UPSTREAM = FIXTURES / "scan_upstream"
 

@@ -1,6 +1,6 @@
 """Bad-matrix campaign: weird files and a property-based fuzz of the loader and `canary check`.
 
-tests/test_matrix.py holds the per-key corpus (one mistake per key, exact messages). Here: the
+tests/unit/test_matrix.py holds the per-key corpus (one mistake per key, exact messages). Here: the
 inputs nobody writes on purpose (binary junk, other encodings, YAML features such as complex
 keys, tags, aliases and merge keys, deep nesting, huge files) and hypothesis-generated
 documents, mutated matrices and raw bytes. The property: loading returns a Matrix or raises

@@ -190,6 +190,7 @@ def test_a_corrupt_member_is_an_error_never_wrong_bytes(server, tmp_path):
         context(tmp_path).release_tree("pkg", "1.0", file).read("pkg/core.py")
 
 
+@pytest.mark.slow
 def test_every_single_byte_flip_gives_the_right_bytes_or_an_error(server, tmp_path):
     """Flip each byte of a small wheel in turn: directory, RECORD, headers and data."""
     wheel = make_wheel("pkg", "1.0", SOURCES)

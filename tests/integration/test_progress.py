@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from paths import FIXTURES
+
 from canary.reports.progress import Progress, is_cold
 
-CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+CHECKOUT = FIXTURES / "checkout"
 
 
 def run_canary(tmp_path: Path, *extra: str, stderr_tty: bool) -> tuple[str, str]:

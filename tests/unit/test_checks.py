@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from judging import judge_matrix
+from paths import FIXTURES
 
 from canary.analysis import ModuleCache
 from canary.engine.judge import VersionRun
@@ -13,7 +14,7 @@ from canary.engine.outcomes import Status
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
 
-CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+CHECKOUT = FIXTURES / "checkout"
 
 
 def judge(tmp_path: Path, check_yaml: str, version: str = "2.0.0", header: str = ""):

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from canary.analysis import ModuleCache, ParseError, index_module
 from canary.analysis.store import IndexStore
 from canary.cache.store import Cache
 from canary.sources.stats import Stats
 
-SOURCE = Path(__file__).parent / "fixtures" / "checkout" / "src" / "fakeup"
+SOURCE = FIXTURES / "checkout" / "src" / "fakeup"
 
 
 def grpo_bytes() -> bytes:

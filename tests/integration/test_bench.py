@@ -7,12 +7,10 @@ import io
 import struct
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
+from paths import FIXTURES, ROOT
 from servers import FAST, make_wheel, serving, sha256
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_bench() -> None:
@@ -41,7 +39,7 @@ from canary.matrix.model import load_matrix  # noqa: E402
 from canary.sources.context import SourceContext  # noqa: E402
 from canary.sources.index import IndexFile  # noqa: E402
 
-CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+CHECKOUT = FIXTURES / "checkout"
 THREE_CHECKS_ON_ONE_MODULE = """upstream: fakeup
 src: src
 checks:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from judging import judge_matrix
+from paths import FIXTURES
 
 from canary.engine.outcomes import Status
 
-TREE = Path(__file__).parent / "fixtures" / "semantics"
+TREE = FIXTURES / "semantics"
 
 
 def judge_all(tmp_path: Path, checks_yaml: str, version: str = "3.0.0", header: str = ""):

@@ -9,6 +9,9 @@ import re
 import pytest
 from test_plugin import CHECKOUT, junit, with_matrix
 
+#: Each test starts pytest sessions with xdist workers: about a minute in all on two cores.
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["pytester"]
 
 ORDINARY = """\
@@ -33,7 +36,7 @@ def test_xfails():
     assert False
 """
 
-#: The fixture matrix's items (tests/test_plugin.py) on 1.0.0 and 2.0.0.
+#: The fixture matrix's items (test_plugin.py) on 1.0.0 and 2.0.0.
 CHECKS = {"passed": 3, "failed": 1, "skipped": 1, "xfailed": 2, "xpassed": 1, "errors": 2}
 
 

@@ -4,9 +4,8 @@ finds the defining module, so the proposal is a check on the class there, not on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from paths import FIXTURES
 
 from canary.analysis import ModuleCache
 from canary.cache.store import Cache
@@ -18,7 +17,7 @@ from canary.scan.upstream import Definition, UpstreamView
 from canary.sources.local import LocalTree
 from canary.sources.stats import Stats
 
-TREE = Path(__file__).parent / "fixtures" / "semantics"
+TREE = FIXTURES / "semantics"
 LAZY = "semup.lazy5"
 
 

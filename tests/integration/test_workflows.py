@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 PR_WORKFLOW = WORKFLOWS / "canary-pr.yml"
 NIGHTLY_WORKFLOW = WORKFLOWS / "canary-nightly.yml"

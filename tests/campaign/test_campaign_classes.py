@@ -29,6 +29,7 @@ from campaign_upstream import (
     tell,
     verdicts,
 )
+from paths import TESTS
 from servers import FileServer, serving, sha256
 
 from canary.cli.main import main as canary_main
@@ -36,7 +37,7 @@ from canary.matrix.lock import Resolution, render_lock
 from canary.matrix.model import load_matrix
 from canary.sources.index import JSON_TYPE, IndexFile
 
-WORKER = Path(__file__).with_name("campaign_worker.py")
+WORKER = TESTS / "campaign_worker.py"
 
 
 @pytest.fixture(scope="module")

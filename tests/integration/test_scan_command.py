@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paths import FIXTURES
 
 from canary.cli import main as cli
 from canary.matrix.model import load_matrix
 from canary.scan import scan_main
 
-FIXTURE = Path(__file__).parent / "fixtures" / "downstream"
+FIXTURE = FIXTURES / "downstream"
 LOCATION = re.compile(r"(\S+\.py):((?:\d+(?: \([^)]*\))?,?)+)")
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from campaign_upstream import PROJECT, publish
+from paths import ROOT
 from servers import make_wheel, serving
 
 from canary.cli.main import main
 from canary.sources.context import forget_shared_contexts
 
-ROOT = Path(__file__).resolve().parents[1]
 MATRIX = """\
 upstream: fakepkg
 versions:

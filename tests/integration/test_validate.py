@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 from adopter import upstream_index
+from paths import ROOT
 
 from canary.cli.main import main
 
-ROOT = Path(__file__).resolve().parent.parent
 MATRIX = """\
 upstream: trl
 versions:

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from campaign_faults import FaultServer, HangPlan
 from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
+from paths import TESTS
 
 from canary.cache.store import Cache
 from canary.engine.outcomes import Result
 from canary.sources.stats import Stats
 
-TESTS = Path(__file__).parent
 WORKER = TESTS / "campaign_worker.py"
 WORKERS = 4
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 pytest_plugins = ["pytester"]
 
-CHECKOUT = Path(__file__).parent / "fixtures" / "checkout"
+CHECKOUT = FIXTURES / "checkout"
 
 MATRIX = """\
 upstream: fakeup
@@ -142,7 +142,7 @@ def test_bad_matrix_is_a_collection_error(project):
 
 def test_xdist_loadgroup_runs_the_same_items(project):
     """`--dist loadgroup`, recommended before the controller ran the check items, still works
-    (tests/test_plugin_xdist.py covers xdist itself)."""
+    (test_plugin_xdist.py covers xdist itself)."""
     result = project.runpytest_subprocess(
         "--canary-source",
         str(CHECKOUT),

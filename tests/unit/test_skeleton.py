@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ROOT
 
 from canary.analysis import ParseError, index_module
 from canary.analysis import indexer as indexer_module
 from canary.analysis import store as index_store
 from canary.analysis.skeleton import blank_bodies
-
-ROOT = Path(__file__).parent.parent
 
 
 def _index(data: bytes) -> dict | str:
