@@ -14,7 +14,8 @@ from typing import Protocol
 
 from canary.analysis import ModuleCache
 from canary.engine.hints import with_hints
-from canary.engine.judge import VersionRun, module_files
+from canary.engine.judge import VersionRun
+from canary.engine.loader import module_files
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.matrix.model import Check, Matrix, MatrixError
@@ -133,7 +134,6 @@ class Runner:
                     results.append(version_run.result(check))
                 except Exception as exc:
                     results.append(unjudged(matrix, target, check, exc))
-            version_run.close()
             if verdicts is not None:
                 verdicts.save()
         if self.progress is not None:
