@@ -417,7 +417,8 @@ def test_a_version_run_is_freed_by_reference_counting_alone(tmp_path):
     path = tmp_path / "fakeup.yaml"
     path.write_text(
         "upstream: fakeup\nsrc: src\nchecks:\n"
-        "  - {id: base, module: fakeup.trainer.grpo_trainer, class: GRPOTrainer, methods: [train]}\n"
+        "  - {id: base, module: fakeup.trainer.grpo_trainer, class: GRPOTrainer,"
+        " methods: [train]}\n"
     )
     matrix = load_matrix(path)
     run = VersionRun(
