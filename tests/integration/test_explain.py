@@ -1,0 +1,136 @@
+"""From red to fix: the transition, what a failing subject became, and `canary explain`, against
+fixture releases of a fake upstream served by a loopback index (a moved class, a renamed
+parameter, a rewritten line, a removed function with no successor)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from campaign_upstream import PROJECT, publish, wheel_name
+from servers import make_wheel, serving
+
+from canary.cli.main import main
+from canary.sources.context import forget_shared_contexts
+
+OLD_LINE = "self.aux_loss_enabled = is_moe and args.router_aux_loss_coef != 0.0"
+NEW_LINE = (
+    'self.aux_loss_enabled = hasattr(text_config, "output_router_logits") and '
+    "self.router_aux_loss_coef != 0.0"
+)
+
+GRPO_OLD = f'''class GRPOTrainer:
+    def __init__(self, model, args):
+        is_moe = getattr(model, "is_moe", False)
+        {OLD_LINE}
+        self.model = model
+'''
+GRPO_NEW = '''class GRPOTrainer:
+    def __init__(self, model, args):
+        text_config = model.config
+        self.router_aux_loss_coef = args.router_aux_loss_coef
+        self.aux_loss_enabled = hasattr(text_config, "output_router_logits") \\
+            and self.router_aux_loss_coef != 0.0
+        self.model = model
+'''
+KTO = """class KTOTrainer:
+    def __init__(self, model, beta=0.1):
+        self.beta = beta
+"""
+CORE_OLD = "def run(model, eval_strategy=None):\n    return model\n\n\ndef helper(x):\n    return x\n"
+CORE_NEW = "def run(model, evaluation_strategy=None):\n    return model\n"
+
+
+def release(version: str) -> dict[str, bytes]:
+    new = version.startswith("2.")
+    files = {
+        f"{PROJECT}/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"{PROJECT}/core.py": (CORE_NEW if new else CORE_OLD).encode(),
+        f"{PROJECT}/grpo.py": (GRPO_NEW if new else GRPO_OLD).encode(),
+        f"{PROJECT}/experimental/__init__.py": b"",
+    }
+    if new:
+        files[f"{PROJECT}/experimental/kto/__init__.py"] = b""
+        files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = b"import os\n\n\n" + KTO.replace("0.1", "0.2").encode()
+        files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n"
+    else:
+        files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n\n\n" + KTO.encode()
+    return files
+
+
+VERSIONS = ("1.0.0", "1.1.0", "2.0.0")
+MATRIX = f"""\
+upstream: {PROJECT}
+github: owner/{PROJECT}
+versions:
+  include: [{", ".join(VERSIONS)}]
+checks:
+  - {{id: moved, module: {PROJECT}.trainer, class: KTOTrainer}}
+  - {{id: renamed, module: {PROJECT}.core, function: run, params: [model, eval_strategy]}}
+  - id: rewritten
+    module: {PROJECT}.grpo
+    function: GRPOTrainer.__init__
+    contains: ["{OLD_LINE}"]
+  - {{id: removed, module: {PROJECT}.core, function: helper}}
+  - {{id: steady, module: {PROJECT}.core, function: run}}
+"""
+
+
+@pytest.fixture
+def upstream(tmp_path, monkeypatch):
+    with serving() as server:
+        wheels = {wheel_name(v): make_wheel(PROJECT, v, release(v)) for v in VERSIONS}
+        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, wheels))
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "matrices").mkdir()
+        (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
+        forget_shared_contexts()
+        yield server
+        forget_shared_contexts()
+
+
+def check_json(capsys) -> dict[str, dict]:
+    assert main(["check", "--format", "json", "-q"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    return {(r["check"], r["version"]): r for r in data["results"]}
+
+
+def test_check_json_carries_the_transition_and_what_each_subject_became(upstream, capsys):
+    rows = check_json(capsys)
+    for check in ("moved", "renamed", "rewritten", "removed"):
+        assert rows[check, "2.0.0"]["last_pass"] == "1.1.0"
+        assert rows[check, "2.0.0"]["first_fail"] == "2.0.0"
+        assert "last_pass" not in rows[check, "1.1.0"]
+    assert "first_fail" not in rows["steady", "2.0.0"]
+
+    moved = rows["moved", "2.0.0"]["moved_to"]
+    assert moved["text"] == f"{PROJECT}.experimental.kto.kto_trainer.KTOTrainer"
+    assert (moved["path"], moved["line"]) == (f"{PROJECT}/experimental/kto/kto_trainer.py", 4)
+
+    renamed = rows["renamed", "2.0.0"]["closest"]
+    assert (renamed["what"], renamed["text"]) == ("parameter", "evaluation_strategy")
+    assert (renamed["path"], renamed["line"]) == (f"{PROJECT}/core.py", 1)
+
+    closest = rows["rewritten", "2.0.0"]["closest"]
+    assert closest["what"] == "line"
+    assert closest["text"] == NEW_LINE  # the two physical lines as one logical line
+    assert (closest["path"], closest["line"]) == (f"{PROJECT}/grpo.py", 5)
+
+    removed = rows["removed", "2.0.0"]["moved_to"]
+    assert removed["text"] == "" and removed["searched"] >= 5
+
+
+def test_the_diff_has_upstream_paths_and_real_line_numbers(upstream, capsys):
+    diff = check_json(capsys)["rewritten", "2.0.0"]["diff"].splitlines()
+    assert diff[0] == f"--- {PROJECT}/grpo.py (1.1.0)"
+    assert diff[1] == f"+++ {PROJECT}/grpo.py (2.0.0)"
+    assert diff[2].startswith("@@ -2,4 +2,6 @@")
+    assert f"-        {OLD_LINE}" in diff
+    moved = check_json(capsys)["moved", "2.0.0"]["diff"].splitlines()
+    assert moved[:2] == [
+        f"--- {PROJECT}/trainer.py (1.1.0)",
+        f"+++ {PROJECT}/experimental/kto/kto_trainer.py (2.0.0)",
+    ]
+    assert moved[2].startswith("@@ -5,3 +4,3 @@")
