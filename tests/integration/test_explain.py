@@ -134,3 +134,39 @@ def test_the_diff_has_upstream_paths_and_real_line_numbers(upstream, capsys):
         f"+++ {PROJECT}/experimental/kto/kto_trainer.py (2.0.0)",
     ]
     assert moved[2].startswith("@@ -5,3 +4,3 @@")
+
+
+def test_text_says_where_it_broke_and_what_it_became_on_the_next_lines(upstream, capsys):
+    assert main(["check", "-q"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if f"{PROJECT}::rewritten[2.0.0]" in line)
+    assert lines[at + 1] == "      broke in 2.0.0 (held on 1.1.0)"
+    assert lines[at + 2] == f"      closest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
+    at = next(i for i, line in enumerate(lines) if f"{PROJECT}::moved[2.0.0]" in line)
+    assert lines[at + 2] == (
+        f"      moved to {PROJECT}.experimental.kto.kto_trainer.KTOTrainer in 2.0.0 "
+        f"({PROJECT}/experimental/kto/kto_trainer.py:4)"
+    )
+    at = next(i for i, line in enumerate(lines) if f"{PROJECT}::renamed[2.0.0]" in line)
+    assert lines[at + 2] == (
+        "      parameters added in 2.0.0 (the likely rename): "
+        f"evaluation_strategy ({PROJECT}/core.py:1)"
+    )
+    at = next(i for i, line in enumerate(lines) if f"{PROJECT}::removed[2.0.0]" in line)
+    assert lines[at + 2].startswith("      defined nowhere in 2.0.0 (")
+    assert lines[at + 2].endswith(" modules read): no successor")
+
+
+def test_saved_json_renders_the_transition_in_markdown_and_html(upstream, capsys, tmp_path):
+    assert main(["check", "--format", "json", "-q", "--output", str(tmp_path / "r.json")]) == 1
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r.json"), "--format", "markdown"]) == 1
+    markdown = capsys.readouterr().out
+    assert "  - broke in 2.0.0 (held on 1.1.0)" in markdown
+    assert f"  - closest in 2.0.0: {PROJECT}/grpo.py:5: self.aux_loss_enabled = hasattr(" in markdown
+    assert "<details><summary>diff of the subject, 1.1.0 to 2.0.0 (" in markdown
+    assert f"  -        {OLD_LINE}" in markdown
+    assert main(["report", str(tmp_path / "r.json"), "--format", "html"]) == 1
+    page = capsys.readouterr().out
+    assert "<br>      broke in 2.0.0 (held on 1.1.0)" in page
+    assert f"<pre>--- {PROJECT}/grpo.py (1.1.0)\n+++ {PROJECT}/grpo.py (2.0.0)\n@@ -2,4" in page
