@@ -10,6 +10,7 @@ from pathlib import Path
 
 from canary import __version__
 from canary.analysis.pool import ParsePool
+from canary.cli import explain
 from canary.engine.outcomes import RunReport
 from canary.engine.runner import (
     Runner,
@@ -374,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = command("validate", "check matrices and their locks offline (commit hooks)")
     validate.add_argument("matrices", nargs="*", metavar="MATRIX", help="a .lock means its matrix")
     validate.set_defaults(func=cmd_validate)
+
+    explain.register(command, load_all)
 
     action = command("action", "one step of the GitHub Action (action.yml runs them)")
     action.add_argument("step", choices=ACTION_STEPS)

@@ -55,7 +55,9 @@ class Runner:
     modules: ModuleCache = field(default_factory=ModuleCache)
     remember: bool = True  # remember verdicts per release file (off to measure the parsing)
     progress: ProgressSink | None = None
-    #: seconds spent telling what failing subjects became (the bench weighs it)
+    #: tell what the subject of each check's latest transition became (`canary explain`
+    #: does it itself, for the errors); the seconds it took (the bench weighs them)
+    explains: bool = True
     explain_seconds: float = 0.0
     _context: object | None = None
 
@@ -180,7 +182,8 @@ class Runner:
         }
         explaining = time.perf_counter()
         order = {name: info.versions for name, info in upstreams.items()}
-        results = with_transitions(results, order, self._explainer(plan))
+        explainer = self._explainer(plan) if self.explains else lambda transition: None
+        results = with_transitions(results, order, explainer)
         self.explain_seconds += time.perf_counter() - explaining
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)

@@ -5,6 +5,7 @@ parameter, a rewritten line, a removed function with no successor)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from campaign_upstream import PROJECT, publish, wheel_name
@@ -19,25 +20,27 @@ NEW_LINE = (
     "self.router_aux_loss_coef != 0.0"
 )
 
-GRPO_OLD = f'''class GRPOTrainer:
+GRPO_OLD = f"""class GRPOTrainer:
     def __init__(self, model, args):
         is_moe = getattr(model, "is_moe", False)
         {OLD_LINE}
         self.model = model
-'''
-GRPO_NEW = '''class GRPOTrainer:
+"""
+GRPO_NEW = """class GRPOTrainer:
     def __init__(self, model, args):
         text_config = model.config
         self.router_aux_loss_coef = args.router_aux_loss_coef
         self.aux_loss_enabled = hasattr(text_config, "output_router_logits") \\
             and self.router_aux_loss_coef != 0.0
         self.model = model
-'''
+"""
 KTO = """class KTOTrainer:
     def __init__(self, model, beta=0.1):
         self.beta = beta
 """
-CORE_OLD = "def run(model, eval_strategy=None):\n    return model\n\n\ndef helper(x):\n    return x\n"
+CORE_OLD = (
+    "def run(model, eval_strategy=None):\n    return model\n\n\ndef helper(x):\n    return x\n"
+)
 CORE_NEW = "def run(model, evaluation_strategy=None):\n    return model\n"
 
 
@@ -51,7 +54,9 @@ def release(version: str) -> dict[str, bytes]:
     }
     if new:
         files[f"{PROJECT}/experimental/kto/__init__.py"] = b""
-        files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = b"import os\n\n\n" + KTO.replace("0.1", "0.2").encode()
+        files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = (
+            b"import os\n\n\n" + KTO.replace("0.1", "0.2").encode()
+        )
         files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n"
     else:
         files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n\n\n" + KTO.encode()
@@ -63,7 +68,7 @@ MATRIX = f"""\
 upstream: {PROJECT}
 github: owner/{PROJECT}
 versions:
-  include: [{", ".join(VERSIONS)}]
+  releases: ">=1.0"
 checks:
   - {{id: moved, module: {PROJECT}.trainer, class: KTOTrainer}}
   - {{id: renamed, module: {PROJECT}.core, function: run, params: [model, eval_strategy]}}
@@ -86,6 +91,8 @@ def upstream(tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
         (tmp_path / "matrices").mkdir()
         (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
+        forget_shared_contexts()
+        assert main(["lock"]) == 0  # with the files' hashes: verdicts are remembered
         forget_shared_contexts()
         yield server
         forget_shared_contexts()
@@ -163,10 +170,88 @@ def test_saved_json_renders_the_transition_in_markdown_and_html(upstream, capsys
     assert main(["report", str(tmp_path / "r.json"), "--format", "markdown"]) == 1
     markdown = capsys.readouterr().out
     assert "  - broke in 2.0.0 (held on 1.1.0)" in markdown
-    assert f"  - closest in 2.0.0: {PROJECT}/grpo.py:5: self.aux_loss_enabled = hasattr(" in markdown
+    assert (
+        f"  - closest in 2.0.0: {PROJECT}/grpo.py:5: self.aux_loss_enabled = hasattr(" in markdown
+    )
     assert "<details><summary>diff of the subject, 1.1.0 to 2.0.0 (" in markdown
     assert f"  -        {OLD_LINE}" in markdown
     assert main(["report", str(tmp_path / "r.json"), "--format", "html"]) == 1
     page = capsys.readouterr().out
     assert "<br>      broke in 2.0.0 (held on 1.1.0)" in page
     assert f"<pre>--- {PROJECT}/grpo.py (1.1.0)\n+++ {PROJECT}/grpo.py (2.0.0)\n@@ -2,4" in page
+
+
+def test_explain_tells_one_check_from_red_to_fix(upstream, capsys):
+    assert main(["explain", f"{PROJECT}::rewritten"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{PROJECT}::rewritten  (matrices/{PROJECT}.yaml:8)"
+    assert out[1:4] == [
+        "verdicts:",
+        "  PASS  1.0.0\u20131.1.0",
+        f"  FAIL  2.0.0  source of GRPOTrainer.__init__ lacks {OLD_LINE!r}",
+    ]
+    assert out[4] == "broke in 2.0.0 (held on 1.1.0)"
+    assert out[5] == f"closest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
+    assert out[7] == f"compare: https://github.com/owner/{PROJECT}/compare/v1.1.0...v2.0.0"
+    assert out[8] == (
+        f"diff of GRPOTrainer.__init__: {PROJECT}/grpo.py:2-5 (1.1.0) -> "
+        f"{PROJECT}/grpo.py:2-7 (2.0.0)"
+    )
+    assert out[9:12] == [
+        f"--- {PROJECT}/grpo.py (1.1.0)",
+        f"+++ {PROJECT}/grpo.py (2.0.0)",
+        "@@ -2,4 +2,6 @@",
+    ]
+
+
+def test_explain_json_is_the_same_as_data_and_works_offline_from_the_cache(upstream, capsys):
+    assert main(["explain", f"{PROJECT}::moved", "--format", "json"]) == 0
+    online = json.loads(capsys.readouterr().out)
+    upstream.stop()  # nothing answers any more: the cache alone
+    assert main(["explain", f"{PROJECT}::moved", "--format", "json", "--offline"]) == 0
+    assert json.loads(capsys.readouterr().out) == online
+    assert online["transition"] == {"last_pass": "1.1.0", "first_fail": "2.0.0"}
+    assert online["moved_to"]["text"] == f"{PROJECT}.experimental.kto.kto_trainer.KTOTrainer"
+    assert online["old"] == {
+        "name": "class KTOTrainer",
+        "path": f"{PROJECT}/trainer.py",
+        "start": 5,
+        "end": 7,
+    }
+    assert online["new"]["path"] == f"{PROJECT}/experimental/kto/kto_trainer.py"
+    assert "-    def __init__(self, model, beta=0.1):" in online["diff"].splitlines()
+    assert [v["status"] for v in online["verdicts"]] == ["pass", "fail"]
+
+
+def test_explain_says_when_a_check_never_broke(upstream, capsys):
+    assert main(["explain", "steady"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "it never failed on a version checked"
+
+
+def test_an_unknown_check_is_exit_2_with_a_did_you_mean(upstream, capsys):
+    assert main(["explain", f"{PROJECT}::rewriten"]) == 2
+    err = capsys.readouterr().err
+    assert f"no check {PROJECT}::rewriten in matrices/{PROJECT}.yaml" in err
+    assert f"(did you mean {PROJECT}::rewritten?)" in err
+    assert "Traceback" not in err
+
+
+def test_explain_on_a_release_that_cannot_be_read_names_the_cause(upstream, capsys, tmp_path):
+    assert main(["check", "-q"]) == 1  # the verdicts are remembered
+    capsys.readouterr()
+    forget_shared_contexts()
+    for members in [*(tmp_path / "cache").rglob("member")]:  # the files read are not
+        shutil.rmtree(members)
+    upstream.stop()
+    assert main(["explain", f"{PROJECT}::rewritten", "--offline"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("canary: offline: ") and "not in cache" in err
+
+
+def test_explain_of_a_check_its_versions_could_not_be_read_for_is_an_error(upstream, capsys):
+    upstream.stop()
+    forget_shared_contexts()
+    assert main(["explain", f"{PROJECT}::rewritten", "--offline"]) == 1
+    out = capsys.readouterr().out
+    assert "  ERROR 1.0.0\u20132.0.0  offline: " in out
+    assert out.splitlines()[-1] == "3 versions could not be read: where it broke is not known"
