@@ -11,54 +11,48 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
 
 from canary.analysis.similar import close_matches
+from canary.cli.help import EXIT_CODES
 from canary.engine.became import EXPLAIN_DIFF_LINES
 from canary.engine.outcomes import Status
 from canary.engine.runner import Runner, offline_mode, release_selector
+from canary.errors import ExitCode, UsageError
+from canary.matrix.files import load_matrices
 from canary.matrix.model import Check, Matrix
 from canary.reports.explanation import CheckStory, story_json, story_text
 from canary.reports.grid import build_grids
 from canary.reports.transition import explained
 
-EXIT_RED, EXIT_USAGE = 1, 2
+EXAMPLES = """examples:
+  canary explain trl::aux                      where trl::aux broke, what it became, the diff
+  canary explain trl::aux matrices/trl.yaml --format json --offline
 
-#: loads the matrices named on the command line (cli.main's, as `check` finds them)
-Loader = Callable[[list[str]], list[Matrix]]
+"""
 
 
-class UnknownCheck(Exception):
+class UnknownCheck(UsageError):
     """The ID names no check of the matrices read."""
 
 
-def register(command: Callable[..., argparse.ArgumentParser], load: Loader) -> None:
-    """Add `explain` to the CLI, given the factory cli.main makes its commands with."""
-    parser = command(
-        "explain",
-        "one check from red to fix: where it broke, what it became, the upstream diff",
-        "examples:\n  canary explain trl::aux\n  canary explain trl::aux matrices/trl.yaml "
-        "--format json\n",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLES + EXIT_CODES
     parser.add_argument("id", metavar="ID", help="upstream::check, as in test ids (trl::aux)")
-    parser.add_argument("matrices", nargs="*", metavar="MATRIX", help="as for check")
+    parser.add_argument(
+        "matrices", nargs="*", metavar="MATRIX", help="as for check; none: every matrices/*.yaml"
+    )
     parser.add_argument("--versions", default="releases", help="as for check")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--offline", action="store_true", help="use the cache alone")
-    parser.set_defaults(func=lambda args: explain_main(args, load))
 
 
-def explain_main(args: argparse.Namespace, load: Loader) -> int:
+def run(args: argparse.Namespace) -> int:
     with offline_mode(args.offline):
-        matrices = load(args.matrices)
-        try:
-            matrix, check = find_check(args.id, matrices)
-        except UnknownCheck as exc:
-            print(f"canary: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        matrix, check = find_check(args.id, load_matrices(args.matrices))
         story = tell(matrix, check, args.versions, args.offline)
     sys.stdout.write(story_json(story) if args.format == "json" else story_text(story))
-    return EXIT_RED if any(r.status is Status.ERROR for r in story.row) else 0
+    unread = any(r.status is Status.ERROR for r in story.row)
+    return int(ExitCode.FAILED if unread else ExitCode.OK)
 
 
 def find_check(wanted: str, matrices: list[Matrix]) -> tuple[Matrix, Check]:
