@@ -228,14 +228,24 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from canary.scan import scan_main
 
     upstreams = split_names(args.upstream)
-    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+    return scan_main(
+        args.path,
+        upstreams,
+        args.output,
+        args.merge,
+        sys.stdout,
+        source=args.source,
+        exclude=args.exclude,
+    )
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     from canary.init.command import init_main
 
     upstreams = split_names(args.upstream)
-    return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)
+    return init_main(
+        args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout, args.exclude
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -359,6 +369,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="a site-packages or checkout of the upstreams, read instead of the package index",
     )
+    scan.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave these files or folders out (repeatable; tests/, scripts/, ... already are)",
+    )
     scan.set_defaults(func=cmd_scan)
 
     init = command("init", "adopt canary: matrices, locks and workflows for a repository")
@@ -369,6 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
     init.add_argument("--dry-run", action="store_true", help="say what would be written")
+    init.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave these files or folders out (repeatable; tests/, scripts/, ... already are)",
+    )
     init.set_defaults(func=cmd_init)
 
     validate = command("validate", "check matrices and their locks offline (commit hooks)")
