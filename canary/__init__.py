@@ -1,3 +1,5 @@
 """canary: static cross-version checks of the upstream contracts that monkey-patches depend on."""
 
-__version__ = "0.1.0"
+from canary.version import __version__
+
+__all__ = ["__version__"]

@@ -8,7 +8,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from canary import __version__
 from canary.analysis.pool import ParsePool
 from canary.engine.outcomes import RunReport
 from canary.engine.runner import (
@@ -19,6 +18,7 @@ from canary.engine.runner import (
     release_selector,
 )
 from canary.init.workflows import ACTION_REF
+from canary.matrix.config import ConfigError, find_matrices
 from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import OutputError, prepare_output, write_output
@@ -26,6 +26,7 @@ from canary.reports.progress import Progress, is_cold
 from canary.reports.text import stats_line, summary_line, terminal_style
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
+from canary.version import __version__
 
 EXIT_OK, EXIT_RED, EXIT_USAGE = 0, 1, 2
 MAX_JOBS = 256
@@ -48,32 +49,6 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if action.default not in (None, False, 0, argparse.SUPPRESS) and "%(default)" not in text:
             text += " (default: %(default)s)"
         return text
-
-
-def _matrices_in(folder: Path) -> list[Path]:
-    found = sorted(folder.glob("*.yaml"))
-    if not found:
-        raise UsageError(f"{folder}: a folder without *.yaml matrices")
-    return found
-
-
-def find_matrices(paths: list[str]) -> list[Path]:
-    """Explicit paths, else every matrices/*.yaml of the current project. A folder means its
-    matrices, and a bare name such as `trl` means matrices/trl.yaml."""
-    if not paths:
-        if not Path("matrices").is_dir():
-            raise UsageError("no matrices given and no matrices/*.yaml in the current folder")
-        return _matrices_in(Path("matrices"))
-    found: list[Path] = []
-    for name in paths:
-        path, short = Path(name), Path("matrices") / f"{name}.yaml"
-        if path.is_dir():
-            found += _matrices_in(path)
-        elif not path.exists() and path.suffix == "" and short.is_file():
-            found.append(short)
-        else:
-            found.append(path)  # a missing file is load_matrix's "cannot read" error
-    return found
 
 
 def load_all(paths: list[str]) -> list[Matrix]:
@@ -387,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = argv
     try:
         return args.func(args)
-    except (MatrixError, UsageError, OutputError) as exc:
+    except (MatrixError, ConfigError, UsageError, OutputError) as exc:
         for error in getattr(exc, "errors", [exc]):  # a matrix reports all its errors
             print(f"canary: {error}", file=sys.stderr)
         return EXIT_USAGE

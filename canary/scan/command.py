@@ -11,6 +11,7 @@ from typing import TextIO
 
 from canary.cache.store import Cache
 from canary.engine.runner import Runner, offline_mode, release_selector
+from canary.matrix.config import find_config
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
@@ -75,9 +76,12 @@ class _File:
 
 def _read(root: Path, result: ScanResult) -> list[_File]:
     base = root.parent if root.is_file() else root
+    config = find_config(base.absolute())  # `exclude` of the scanned repository's table
     files = []
     for path in python_files(root):
         name = path.relative_to(base).as_posix()
+        if config.excludes(path.absolute().relative_to(config.root).as_posix()):
+            continue
         try:
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:

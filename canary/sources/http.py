@@ -24,11 +24,11 @@ import requests
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from canary import __version__
 from canary.sources.deadline import Deadline, DeadlineAdapter, bounded
 from canary.sources.redact import redact
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
+from canary.version import __version__
 
 USER_AGENT = f"canary/{__version__}"
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
