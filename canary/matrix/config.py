@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from canary.errors import CanaryError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the 3.10 interpreter of CI
@@ -32,14 +34,16 @@ KEYS = ("matrices", "exclude")
 _GLOB = "*?["
 
 
-class ConfigError(Exception):
-    """Where the matrices are cannot be told: a `[tool.canary]` table that does not read (file,
-    line and key, each error on its line), or no matrix where one was looked for. Exit 2 with
-    the message, no traceback."""
+class ConfigError(CanaryError):
+    """A `[tool.canary]` table that does not read: file, line and key, each error on its line
+    (exit 2, no traceback)."""
 
     def __init__(self, message: str, errors: list[ConfigError] | None = None):
         super().__init__(message)
         self.errors = errors or [self]
+
+    def lines(self) -> list[str]:
+        return [str(error) for error in self.errors]
 
     @classmethod
     def at(cls, path: Path, line: int | None, message: str) -> ConfigError:
@@ -88,7 +92,7 @@ class Config:
 
     def looked_for(self) -> str:
         """What was searched, for the error of a command that found no matrix."""
-        entries = ", ".join(f"{e}/*.yaml" if _is_folder_entry(e) else e for e in self.matrices)
+        entries = ", ".join(f"{e}/*.yaml" if is_folder_entry(e) else e for e in self.matrices)
         if self.configured:
             return f"[tool.canary] matrices in {self.file} ({entries}) names no matrix file"
         return (
@@ -104,7 +108,7 @@ class Config:
         )
 
 
-def _is_folder_entry(entry: str) -> bool:
+def is_folder_entry(entry: str) -> bool:
     return not any(c in entry for c in _GLOB) and not entry.endswith((".yaml", ".yml"))
 
 
@@ -188,44 +192,6 @@ def _from_table(path: Path, table: dict) -> Config:
         exclude=values.get("exclude", ()),
         file=path,
     )
-
-
-def find_matrices(names: list[str], config: Config | None = None) -> list[Path]:
-    """The matrix files that command-line names stand for: a file, a folder (its *.yaml) or a
-    bare name (`trl`: NAME.yaml in a configured folder); none named, every configured (or
-    default) matrix. What names nothing is an error saying what was looked for."""
-    if not names:
-        config = config or find_config()
-        found = config.matrix_files()
-        if not found:
-            raise ConfigError(config.looked_for())
-        return found
-    paths: list[Path] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            inside = sorted(path.glob("*.yaml"))
-            if not inside:
-                raise ConfigError(f"{path}: a folder without *.yaml matrices")
-            paths += inside
-        elif path.exists() or path.suffix:
-            paths.append(path)  # a missing file is load_matrix's "cannot read" error
-        else:
-            config = config or find_config()
-            paths.append(_by_name(config, name))
-    return paths
-
-
-def _by_name(config: Config, name: str) -> Path:
-    folders = [config.root / e for e in config.matrices if _is_folder_entry(e)]
-    for folder in folders:
-        if (folder / f"{name}.yaml").is_file():
-            return folder / f"{name}.yaml"
-    for path in config.matrix_files():  # a glob entry: the file named so
-        if path.stem == name:
-            return path
-    tried = ", ".join(str(folder / f"{name}.yaml") for folder in folders) or config.looked_for()
-    raise ConfigError(f"{name}: no such matrix (looked for {tried})")
 
 
 def table_text(pyproject: str, matrices: list[str]) -> str | None:

@@ -14,7 +14,8 @@ import pytest
 from paths import FIXTURES, ROOT
 
 from canary.cli.main import main
-from canary.matrix.config import find_config, find_matrices, table_text
+from canary.matrix.config import find_config, table_text
+from canary.matrix.files import find_matrices
 from canary.scan import scan_main
 
 CHECKOUT = FIXTURES / "checkout"
