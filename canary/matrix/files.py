@@ -28,7 +28,7 @@ def find_matrices(names: Sequence[str | Path], config: Config | None = None) -> 
         found = config.matrix_files()
         if not found:
             raise UsageError(config.looked_for())
-        return found
+        return [_as_named(path) for path in found]
     paths: list[Path] = []
     for name in names:
         path = Path(name)
@@ -42,14 +42,23 @@ def find_matrices(names: Sequence[str | Path], config: Config | None = None) -> 
     return paths
 
 
+def _as_named(path: Path) -> Path:
+    """Relative to the current folder when inside it, as a user would have named it (reports
+    and annotations show the path)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def _by_name(config: Config, name: str | Path) -> Path:
     folders = [config.root / e for e in config.matrices if is_folder_entry(e)]
     for folder in folders:
         if (folder / f"{name}.yaml").is_file():
-            return folder / f"{name}.yaml"
+            return _as_named(folder / f"{name}.yaml")
     for path in config.matrix_files():  # a glob entry: the file named so
         if path.stem == name:
-            return path
+            return _as_named(path)
     tried = ", ".join(str(folder / f"{name}.yaml") for folder in folders) or config.looked_for()
     raise UsageError(f"{name}: no such matrix (looked for {tried})")
 

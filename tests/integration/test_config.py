@@ -50,11 +50,13 @@ def test_the_table_is_found_from_a_subfolder(tmp_path, monkeypatch, capsys):
     assert check_here(tmp_path / "src", monkeypatch, "fakeup") == 0  # a bare name, too
 
 
-def test_globs_name_files_anywhere(tmp_path):
+def test_globs_name_files_anywhere(tmp_path, monkeypatch):
     put(tmp_path, "pyproject.toml", '[tool.canary]\nmatrices = ["a/*.yaml", "b/x.yaml"]\n')
     first, second = put(tmp_path, "a/one.yaml", MATRIX), put(tmp_path, "b/x.yaml", MATRIX)
     put(tmp_path, "b/y.yaml", MATRIX)
-    assert find_matrices([], find_config(tmp_path)) == [first, second]
+    assert find_matrices([], find_config(tmp_path)) == [first, second]  # outside the cwd
+    monkeypatch.chdir(tmp_path)
+    assert find_matrices([]) == [Path("a/one.yaml"), Path("b/x.yaml")]
 
 
 def test_finding_nothing_names_what_was_looked_for(tmp_path, monkeypatch, capsys):
