@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from canary import api
 from canary.cli.help import split_names
 
 
@@ -25,7 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from canary.scan import scan_main
+    from canary.scan.command import emit, output_folder
 
-    upstreams = split_names(args.upstream)
-    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+    folder = output_folder(args.output, args.merge)  # a bad --output before a long scan
+    found = api.scan(args.path, split_names(args.upstream), source=args.source)
+    out = sys.stdout
+    return emit(
+        found.result,
+        found.proposed,
+        args.path,
+        found.upstreams,
+        folder,
+        args.output,
+        args.merge,
+        out,
+    )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from canary.errors import CanaryError
 from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -25,7 +26,7 @@ _ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains"
 _ID_SUFFIX["matches"] = "-source-regex"
 
 
-class MergeError(Exception):
+class MergeError(CanaryError):
     """An existing matrix the proposals cannot be appended to; the message names the file."""
 
 

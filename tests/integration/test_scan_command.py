@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -10,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from commands import canary
 from paths import FIXTURES
 
 from canary.cli import main as cli
 from canary.matrix.model import load_matrix
-from canary.scan import scan_main
 
 FIXTURE = FIXTURES / "downstream"
 LOCATION = re.compile(r"(\S+\.py):((?:\d+(?: \([^)]*\))?,?)+)")
@@ -141,10 +140,17 @@ def _no_index(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-def run(*args, **kwargs) -> tuple[int, str]:
-    out = io.StringIO()
-    status = scan_main(*args, out=out, **kwargs)
-    return status, out.getvalue()
+def run(
+    path: str,
+    upstreams: list[str] | None,
+    output: str | None,
+    merge: str | None,
+    source: str | None = None,
+) -> tuple[int, str]:
+    """`canary scan PATH` with these options: (exit status, stdout)."""
+    options = {"--upstream": ",".join(upstreams or []), "--output": output, "--merge": merge}
+    options["--source"] = source
+    return canary("scan", path, *(a for k, v in options.items() if v for a in (k, v)))
 
 
 def summary(check: dict) -> tuple:
@@ -223,7 +229,7 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
     assert "NOTE: the package root may only re-export it" in text
 
 
-def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
+def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path, capsys):
     status, text = run(str(FIXTURE), ["trl", "peft", "accelerate"], str(tmp_path), None)
     assert status == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["peft.yaml", "trl.yaml"]
@@ -236,7 +242,7 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
     assert [summary(c) for c in written["checks"]] == EXPECTED["trl"]
     before = (tmp_path / "trl.yaml").read_text()
     status, text = run(str(FIXTURE), ["trl"], str(tmp_path), None)
-    assert status == 2 and "use --merge" in text
+    assert status == 2 and "use --merge" in capsys.readouterr().err
     assert (tmp_path / "trl.yaml").read_text() == before
 
 
@@ -303,9 +309,9 @@ def test_a_single_file_can_be_scanned():
         ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
     ],
 )
-def test_usage_errors_exit_2_with_a_message(args, kwargs, message):
-    status, text = run(*args, **kwargs)
-    assert status == 2 and message in text
+def test_usage_errors_exit_2_with_a_message_on_stderr(args, kwargs, message, capsys):
+    status, _ = run(*args, **kwargs)
+    assert status == 2 and message in capsys.readouterr().err
 
 
 FAKE_TRL = {
