@@ -123,9 +123,11 @@ def scan(
     *,
     source: str | Path | None = None,
     offline: bool = False,
+    exclude: Sequence[str] = (),
 ) -> Scan:
     """Read a downstream codebase (never import it) and propose the checks each upstream it
-    patches needs, placed and judged on the releases it declares (or the `source` folder)."""
+    patches needs, placed and judged on the releases it declares (or the `source` folder);
+    `exclude` globs leave files out besides a repository's tests, scripts, examples and docs."""
     from canary.scan.command import scan as scan_tree
     from canary.scan.command import upstream_names
 
@@ -136,5 +138,6 @@ def scan(
     if source is not None and not Path(source).is_dir():
         raise UsageError(f"scan: --source {source}: not a folder")
     with offline_mode(offline):
-        result, proposed = scan_tree(root, names, Path(source) if source is not None else None)
+        folder = Path(source) if source is not None else None
+        result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude))
     return Scan(result, proposed, names)

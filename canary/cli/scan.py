@@ -23,14 +23,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a site-packages or checkout of the upstreams, read instead of the package index",
     )
+    add_exclude(parser)
+
+
+def add_exclude(parser: argparse.ArgumentParser) -> None:
+    """`--exclude GLOB`, shared with `canary init` (which scans the same way)."""
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave these files or folders out (repeatable; tests/, scripts/, ... already are)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from canary.scan.command import emit, output_folder
+    from canary.scan.command import emit, output_folder, upstream_names
+    from canary.scan.merging import matrices_in
 
     folder = output_folder(args.output, args.merge)  # a bad --output before a long scan
-    found = api.scan(args.path, split_names(args.upstream), source=args.source)
-    out = sys.stdout
+    existing = matrices_in(folder) if args.merge else {}
+    upstreams = sorted({*upstream_names(split_names(args.upstream)), *existing})
+    found = api.scan(args.path, upstreams, source=args.source, exclude=args.exclude or ())
     return emit(
         found.result,
         found.proposed,
@@ -39,5 +52,6 @@ def run(args: argparse.Namespace) -> int:
         folder,
         args.output,
         args.merge,
-        out,
+        existing,
+        sys.stdout,
     )

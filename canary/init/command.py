@@ -41,10 +41,12 @@ class Plan:
     matrices: list[str] = field(default_factory=list)
 
 
-def _proposals(root: Path, upstreams: list[str] | None) -> tuple[dict[str, str], str]:
+def _proposals(
+    root: Path, upstreams: list[str] | None, exclude: list[str] | None
+) -> tuple[dict[str, str], str]:
     """NAME -> proposed matrix text, from the scan `canary scan` runs, and what scan says
     beside them (files it could not read, upstreams it found no use of)."""
-    found = api.scan(root, upstreams)
+    found = api.scan(root, upstreams, exclude=exclude or ())
     proposed = {name: found.proposed[name].text() for name in sorted(found.proposed)}
     unused = [name for name in sorted(found.upstreams) if name not in found.proposed]
     return proposed, "\n".join(notes(found.result, str(root), unused))
@@ -107,21 +109,25 @@ def init_main(
     action: str,
     dry_run: bool,
     out: TextIO,
+    exclude: list[str] | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
-    to check; bad input raises InitError (exit 2) before anything is written."""
+    to check; bad input raises InitError (exit 2) before anything is written. `exclude`: globs
+    scan leaves out (as `canary scan --exclude`)."""
     root = Path(path)
     if not root.is_dir():
         raise InitError(f"init: {path}: not a folder")
     if Path(folder).is_absolute() or ".." in Path(folder).parts:
         raise InitError(f"init: --dir {folder}: give a folder inside {path}")
-    proposed, notes = _proposals(root, upstreams)
+    proposed, notes = _proposals(root, upstreams, exclude)
     plan = Plan()
     matrices = Path(folder)
     for name, text in proposed.items():
         relative = (matrices / f"{name}.yaml").as_posix()
         checks = len(yaml.safe_load(text).get("checks") or [])
         _place(root, relative, text, dry_run, plan, f": {checks} proposed checks")
+        if dry_run and not (root / relative).exists():
+            out.write(f"---\n# {relative}\n{text}")
     plan.matrices = sorted(p.relative_to(root).as_posix() for p in (root / matrices).glob("*.yaml"))
     if dry_run:
         plan.matrices = sorted(
@@ -175,7 +181,8 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     out.write(
         "\nNext:\n"
         f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
-        "     delete what is not a contract. A `# scan:` comment above a check says on which\n"
+        "     delete what is not a contract, and put its id under `ignore:` so that scan never\n"
+        "     proposes it again. A `# scan:` comment above a check says on which\n"
         "     releases it stops holding and how scan gated it: if your code still relies on it\n"
         "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"

@@ -18,11 +18,13 @@ from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
 from canary.scan.judging import settle
+from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
+from canary.scan.selection import Selection
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -36,28 +38,7 @@ class ScanResult:
     modules: set[str] = field(default_factory=set)
     files: int = 0
     problems: list[str] = field(default_factory=list)
-
-
-def _skipped(folder: Path) -> bool:
-    """Hidden folders, caches and virtual environments are not the downstream's code."""
-    return (
-        folder.name.startswith(".")
-        or folder.name in ("__pycache__", "site-packages", "node_modules")
-        or (folder / "pyvenv.cfg").exists()
-    )
-
-
-def python_files(root: Path) -> list[Path]:
-    """The .py files under `root` (or `root` itself), in a stable order."""
-    if root.is_file():
-        return [root]
-    found = []
-    for path in sorted(root.iterdir()):
-        if path.is_dir() and not _skipped(path):
-            found += python_files(path)
-        elif path.suffix == ".py" and path.is_file():
-            found.append(path)
-    return found
+    left_out: str = ""  # the folders and globs not read, with their file counts
 
 
 @dataclass
@@ -75,27 +56,35 @@ class _File:
         return self.tree
 
 
-def _read(root: Path, result: ScanResult) -> list[_File]:
+def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_File]:
     base = root.parent if root.is_file() else root
     files = []
-    for path in python_files(root):
+    selection = Selection(root, exclude)
+    for path in selection.files():
         name = path.relative_to(base).as_posix()
         try:
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+    result.left_out = selection.described()
     return files
 
 
-def scan_path(root: Path, upstreams: frozenset[str], cache: Cache | None = None) -> ScanResult:
+def scan_path(
+    root: Path,
+    upstreams: frozenset[str],
+    cache: Cache | None = None,
+    exclude: tuple[str, ...] = (),
+) -> ScanResult:
     """Parse every downstream file (never import it) and collect the upstream uses.
 
     Two passes: the first gathers which upstream objects the package passes to its own
     functions, the second follows them into those functions. With a `cache`, each file's
     passes are remembered (file_scans.py): what did not change is not parsed again.
+    `exclude` are globs of files and folders not to read (selection.py).
     """
     result = ScanResult()
-    files = _read(root, result)
+    files = _read(root, result, exclude)
     calls = CallSites()
     for file in files:
         if b"canary:" in file.data:
@@ -168,12 +157,17 @@ class Proposed:
     releases: Releases
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
+    not_scanned: str = ""  # the downstream folders and globs scan did not read
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
         return render_matrix(self.upstream, self.proposals, self.releases, self._header())
 
     def _header(self) -> list[str]:
+        scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
+        return scanned + self._reading_header()
+
+    def _reading_header(self) -> list[str]:
         reading = self.reading
         if reading is None:
             return []
@@ -199,9 +193,10 @@ class Proposed:
             gone = {id(p) for p in self.left_out}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
 
-    def merged(self, existing: str, name: str) -> tuple[str, int]:
-        """`existing` (the matrix file `name`) with the missing proposals appended."""
-        return merge_text(existing, name, self.proposals)
+    def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
+        """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
+        are ids other matrices of the upstream state or ignore."""
+        return merge_text(existing, name, self.proposals, declined)
 
 
 def _name(proposal: Proposal) -> str:
@@ -214,17 +209,18 @@ def scan(
     upstreams: Iterable[str] = DEFAULT_UPSTREAMS,
     source: Path | None = None,
     read_upstream: bool = True,
+    exclude: tuple[str, ...] = (),
 ) -> tuple[ScanResult, dict[str, Proposed]]:
     """Scan a downstream tree and propose a matrix per upstream it uses.
 
     Each upstream is read (the newest and lowest release in the range the downstream declares,
     or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing.
+    them by naming conventions alone, reading nothing; `exclude` globs leave files out.
     """
     names = frozenset(upstreams)
     runner = Runner(select=release_selector, source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
-    result = scan_path(root, names, runner.context.cache if from_index else None)
+    result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
     used = sorted({f.ref.root for f in result.findings} & names)
     releases = {name: declared_releases(root, name) for name in used}
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
@@ -238,6 +234,7 @@ def scan(
             proposed.get(name, []),
             readings[name].releases if name in readings else releases[name] or Releases(),
             readings.get(name),
+            not_scanned=result.left_out,
         )
         for name in used
         if proposed.get(name)
@@ -253,14 +250,14 @@ def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
 
 
-def _merge(folder: Path, proposed: Proposed, out: TextIO) -> None:
-    target = folder / f"{proposed.upstream}.yaml"
-    text = target.read_text(encoding="utf-8")
-    merged, added = proposed.merged(text, str(target))
+def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
+    target, others = merge_target(proposed.upstream, existing)
+    text = target.path.read_text(encoding="utf-8")
+    merged, added = proposed.merged(text, str(target.path), others)
     if added:
-        target.write_text(merged, encoding="utf-8")
+        target.path.write_text(merged, encoding="utf-8")
     total = len(proposed.proposals)
-    out.write(f"merged into {target}: {added} new checks of {total} proposed\n")
+    out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
 
 
 def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
@@ -290,7 +287,8 @@ def notes(result: ScanResult | None, path: str, unused: list[str]) -> list[str]:
     how many it scanned (given `result`), and the upstreams in `unused` it saw no use of."""
     said = [f"# {problem}" for problem in result.problems] if result is not None else []
     if result is not None:
-        said.append(f"# scanned {result.files} files under {path}")
+        left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
+        said.append(f"# scanned {result.files} files under {path}{left_out}")
     return said + [f"# no uses of {upstream} found" for upstream in unused]
 
 
@@ -302,10 +300,13 @@ def emit(
     folder: Path,
     output: str | None,
     merge: str | None,
+    existing: dict[str, list[Existing]],
     out: TextIO,
 ) -> int:
-    """Print (or with `output`/`merge` write into `folder`) the proposed matrices, and say what
-    was scanned; a matrix that cannot be written is said on stderr and makes the status 2."""
+    """Print the proposals, write them as new files (`output`, into `folder`) or merge them
+    into the `existing` matrices of the merge folder (a new file for an upstream it has none
+    of), and say what was scanned; a matrix that cannot be written is said on stderr and makes
+    the status 2."""
     out.writelines(f"{note}\n" for note in notes(result, path, []))
     status = 0
     for upstream in sorted(names):
@@ -317,9 +318,9 @@ def emit(
                 status = _refused(f"{folder / upstream}.yaml exists; use --merge")
                 continue
             _write_new(folder, matrix, out)
-        elif merge and (folder / f"{upstream}.yaml").exists():
+        elif upstream in existing:
             try:
-                _merge(folder, matrix, out)
+                _merge(existing[upstream], matrix, out)
             except MergeError as exc:
                 status = _refused(str(exc))
         elif merge:
