@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from canary._version import __version__
 from canary.cli.help import EXIT_CODES, HelpFormatter
 from canary.errors import CanaryError, ExitCode
-from canary.version import __version__
 
 
 class Command(NamedTuple):

@@ -6,7 +6,7 @@ from the current folder. It says where the matrices are, so that `canary check`,
 
     [tool.canary]
     matrices = ["canary"]        # folders (their *.yaml), files or globs, from this file's folder
-    exclude = ["tests/**"]       # downstream paths `canary scan` leaves out
+    exclude = ["legacy"]         # downstream files and folders `canary scan` leaves out
 
 Without the table, `canary/` and `matrices/` of the current folder are looked for.
 """
@@ -14,7 +14,6 @@ Without the table, `canary/` and `matrices/` of the current folder are looked fo
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -98,13 +97,6 @@ class Config:
         return (
             f"no matrices given and none found: looked for {entries} in {self.root}; "
             f"name one, or set `matrices` under [tool.canary] in {PYPROJECT}"
-        )
-
-    def excludes(self, relative: str) -> bool:
-        """Whether scan leaves out this downstream path (posix, relative to the scanned root)."""
-        return any(
-            fnmatch.fnmatch(relative, pattern) or relative.startswith(pattern.rstrip("/") + "/")
-            for pattern in self.exclude
         )
 
 

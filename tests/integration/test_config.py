@@ -3,7 +3,6 @@ from the current folder; without the table `canary/` and `matrices/` are looked 
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
@@ -16,7 +15,6 @@ from paths import FIXTURES, ROOT
 from canary.cli.main import main
 from canary.matrix.config import find_config, table_text
 from canary.matrix.files import find_matrices
-from canary.scan import scan_main
 
 CHECKOUT = FIXTURES / "checkout"
 MATRIX = "upstream: fakeup\nsrc: src\nchecks:\n  - {id: pkg, module: fakeup.pkg}\n"
@@ -106,14 +104,6 @@ def test_a_bad_table_is_a_usage_error(tmp_path, monkeypatch, capsys, table, expe
     assert expected in err and "Traceback" not in err
 
 
-def test_exclude_patterns(tmp_path):
-    put(tmp_path, "pyproject.toml", '[tool.canary]\nexclude = ["tests", "*/vendored/*"]\n')
-    config = find_config(tmp_path)
-    assert config.excludes("tests/test_a.py")
-    assert config.excludes("pkg/vendored/x.py")
-    assert not config.excludes("pkg/core.py")
-
-
 def test_table_text_keeps_the_rest_byte_for_byte():
     before = '# top comment\n[project]\nname = "x"   # aligned\n\n[tool.ruff]\nline-length = 1\n'
     after = table_text(before, ["canary"])
@@ -189,17 +179,18 @@ def test_python_m_canary_in_a_repository_whose_matrix_folder_is_canary(tmp_path)
     assert "canary/fakeup.yaml" in done.stdout + done.stderr
 
 
-def test_scan_leaves_out_what_the_table_excludes(tmp_path, monkeypatch):
+def test_scan_leaves_out_what_the_table_excludes(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CANARY_OFFLINE", "1")
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
     tree = tmp_path / "proj"
     shutil.copytree(FIXTURES / "downstream", tree)
     runs = {}
     for label in ("all", "excluded"):
-        out = io.StringIO()
-        assert scan_main(str(tree), ["trl"], None, None, out) == 0
-        runs[label] = out.getvalue()
-        with (tree / "pyproject.toml").open("a") as pyproject:
-            pyproject.write('\n[tool.canary]\nexclude = ["fakesloth/rl.py"]\n')
+        if label == "excluded":
+            with (tree / "pyproject.toml").open("a") as pyproject:
+                pyproject.write('\n[tool.canary]\nexclude = ["fakesloth/rl.py"]\n')
+        assert main(["scan", str(tree), "--upstream", "trl"]) == 0
+        runs[label] = capsys.readouterr().out
+    assert "--exclude fakesloth/rl.py (1 file)" in runs["excluded"]
     assert "# scanned 5 files" in runs["all"] and "rl.py:" in runs["all"]
     assert "# scanned 4 files" in runs["excluded"] and "rl.py:" not in runs["excluded"]
