@@ -35,3 +35,21 @@ def judge_matrix(
     local = LocalTree(tree, upstream, src)
     run = VersionRun(matrix, Target.parse(version), local, ModuleCache())
     return [run.result(check) for check in matrix.checks]
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """An upstream release made of `files` (path -> source, dedented) under `root`, so a test
+    shows the upstream code it judges."""
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def judge_sources(
+    tmp_path: Path, files: dict[str, str], checks_yaml: str, version: str = "1.0.0"
+) -> list[Result]:
+    """Every check of `checks_yaml` judged on an upstream `up` made of `files`."""
+    tree = write_tree(tmp_path / "tree", files)
+    return judge_matrix(tmp_path, tree, "up", checks_yaml, version)
