@@ -1,4 +1,5 @@
-"""Judge a small matrix, written inline, on a fixture tree: the checks' tests share this."""
+"""Judge a small matrix, written inline, on a fixture tree or on upstream modules written inline:
+the checks' tests share this, so a test shows the upstream code it judges."""
 
 from __future__ import annotations
 
@@ -37,19 +38,19 @@ def judge_matrix(
     return [run.result(check) for check in matrix.checks]
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    """An upstream release made of `files` (path -> source, dedented) under `root`, so a test
-    shows the upstream code it judges."""
-    for name, source in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-    return root
-
-
-def judge_sources(
-    tmp_path: Path, files: dict[str, str], checks_yaml: str, version: str = "1.0.0"
+def judge_inline(
+    tmp_path: Path,
+    upstream: str,
+    modules: dict[str, str],
+    checks_yaml: str,
+    version: str,
+    header: str = "",
 ) -> list[Result]:
-    """Every check of `checks_yaml` judged on an upstream `up` made of `files`."""
-    tree = write_tree(tmp_path / "tree", files)
-    return judge_matrix(tmp_path, tree, "up", checks_yaml, version)
+    """`judge_matrix` on an upstream release made of `modules` (path in the release -> source,
+    dedented), so the upstream code a test judges is written in the test itself."""
+    tree = tmp_path / "release"
+    for name, source in modules.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return judge_matrix(tmp_path, tree, upstream, checks_yaml, version, header)

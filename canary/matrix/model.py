@@ -21,10 +21,12 @@ from packaging.version import InvalidVersion, Version
 
 from canary.analysis import Param
 from canary.analysis.parameters import parse_signature
+from canary.errors import CanaryError
 from canary.matrix import yamlmarks
+from canary.matrix.ignore import Ignored, read_ignored
 from canary.matrix.yamlmarks import MarkedDict
 
-TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks")
+TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
 LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
@@ -41,7 +43,7 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _GITHUB = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-class MatrixError(Exception):
+class MatrixError(CanaryError):
     """A matrix that cannot be loaded; str() is the whole message a user sees."""
 
     def __init__(self, path: Path | str, line: int | None, message: str, *, check: str = ""):
@@ -64,6 +66,9 @@ class MatrixError(Exception):
         combined.args = ("\n".join(str(e) for e in errors),)
         combined.errors = errors
         return combined
+
+    def lines(self) -> list[str]:
+        return [str(error) for error in self.errors]
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,7 @@ class Matrix:
     versions: VersionSpec
     checks: tuple[Check, ...]
     lines: dict[str, int] = field(default_factory=dict, compare=False)
+    ignored: tuple[Ignored, ...] = ()  # proposals the maintainer declined (matrix/ignore.py)
 
     def line_of(self, key: str) -> int:
         """Line of a dotted key such as "versions.anchors" (1 when unknown)."""
@@ -392,6 +398,11 @@ class _MatrixReader(_Reader):
         pypi = attempt(lambda: self.string(data, "pypi"))
         src = attempt(lambda: self.string(data, "src"))
         checks = self.checks(data)
+        ids = {check.id for check in checks}
+        ignore_line = data.lines.get("ignore", data.line)
+        ignored = attempt(
+            lambda: read_ignored(data.get("ignore"), ignore_line, ids, self.fail, _ID), ()
+        )
         self.errors.finalize()
         return Matrix(
             path=self.path,
@@ -404,6 +415,7 @@ class _MatrixReader(_Reader):
             versions=versions,
             checks=checks,
             lines=self.lines,
+            ignored=ignored,
         )
 
     def tag(self, data: MarkedDict) -> str:

@@ -6,9 +6,15 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from judging import judge_sources
+from judging import judge_inline
 
 from canary.engine.outcomes import Status
+
+
+def judge(tmp_path, modules, checks_yaml):
+    """The checks judged on an upstream `up` made of `modules`, as release 1.0.0."""
+    return judge_inline(tmp_path, "up", modules, checks_yaml, "1.0.0")
+
 
 MANAGER = """
     class LRUCacheWorkerLoRAManager:
@@ -138,7 +144,7 @@ CASES = [
 
 @pytest.mark.parametrize(("function", "call", "status", "detail", "python"), CASES)
 def test_a_call_binds_as_python_binds_it(tmp_path, function, call, status, detail, python):
-    (result,) = judge_sources(
+    (result,) = judge(
         tmp_path,
         {"up/__init__.py": MANAGER},
         f"- {{id: c, module: up, function: {function}, call: {call}}}",
@@ -156,7 +162,7 @@ def test_a_call_binds_as_python_binds_it(tmp_path, function, call, status, detai
 
 
 def test_the_detail_names_the_call_and_the_parameters(tmp_path):
-    (result,) = judge_sources(
+    (result,) = judge(
         tmp_path,
         {"up/__init__.py": MANAGER},
         f"- {{id: c, module: up, function: LRUCacheWorkerLoRAManager.create_lora_manager, "
@@ -183,7 +189,7 @@ def test_a_deprecation_rename_fills_its_target(tmp_path):
         def required(x, cache):
             pass
     """
-    results = judge_sources(
+    results = judge(
         tmp_path,
         {"up/__init__.py": source},
         """

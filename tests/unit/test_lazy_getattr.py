@@ -3,9 +3,15 @@ alias modules a function puts in `sys.modules` (fixture trees: each case and its
 
 from __future__ import annotations
 
-from judging import judge_sources
+from judging import judge_inline
 
 from canary.engine.outcomes import Status
+
+
+def judge(tmp_path, modules, checks_yaml):
+    """The checks judged on an upstream `up` made of `modules`, as release 1.0.0."""
+    return judge_inline(tmp_path, "up", modules, checks_yaml, "1.0.0")
+
 
 VLLM_INIT = """
     import typing
@@ -48,7 +54,7 @@ def statuses(results):
 
 
 def test_getattr_in_the_else_of_type_checking_serves_its_table(tmp_path):
-    results = judge_sources(
+    results = judge(
         tmp_path,
         TREE,
         """
@@ -87,7 +93,7 @@ def test_getattr_only_under_type_checking_still_fails(tmp_path):
                     module_name, attr_name = MODULE_ATTRS[name].split(":")
                     return getattr(import_module(module_name, __package__), attr_name)
     """
-    results = judge_sources(
+    results = judge(
         tmp_path, {**TREE, "up/__init__.py": init}, "- {id: a, module: up, symbol: LLM}"
     )
     assert statuses(results) == [
@@ -120,7 +126,7 @@ def test_getattr_in_a_try_and_a_computed_name(tmp_path):
                     return globals()[name]
                 raise AttributeError(name)
     """
-    results = judge_sources(
+    results = judge(
         tmp_path,
         {"up/__init__.py": init},
         """
@@ -164,7 +170,7 @@ def test_a_module_alias_made_by_a_function_is_its_target(tmp_path):
         "up/tokenization_sentencepiece.py": "class PreTrainedTokenizer:\n    pass\n",
         "up/tokenization_tokenizers.py": "class PreTrainedTokenizerFast:\n    pass\n",
     }
-    results = judge_sources(
+    results = judge(
         tmp_path,
         tree,
         """
