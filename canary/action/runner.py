@@ -13,6 +13,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from canary.reports import workflow
+from canary.untrusted import showable
+
 
 class ActionError(Exception):
     """A step cannot do its job: reported as a workflow error, the step exits non-zero."""
@@ -76,5 +79,13 @@ def work_dir() -> Path:
 
 def command(name: str, message: str) -> None:
     """A workflow command (`::error::`, `::notice::`) on stdout, where the runner reads them."""
-    escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    print(f"::{name}::{escaped}", flush=True)
+    print(workflow.command(name, message), flush=True)
+
+
+def echo(text: str) -> None:
+    """Text canary did not write (what a command printed, quoting upstream or index text) in
+    the log: each line made showable, with the runner's commands stopped around them."""
+    lines = [showable(line) for line in text.splitlines()]
+    for line in workflow.paused(lines):
+        print(line)
+    sys.stdout.flush()

@@ -7,6 +7,7 @@ these steps only choose the arguments and carry the results to GitHub.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import io
 import json
@@ -18,6 +19,7 @@ from canary.action.runner import (
     ActionError,
     add_summary,
     command,
+    echo,
     flag_input,
     set_output,
     text_input,
@@ -26,6 +28,8 @@ from canary.action.runner import (
 from canary.cli.main import main
 from canary.matrix.lock import lock_path
 from canary.matrix.model import MatrixError, load_matrix
+from canary.reports.markdown import code_block
+from canary.untrusted import showable
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -55,7 +59,7 @@ def matrix_files(spec: str | None = None) -> list[Path]:
         elif path.is_file():
             matched = [path]
         else:
-            matched = sorted(p for p in Path().glob(entry) if p.is_file())
+            matched = sorted(p for p in map(Path, glob.glob(entry)) if p.is_file())
         if not matched:
             raise ActionError(f"input matrices: {entry!r} names no matrix file")
         found.update(dict.fromkeys(matched))
@@ -88,13 +92,15 @@ def cache_prefix() -> str:
 
 
 def canary(*args: str) -> tuple[int, str]:
-    """`canary ARGS` in this process: (exit status, what it printed on stdout)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    """`canary ARGS` in this process: (exit status, what it printed on stdout). What it said on
+    stderr quotes index and upstream text: it goes to the log with the commands stopped."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = main(list(args))
         except SystemExit as exc:  # argparse refusing the arguments
             status = exc.code if isinstance(exc.code, int) else 2
+    echo(err.getvalue())
     return status, out.getvalue()
 
 
@@ -112,7 +118,7 @@ def plan() -> None:
     set_output("cache-prefix", cache_prefix())
     set_output("artifact", artifact_name())
     set_output("results", str(results_path()))
-    print(f"canary: {len(matrices)} matrices: {' '.join(map(str, matrices))}")
+    print(f"canary: {len(matrices)} matrices: {' '.join(showable(str(m)) for m in matrices)}")
 
 
 def lock() -> None:
@@ -120,19 +126,12 @@ def lock() -> None:
     matrices = matrix_files()
     before = {path: _read(path) for path in lock_files(matrices)}
     status, printed = canary("lock", *map(str, matrices))
-    sys.stdout.write(printed)
+    echo(printed)
     if status != 0:
         raise ActionError(f"canary lock exited {status}", status)
     changed = [str(path) for path, old in before.items() if _read(path) != old]
     summary = "\n".join(
-        [
-            "The nightly canary run refreshed the version locks:",
-            "",
-            "```",
-            printed.rstrip(),
-            "```",
-            "",
-        ]
+        ["The nightly canary run refreshed the version locks:", "", code_block(printed.rstrip()), ""]
     )
     (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
     set_output("locks-changed", "true" if changed else "false")

@@ -9,6 +9,7 @@ the output is cut at whole rows or blocks under `limit` bytes and says so, never
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
@@ -42,6 +43,20 @@ SUMMARY_LIMIT = 1024 * 1024
 def md_escape(text: str) -> str:
     """Text safe inside a table cell: no pipes, no newlines, no raw HTML."""
     return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as inline code: GitHub links, embeds and mentions nothing in it (no
+    `@org/team`, image or link), and no HTML. The fence is longer than any run of backticks in
+    the text; the padding spaces are the ones CommonMark strips."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {' '.join(text.split())} {fence}"
+
+
+def code_block(text: str) -> str:
+    """Untrusted lines as a fenced block whose fence no line of the text can close."""
+    fence = "`" * max(3, max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def _marker(grid: UpstreamGrid) -> Callable[[str], str]:
@@ -96,7 +111,7 @@ def _details(grid: UpstreamGrid) -> list[str]:
             continue
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
-            f"{md_escape(detail) or '(no detail)'}"
+            f"{code_span(detail) if detail else '(no detail)'}"
             for (status, detail), versions in grouped(loud).items()
         ]
         blocks.append(
