@@ -30,3 +30,10 @@ def showable(text: str) -> str:
     if "#" in text:
         text = _LEGACY.sub(lambda m: m.group()[:-1] + "\\x5b", text)
     return _COMMAND.sub(r"\1\\x3a:", text, count=1)
+
+
+def showable_lines(text: str) -> str:
+    """Several lines (a diff of upstream source), each made showable, the line ends kept."""
+    if not text:
+        return text
+    return "\n".join(showable(line) for line in text.split("\n"))

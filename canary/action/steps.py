@@ -130,9 +130,8 @@ def lock() -> None:
     if status != 0:
         raise ActionError(f"canary lock exited {status}", status)
     changed = [str(path) for path, old in before.items() if _read(path) != old]
-    summary = "\n".join(
-        ["The nightly canary run refreshed the version locks:", "", code_block(printed.rstrip()), ""]
-    )
+    lines = ["The nightly canary run refreshed the version locks:", ""]
+    summary = "\n".join([*lines, code_block(printed.rstrip()), ""])
     (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
     set_output("locks-changed", "true" if changed else "false")
     set_output("cache-key", cache_key(matrices))

@@ -25,6 +25,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.text import QUIET, stats_line
+from canary.reports.transition import fence, markdown_notes
 
 EMOJI = {
     Status.PASS: "✅",
@@ -40,9 +41,17 @@ NONE = "\u2013"
 SUMMARY_LIMIT = 1024 * 1024
 
 
+#: what GitHub would turn into a link, an image or a mention outside code: brackets become
+#: entities, a word joiner (U+2060) follows `@` and sits inside `://`
+_LINKING = {"[": "&#91;", "]": "&#93;", "@": "@\u2060", "://": ":\u2060//"}
+_LINKING_RE = re.compile("|".join(map(re.escape, _LINKING)))
+
+
 def md_escape(text: str) -> str:
-    """Text safe inside a table cell: no pipes, no newlines, no raw HTML."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    """Text safe inside a table cell or HTML: no pipes, no newlines, no raw HTML, no link,
+    image or mention."""
+    escaped = html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    return _LINKING_RE.sub(lambda m: _LINKING[m.group()], escaped)
 
 
 def code_span(text: str) -> str:
@@ -55,8 +64,7 @@ def code_span(text: str) -> str:
 
 def code_block(text: str) -> str:
     """Untrusted lines as a fenced block whose fence no line of the text can close."""
-    fence = "`" * max(3, max(map(len, re.findall("`+", text)), default=0) + 1)
-    return f"{fence}\n{text}\n{fence}"
+    return f"{fence(text)}\n{text}\n{fence(text)}"
 
 
 def _marker(grid: UpstreamGrid) -> Callable[[str], str]:
@@ -112,6 +120,10 @@ def _details(grid: UpstreamGrid) -> list[str]:
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
             f"{code_span(detail) if detail else '(no detail)'}"
+            + "".join(
+                "\n" + note
+                for note in markdown_notes((grid.cells[check, v] for v in versions), md_escape)
+            )
             for (status, detail), versions in grouped(loud).items()
         ]
         blocks.append(

@@ -138,3 +138,12 @@ def test_huge_run_is_capped_at_github_summary_limit():
     assert len(out.encode()) <= SUMMARY_LIMIT
     assert "**Truncated**" in out
     assert out.count("| `check-") == 250  # every table row survived; only details were cut
+
+
+def test_names_and_versions_outside_code_link_and_mention_nothing():
+    from canary.reports.markdown import md_escape
+
+    shown = md_escape("@org/team [x](https://evil.example) ![i](//e) <img> a|b")
+    assert shown == (
+        "@\u2060org/team &#91;x&#93;(https:\u2060//evil.example) !&#91;i&#93;(//e) &lt;img&gt; a\\|b"
+    )
