@@ -145,5 +145,6 @@ def test_names_and_versions_outside_code_link_and_mention_nothing():
 
     shown = md_escape("@org/team [x](https://evil.example) ![i](//e) <img> a|b")
     assert shown == (
-        "@\u2060org/team &#91;x&#93;(https:\u2060//evil.example) !&#91;i&#93;(//e) &lt;img&gt; a\\|b"
+        "@\u2060org/team &#91;x&#93;(https:\u2060//evil.example) !&#91;i&#93;(//e) "
+        "&lt;img&gt; a\\|b"
     )
