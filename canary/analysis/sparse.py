@@ -12,7 +12,7 @@ generated modules).
 
 Listing every name of a table (a did-you-mean hint) takes the whole index. A module whose
 exports may be served by statements that do not name what they serve (a lazy module, a
-module-level `__getattr__`, an import hook) is indexed whole; `__all__` and star imports are
+module-level `__getattr__`, an import hook, an alias maker) is indexed whole; `__all__` and star imports are
 read from the statements that hold them.
 
 So the statements a check reads decide `error`: a syntax error in a statement it does not read
@@ -33,6 +33,9 @@ from canary.analysis.skeleton import mask_text
 #: Words after which a module's exports may depend on statements that need not name what they
 #: export (a lazy module, an import hook): such a module is indexed whole.
 _LAZY_WORDS = ("LazyModule", "meta_path")
+#: Words that together may make an alias maker (a def that fills `sys.modules[...]` through
+#: `import_module`) whose calls add aliases: such a module is indexed whole too.
+_ALIAS_WORDS = ("sys.modules", "import_module")
 _GETATTR = re.compile("__getattr__")
 _ALL = re.compile("__all__")
 _STAR = re.compile(r"import[\s\\]*\*")
@@ -169,7 +172,8 @@ class _ByName(Mapping[str, Any]):
 
 def _lazy_exports(shape: Outline) -> bool:
     """Whether the module's exports may be served lazily (canary.analysis.exports)."""
-    if any(word in shape.masked for word in _LAZY_WORDS):
+    masked = shape.masked
+    if any(w in masked for w in _LAZY_WORDS) or all(w in masked for w in _ALIAS_WORDS):
         return True
     defined = shape.mentioning(_GETATTR, _getattr)
     return any(shape.keyword(i) != "class" for i in defined)

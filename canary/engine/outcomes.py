@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
+
+from canary.untrusted import showable, showable_lines
 
 
 class Status(str, enum.Enum):
@@ -22,14 +23,62 @@ class Status(str, enum.Enum):
         return self in (Status.FAIL, Status.ERROR)
 
 
-#: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL and
-#: C1 (escape sequences), line and paragraph separators, bidirectional overrides
-_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+@dataclass(frozen=True)
+class Place:
+    """A line of upstream source: its text (made showable), file and 1-based line."""
+
+    text: str
+    path: str = ""
+    line: int = 0
+
+    def __post_init__(self) -> None:
+        shown = showable(self.text)
+        if shown != self.text:
+            object.__setattr__(self, "text", shown)
+
+    def to_json(self) -> dict[str, str | int]:
+        return {"text": self.text, "path": self.path, "line": self.line}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Place:
+        return cls(str(data.get("text", "")), str(data.get("path", "")), int(data.get("line", 0)))
 
 
-def showable(text: str) -> str:
-    """`text` with every character a terminal would act on written as its escape."""
-    return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)
+#: what a failing subject became: the JSON key (`closest`, `moved_to`) of each kind of finding
+BECAME_KEYS = {"line": "closest", "parameter": "closest", "definition": "moved_to"}
+
+
+@dataclass(frozen=True)
+class Became:
+    """What a check's subject became on the release it first failed on (canary.engine.became):
+    the closest `line`s to a missing text, the `parameter`s added where one went missing, or
+    the `definition` of a missing name elsewhere in the release; no place: nothing like it."""
+
+    what: str  # "line" | "parameter" | "definition"
+    places: tuple[Place, ...] = ()
+    searched: int = 0  # how many modules a definition was looked for in
+
+    @property
+    def key(self) -> str:
+        return BECAME_KEYS[self.what]
+
+    def to_json(self) -> dict:
+        first = self.places[0].to_json() if self.places else Place("").to_json()
+        data: dict = {"what": self.what, **first}
+        if len(self.places) > 1:
+            data["also"] = [p.to_json() for p in self.places[1:]]
+        if self.what == "definition":
+            data["searched"] = self.searched
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Became:
+        what = str(data.get("what", ""))
+        if what not in BECAME_KEYS:
+            raise ValueError(f"what {what!r}")
+        places = [Place.from_json(data)] if data.get("text") else []
+        places += [Place.from_json(p) for p in data.get("also", [])]
+        return cls(what, tuple(places), int(data.get("searched", 0)))
 
 
 @dataclass(frozen=True)
@@ -37,7 +86,8 @@ class Result:
     """One cell of the check x version grid; field order is the JSON contract of SPEC.
 
     The detail quotes upstream and index text (file names, URLs, server messages): it is made
-    showable here, once, so no report can carry an escape sequence to a terminal."""
+    showable here, once, so no report can carry an escape sequence to a terminal, a second
+    line, or a workflow command to a CI log."""
 
     upstream: str
     check: str
@@ -45,13 +95,25 @@ class Result:
     status: Status
     detail: str = ""
     source: str = ""
+    #: on a failure of a check that held on an earlier version (canary.engine.transitions):
+    #: the last version it held on before the failing run this result belongs to, and that
+    #: run's first version; on that first failing result, what the subject became and the
+    #: unified diff of the subject between the two
+    last_pass: str = ""
+    first_fail: str = ""
+    became: Became | None = None
+    diff: str = ""
 
     def __post_init__(self) -> None:
-        if _UNSHOWABLE.search(self.detail):
-            object.__setattr__(self, "detail", showable(self.detail))
+        shown = showable(self.detail)
+        if shown != self.detail:
+            object.__setattr__(self, "detail", shown)
+        shown = showable_lines(self.diff)  # a diff keeps its lines (and tabs)
+        if shown != self.diff:
+            object.__setattr__(self, "diff", shown)
 
-    def to_json(self) -> dict[str, str]:
-        return {
+    def to_json(self) -> dict:
+        data: dict = {
             "upstream": self.upstream,
             "check": self.check,
             "version": self.version,
@@ -59,9 +121,17 @@ class Result:
             "detail": self.detail,
             "source": self.source,
         }
+        if self.first_fail:
+            data["last_pass"], data["first_fail"] = self.last_pass, self.first_fail
+        if self.became is not None:
+            data[self.became.key] = self.became.to_json()
+        if self.diff:
+            data["diff"] = self.diff
+        return data
 
     @classmethod
-    def from_json(cls, data: dict[str, str]) -> Result:
+    def from_json(cls, data: dict) -> Result:
+        became = next((data[key] for key in ("closest", "moved_to") if key in data), None)
         return cls(
             upstream=data["upstream"],
             check=data["check"],
@@ -69,6 +139,10 @@ class Result:
             status=Status(data["status"]),
             detail=data.get("detail", ""),
             source=data.get("source", ""),
+            last_pass=data.get("last_pass", ""),
+            first_fail=data.get("first_fail", ""),
+            became=Became.from_json(became) if isinstance(became, dict) else None,
+            diff=data.get("diff", ""),
         )
 
 

@@ -7,9 +7,7 @@ user's edit is never overwritten. `--dry-run` says what would be written and wri
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,17 +15,20 @@ from typing import TextIO
 
 import yaml
 
+from canary import api
+from canary.errors import CanaryError
 from canary.init.workflows import (
     NIGHTLY_WORKFLOW,
     PR_WORKFLOW,
     nightly_workflow,
     pr_workflow,
 )
+from canary.matrix.config import PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
-from canary.matrix.versions import lock_main
-from canary.scan import scan_main
+from canary.scan.command import notes
 from canary.sources.tree import SourceError
+from canary.writes import WriteError, replace_file, write_new
 
 DEFAULT_FOLDER = "canary"
 
@@ -42,22 +43,18 @@ class Plan:
     matrices: list[str] = field(default_factory=list)
 
 
-def _proposals(root: Path, upstreams: list[str] | None) -> tuple[dict[str, str], str]:
-    """NAME -> proposed matrix text, from `canary scan` itself (into a scratch folder), and
-    what scan said (files it could not read, upstreams it found no use of)."""
-    said = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="canary-init-") as scratch:
-        status = scan_main(str(root), upstreams, scratch, None, said)
-        proposed = {
-            p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(scratch).glob("*.yaml"))
-        }
-    if status != 0:
-        raise InitError(said.getvalue().strip())
-    notes = [line for line in said.getvalue().splitlines() if line.startswith("#")]
-    return proposed, "\n".join(notes)
+def _proposals(
+    root: Path, upstreams: list[str] | None, exclude: list[str] | None
+) -> tuple[dict[str, str], str]:
+    """NAME -> proposed matrix text, from the scan `canary scan` runs, and what scan says
+    beside them (files it could not read, upstreams it found no use of)."""
+    found = api.scan(root, upstreams, exclude=exclude or ())
+    proposed = {name: found.proposed[name].text() for name in sorted(found.proposed)}
+    unused = [name for name in sorted(found.upstreams) if name not in found.proposed]
+    return proposed, "\n".join(notes(found.result, str(root), unused))
 
 
-class InitError(Exception):
+class InitError(CanaryError):
     """init cannot start (a bad PATH or option); exit 2."""
 
 
@@ -78,13 +75,19 @@ def default_branch(root: Path) -> str:
 
 def _place(root: Path, relative: str, text: str, dry_run: bool, plan: Plan, what: str = "") -> None:
     path = root / relative
+    if path.is_symlink():
+        plan.problems.append(f"{relative}: not written: it is a symbolic link")
+        return
     if path.exists():
         same = path.read_text(encoding="utf-8", errors="replace") == text
         plan.kept.append(f"{relative} ({'up to date' if same else 'exists; left as it is'})")
         return
     if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            write_new(root, path, text)
+        except WriteError as exc:
+            plan.problems.append(str(exc))
+            return
     plan.written.append(f"{relative}{what}")
 
 
@@ -97,7 +100,7 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
         plan.written.append(f"{lock} (resolved from the package index)")
         return
     try:
-        lock_main([str(root / relative)], False, io.StringIO())
+        api.lock([root / relative])
         written = read_lock(root / lock)
     except (MatrixError, SourceError) as exc:
         plan.problems.append(f"{lock}: not written: {exc}")
@@ -107,6 +110,27 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
     plan.written.append(f"{lock}: {len(labels)} versions ({', '.join(shown)})")
 
 
+def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
+    """`[tool.canary]` in pyproject.toml (created when missing), the rest of it kept as it was,
+    so every command and the pytest plugin find the matrices."""
+    path = root / PYPROJECT
+    try:
+        text = table_text(path.read_text(encoding="utf-8") if path.is_file() else "", [folder])
+    except (OSError, ValueError) as exc:  # tomlkit's ParseError is a ValueError
+        plan.problems.append(f"{PYPROJECT}: [tool.canary] not added: {exc}")
+        return
+    if text is None:
+        plan.kept.append(f"{PYPROJECT} (has [tool.canary]; left as it is)")
+        return
+    if not dry_run:
+        try:
+            replace_file(root, path, text)
+        except WriteError as exc:
+            plan.problems.append(str(exc))
+            return
+    plan.written.append(f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]')
+
+
 def init_main(
     path: str,
     folder: str,
@@ -114,27 +138,25 @@ def init_main(
     action: str,
     dry_run: bool,
     out: TextIO,
+    exclude: list[str] | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
-    to check, 2 on bad input."""
+    to check; bad input raises InitError (exit 2) before anything is written. `exclude`: globs
+    scan leaves out (as `canary scan --exclude`)."""
     root = Path(path)
     if not root.is_dir():
-        out.write(f"canary init: {path}: not a folder\n")
-        return 2
+        raise InitError(f"init: {path}: not a folder")
     if Path(folder).is_absolute() or ".." in Path(folder).parts:
-        out.write(f"canary init: --dir {folder}: give a folder inside {path}\n")
-        return 2
-    try:
-        proposed, notes = _proposals(root, upstreams)
-    except InitError as exc:
-        out.write(f"{exc}\n")
-        return 2
+        raise InitError(f"init: --dir {folder}: give a folder inside {path}")
+    proposed, notes = _proposals(root, upstreams, exclude)
     plan = Plan()
     matrices = Path(folder)
     for name, text in proposed.items():
         relative = (matrices / f"{name}.yaml").as_posix()
         checks = len(yaml.safe_load(text).get("checks") or [])
         _place(root, relative, text, dry_run, plan, f": {checks} proposed checks")
+        if dry_run and not (root / relative).exists():
+            out.write(f"---\n# {relative}\n{text}")
     plan.matrices = sorted(p.relative_to(root).as_posix() for p in (root / matrices).glob("*.yaml"))
     if dry_run:
         plan.matrices = sorted(
@@ -158,6 +180,7 @@ def init_main(
             dry_run,
             plan,
         )
+        _table(root, matrices.as_posix(), dry_run, plan)
     report(plan, notes, matrices.as_posix(), path, dry_run, out)
     return 1 if plan.problems or not plan.matrices else 0
 
@@ -188,13 +211,15 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     out.write(
         "\nNext:\n"
         f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
-        "     delete what is not a contract. A `# scan:` comment above a check says on which\n"
+        "     delete what is not a contract, and put its id under `ignore:` so that scan never\n"
+        "     proposes it again. A `# scan:` comment above a check says on which\n"
         "     releases it stops holding and how scan gated it: if your code still relies on it\n"
         "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"
         "     you support is a patch that no-ops or crashes there.\n"
-        f"  3. Commit {folder}/ and .github/workflows/; the pull-request workflow checks every\n"
-        "     locked release, the nightly adds main and refreshes the locks.\n"
+        f"  3. Commit {folder}/, pyproject.toml and .github/workflows/; the pull-request\n"
+        "     workflow checks every locked release, the nightly adds main and refreshes the\n"
+        "     locks.\n"
         "  4. For the nightly's lock pull request: Settings > Actions > General > Workflow\n"
         "     permissions > Allow GitHub Actions to create and approve pull requests.\n"
         f"  5. Later, `{scan}` adds the checks of patches written since;\n"

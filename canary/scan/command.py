@@ -4,26 +4,36 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from canary.cache.store import Cache
-from canary.engine.runner import Runner, offline_mode, release_selector
+from canary.engine.runner import Runner, release_selector
+from canary.errors import ExitCode, UsageError
+from canary.matrix.config import find_config
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
 from canary.scan.judging import settle
+from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
+from canary.scan.selection import Selection
+from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 @dataclass
@@ -34,28 +44,7 @@ class ScanResult:
     modules: set[str] = field(default_factory=set)
     files: int = 0
     problems: list[str] = field(default_factory=list)
-
-
-def _skipped(folder: Path) -> bool:
-    """Hidden folders, caches and virtual environments are not the downstream's code."""
-    return (
-        folder.name.startswith(".")
-        or folder.name in ("__pycache__", "site-packages", "node_modules")
-        or (folder / "pyvenv.cfg").exists()
-    )
-
-
-def python_files(root: Path) -> list[Path]:
-    """The .py files under `root` (or `root` itself), in a stable order."""
-    if root.is_file():
-        return [root]
-    found = []
-    for path in sorted(root.iterdir()):
-        if path.is_dir() and not _skipped(path):
-            found += python_files(path)
-        elif path.suffix == ".py" and path.is_file():
-            found.append(path)
-    return found
+    left_out: str = ""  # the folders and globs not read, with their file counts
 
 
 @dataclass
@@ -73,27 +62,36 @@ class _File:
         return self.tree
 
 
-def _read(root: Path, result: ScanResult) -> list[_File]:
+def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_File]:
     base = root.parent if root.is_file() else root
+    table = find_config(base.absolute()).exclude  # the scanned repository's [tool.canary]
     files = []
-    for path in python_files(root):
+    selection = Selection(root, (*exclude, *table))
+    for path in selection.files():
         name = path.relative_to(base).as_posix()
         try:
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+    result.left_out = selection.described()
     return files
 
 
-def scan_path(root: Path, upstreams: frozenset[str], cache: Cache | None = None) -> ScanResult:
+def scan_path(
+    root: Path,
+    upstreams: frozenset[str],
+    cache: Cache | None = None,
+    exclude: tuple[str, ...] = (),
+) -> ScanResult:
     """Parse every downstream file (never import it) and collect the upstream uses.
 
     Two passes: the first gathers which upstream objects the package passes to its own
     functions, the second follows them into those functions. With a `cache`, each file's
     passes are remembered (file_scans.py): what did not change is not parsed again.
+    `exclude` are globs of files and folders not to read (selection.py).
     """
     result = ScanResult()
-    files = _read(root, result)
+    files = _read(root, result, exclude)
     calls = CallSites()
     for file in files:
         if b"canary:" in file.data:
@@ -166,12 +164,18 @@ class Proposed:
     releases: Releases
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
+    not_scanned: str = ""  # the downstream folders and globs scan did not read
+    unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
         return render_matrix(self.upstream, self.proposals, self.releases, self._header())
 
     def _header(self) -> list[str]:
+        scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
+        return scanned + self._reading_header()
+
+    def _reading_header(self) -> list[str]:
         reading = self.reading
         if reading is None:
             return []
@@ -186,20 +190,38 @@ class Proposed:
                 f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
                 " (dead code for this range?):"
             )
-        return head + [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        head += [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        if self.unreached:
+            head.append(
+                f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
+                " gates to releases outside the range (no locked release would check it):"
+            )
+        return head + [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
         leave out the guarded names absent on both ends."""
         if self.reading is not None and self.reading.runs:
+            labels = [Version(label) for label in self.reading.labels]
+            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
+            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
             matrix = load_text(self.upstream, self.text())
             self.left_out = settle(matrix, self.proposals, self.reading)
             gone = {id(p) for p in self.left_out}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
 
-    def merged(self, existing: str, name: str) -> tuple[str, int]:
-        """`existing` (the matrix file `name`) with the missing proposals appended."""
-        return merge_text(existing, name, self.proposals)
+    def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
+        """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
+        are ids other matrices of the upstream state or ignore."""
+        return merge_text(existing, name, self.proposals, declined)
+
+
+def _reaches(gate: str, releases: list[Version]) -> bool:
+    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
+    if not gate or not releases:
+        return True
+    spec = SpecifierSet(gate)
+    return any(spec.contains(release, prereleases=True) for release in releases)
 
 
 def _name(proposal: Proposal) -> str:
@@ -212,17 +234,18 @@ def scan(
     upstreams: Iterable[str] = DEFAULT_UPSTREAMS,
     source: Path | None = None,
     read_upstream: bool = True,
+    exclude: tuple[str, ...] = (),
 ) -> tuple[ScanResult, dict[str, Proposed]]:
     """Scan a downstream tree and propose a matrix per upstream it uses.
 
     Each upstream is read (the newest and lowest release in the range the downstream declares,
     or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing.
+    them by naming conventions alone, reading nothing; `exclude` globs leave files out.
     """
     names = frozenset(upstreams)
     runner = Runner(select=release_selector, source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
-    result = scan_path(root, names, runner.context.cache if from_index else None)
+    result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
     used = sorted({f.ref.root for f in result.findings} & names)
     releases = {name: declared_releases(root, name) for name in used}
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
@@ -236,6 +259,7 @@ def scan(
             proposed.get(name, []),
             readings[name].releases if name in readings else releases[name] or Releases(),
             readings.get(name),
+            not_scanned=result.left_out,
         )
         for name in used
         if proposed.get(name)
@@ -247,63 +271,61 @@ def scan(
 
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     target = folder / f"{proposed.upstream}.yaml"
-    target.write_text(proposed.text(), encoding="utf-8")
+    replace_file(folder, target, proposed.text())
     out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
 
 
-def _merge(folder: Path, proposed: Proposed, out: TextIO) -> None:
-    target = folder / f"{proposed.upstream}.yaml"
-    text = target.read_text(encoding="utf-8")
-    merged, added = proposed.merged(text, str(target))
+def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
+    target, others = merge_target(proposed.upstream, existing)
+    with open(target.path, encoding="utf-8", newline="") as handle:  # its own line ends
+        text = handle.read()
+    merged, added = proposed.merged(text, str(target.path), others)
     if added:
-        target.write_text(merged, encoding="utf-8")
+        replace_file(target.path.parent, target.path, in_line_ends_of(text, merged))
     total = len(proposed.proposals)
-    out.write(f"merged into {target}: {added} new checks of {total} proposed\n")
+    out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
 
 
-def _usage_error(out: TextIO, message: str) -> int:
-    out.write(f"canary scan: {message}\n")
-    return 2
+def in_line_ends_of(original: str, merged: str) -> str:
+    """`merged` with the new lines ended as every line of `original` is, when that is CRLF."""
+    if "\r\n" in original and not _LONE_LF.search(original):
+        return _LONE_LF.sub("\r\n", merged)
+    return merged
 
 
-def scan_main(
-    path: str,
-    upstreams: list[str] | None,
-    output: str | None,
-    merge: str | None,
-    out: TextIO,
-    source: str | None = None,
-    offline: bool = False,
-) -> int:
-    """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem).
-
-    `source` is a folder holding the upstream packages (a site-packages or a checkout) read in
-    place of the releases on the package index.
-    """
-    root = Path(path)
-    if not root.exists():
-        return _usage_error(out, f"{path}: no such file or folder")
-    if output and merge:
-        return _usage_error(out, "--output and --merge are alternatives; give one")
+def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
+    """`--upstream` as top-level package names (the default three when not given)."""
     names = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
     if not names or any(not _PACKAGE_NAME.match(n) for n in names):
-        return _usage_error(out, f"--upstream wants top-level package names, got {names}")
+        raise UsageError(f"scan: --upstream wants top-level package names, got {names}")
+    return names
+
+
+def output_folder(output: str | None, merge: str | None) -> Path:
+    """Where `--output` (created) or `--merge` (an existing folder) writes; `.` for neither."""
+    if output and merge:
+        raise UsageError("scan: --output and --merge are alternatives; give one")
     if merge and not Path(merge).is_dir():
-        return _usage_error(out, f"{merge}: not a folder")
-    if source and not Path(source).is_dir():
-        return _usage_error(out, f"--source {source}: not a folder")
+        raise UsageError(f"scan: {merge}: not a folder")
     if output:
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            return _usage_error(out, f"--output {output}: cannot create: {exc}")
-    folder = Path(output or merge or ".")
-    with offline_mode(offline):
-        result, proposed = scan(root, names, Path(source) if source else None)
-        return _emit(result, proposed, path, names, folder, output, merge, out)
+            raise UsageError(f"scan: --output {output}: cannot create: {exc}") from None
+    return Path(output or merge or ".")
 
 
-def _emit(
+def notes(result: ScanResult | None, path: str, unused: list[str]) -> list[str]:
+    """What scan says beside its matrices, as `#` comments: the files it could not read and
+    how many it scanned (given `result`), and the upstreams in `unused` it saw no use of."""
+    said = [f"# {problem}" for problem in result.problems] if result is not None else []
+    if result is not None:
+        left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
+        said.append(f"# scanned {result.files} files under {path}{left_out}")
+    return said + [f"# no uses of {upstream} found" for upstream in unused]
+
+
+def emit(
     result: ScanResult,
     proposed: dict[str, Proposed],
     path: str,
@@ -311,31 +333,38 @@ def _emit(
     folder: Path,
     output: str | None,
     merge: str | None,
+    existing: dict[str, list[Existing]],
     out: TextIO,
 ) -> int:
-    for problem in result.problems:
-        out.write(f"# {problem}\n")
-    out.write(f"# scanned {result.files} files under {path}\n")
+    """Print the proposals, write them as new files (`output`, into `folder`) or merge them
+    into the `existing` matrices of the merge folder (a new file for an upstream it has none
+    of), and say what was scanned; a matrix that cannot be written is said on stderr and makes
+    the status 2."""
+    out.writelines(f"{note}\n" for note in notes(result, path, []))
     status = 0
     for upstream in sorted(names):
         matrix = proposed.get(upstream)
         if matrix is None:
-            out.write(f"# no uses of {upstream} found\n")
+            out.writelines(f"{note}\n" for note in notes(None, path, [upstream]))
         elif output:
             if (folder / f"{upstream}.yaml").exists():
-                out.write(f"canary scan: {folder / upstream}.yaml exists; use --merge\n")
-                status = 2
+                status = _refused(f"{folder / upstream}.yaml exists; use --merge")
                 continue
             _write_new(folder, matrix, out)
-        elif merge and (folder / f"{upstream}.yaml").exists():
+        elif upstream in existing:
             try:
-                _merge(folder, matrix, out)
+                _merge(existing[upstream], matrix, out)
             except MergeError as exc:
-                out.write(f"canary scan: {exc}\n")
-                status = 2
+                status = _refused(str(exc))
         elif merge:
             _write_new(folder, matrix, out)
         else:
             out.write(f"---\n# matrices/{upstream}.yaml\n")
             out.write(matrix.text())
     return status
+
+
+def _refused(message: str) -> int:
+    """One matrix not written: said on stderr, as every command says a usage error."""
+    print(f"canary: scan: {message}", file=sys.stderr)
+    return int(ExitCode.USAGE_ERROR)

@@ -129,6 +129,7 @@ def test_only_the_statements_naming_a_name_are_parsed():
         "if True:\n    def __getattr__(name):\n        return 1\n",
         "import sys\nsys.modules[__name__] = _LazyModule(__name__, {})\n",
         "import sys\nsys.meta_path.append(Finder())\n",
+        "import sys\ndef alias(a, t):\n    sys.modules[a] = import_module(t)\nalias('x', 'y')\n",
         "def f():\n\treturn 1\n",  # tabs: the outline cannot be sure of the lines
     ],
 )

@@ -1,0 +1,124 @@
+"""What single AST nodes say by themselves, read without any binding: string and int
+constants, literal tables, call arguments, re flags, a replacement's parameters."""
+
+from __future__ import annotations
+
+import ast
+
+from canary.scan.guards import tolerant
+from canary.scan.imports import Ref
+from canary.scan.rewriters import ANY_CLASS
+
+# re flags a check can carry inline; MULTILINE is how checks search anyway
+_INLINE_FLAGS = {"IGNORECASE": "i", "I": "i", "DOTALL": "s", "S": "s", "VERBOSE": "x", "X": "x"}
+_INLINE_FLAGS |= {"ASCII": "a", "A": "a", "MULTILINE": "", "M": ""}
+
+
+def constant(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def constant_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def literal_rows(expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
+    """(key, value) rows of a literal dict with string keys, or the tuples of a literal list."""
+    if isinstance(expr, ast.Dict) and expr.keys and all(constant(k) for k in expr.keys):
+        return tuple(
+            (constant(k), constant(v)) for k, v in zip(expr.keys, expr.values, strict=True)
+        )
+    if (
+        isinstance(expr, ast.List | ast.Tuple)
+        and expr.elts
+        and all(isinstance(e, ast.Tuple) for e in expr.elts)
+    ):
+        rows = tuple(tuple(constant(x) for x in e.elts) for e in expr.elts)
+        return rows if any(any(r) for r in rows) else ()
+    return ()
+
+
+def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    """The expression a call passes at `position` or as keyword `name`."""
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def inline_flags(node: ast.expr | None) -> str | None:
+    """`re.S | re.I` -> "si"; None when the flags are not all plain re constants."""
+    if node is None:
+        return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = inline_flags(node.left), inline_flags(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.Attribute) and node.attr in _INLINE_FLAGS:
+        return _INLINE_FLAGS[node.attr]
+    return None
+
+
+def with_flags(regex: str, flags: str | None) -> str | None:
+    if flags is None:
+        return None
+    letters = "".join(sorted(set(flags)))
+    return f"(?{letters}){regex}" if letters else regex
+
+
+def absolute_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref]]:
+    """Name bound -> (its alias node, what it imports) for the `from m import n` statements
+    directly in `body`."""
+    found = {}
+    for statement in body:
+        if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            module = tuple(statement.module.split("."))
+            for alias in statement.names:
+                if alias.name != "*":
+                    ref = Ref((*module, alias.name), len(module))
+                    found[alias.asname or alias.name] = (alias, ref)
+    return found
+
+
+def import_fallbacks(node: ast.Try) -> list[tuple[ast.alias, ast.alias, Ref]]:
+    """(the first import's alias, its fallback's alias, what the fallback imports) for each
+    `try: from a import X` / `except ImportError: from b import X` binding the same name from
+    another place in the same upstream."""
+    first = absolute_imports(node.body)
+    pairs = []
+    for handler in node.handlers:
+        if not tolerant(handler):
+            continue
+        for name, (alias, ref) in absolute_imports(handler.body).items():
+            primary = first.get(name)
+            if primary is not None and primary[1].root == ref.root and primary[1] != ref:
+                pairs.append((primary[0], alias, ref))
+    return pairs
+
+
+def rewritten(module: str, method: str | None) -> Ref:
+    """The source a registered rewriter receives: its module's, or one method's of a class."""
+    parts = tuple(module.split("."))
+    return Ref((*parts, ANY_CLASS, method) if method else parts, len(parts))
+
+
+def wrapper_params(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple[str, ...]:
+    """The named parameters a replacement passes on: no self/cls, no *args/**kwargs."""
+    args = fn.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return (*names, *(a.arg for a in args.kwonlyargs))
+
+
+def local_functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every def of the file by name, and methods as `Class.method`, for wrapper lookup."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found[f"{node.name}.{item.name}"] = item
+    return found

@@ -1,0 +1,73 @@
+"""What the visitor found in one file, each use under the guards it runs under.
+
+A use inside `try: ... except ImportError` is tolerated, one under a version comparison is
+gated, a patch under `if not hasattr(X, "n")` is a shim and no contract; a text sought in an
+upstream source is recorded only when it says something about upstream.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from canary.scan.findings import Finding, Role
+from canary.scan.guards import Guard
+from canary.scan.imports import Ref
+from canary.scan.text_flow import Source
+
+
+class Recorder:
+    """Findings of `file`; `guards` are the conditions the statement being visited runs
+    under; `own` the downstream's own top-level names, lowercase."""
+
+    def __init__(self, file: str, own: frozenset[str]) -> None:
+        self.file = file
+        self.own = own
+        self.findings: list[Finding] = []
+        self.guards: list[Guard] = []
+        # in the scope being visited: what the client does without (absence.py), and the
+        # names it reads with a default, which it injects when they are missing
+        self.done_without: list[Ref] = []
+        self.probed: list[Ref] = []
+
+    def tolerates(self, ref: Ref) -> bool:
+        """Whether the guards in force tolerate a use of `ref` failing."""
+        return any(g.kind == "tolerates" and g.covers(ref) for g in self.guards)
+
+    def add(
+        self,
+        role: Role,
+        ref: Ref,
+        node: ast.AST,
+        items: tuple[str, ...] = (),
+        tolerated: bool = False,
+        fallback: Ref | None = None,
+    ) -> None:
+        """Record a use; one with a `fallback` is tolerated exactly as `tolerated` says."""
+        guards = [g for g in self.guards if g.covers(ref)]
+        if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
+            return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
+        if fallback is None:
+            tolerated = (
+                tolerated
+                or role is Role.GUARD
+                or any(g.kind == "tolerates" for g in guards)
+                or any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
+            )
+        gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
+        line = getattr(node, "lineno", 0)
+        finding = Finding(role, ref, self.file, line, items, tolerated, gate, fallback)
+        self.findings.append(finding)
+
+    def expects_texts(self, source: Source | None, texts: tuple[str, ...], node: ast.AST) -> None:
+        for literal in texts if source else ():
+            if source.expects(literal) and not self._own_marker(literal):
+                self.add(Role.CONTAINS, source.ref, node, (literal,))
+
+    def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
+        if source and regex and source.expects_match(regex) and not self._own_marker(regex):
+            self.add(Role.MATCHES, source.ref, node, (regex,))
+
+    def _own_marker(self, text: str) -> bool:
+        """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""
+        lowered = text.lower()
+        return any(name in lowered for name in self.own)

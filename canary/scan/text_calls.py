@@ -1,0 +1,66 @@
+"""Calls that look for a text in an upstream source: `src.replace("old", ...)`,
+`src.find(...)`, `re.search(r"...", src)`, `PATTERN.sub(..., src)`.
+
+Each gives the source and what the call needs to find there; the visitor decides whether
+that says something about upstream and records it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from canary.scan.node_values import argument, inline_flags, with_flags
+from canary.scan.text_flow import Source, TextFlow
+
+# str methods that look for their first argument in the text: it must be there
+_SEEKS_TEXT = frozenset(
+    {"replace", "find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
+    | {"rpartition", "startswith", "endswith"}
+)
+# re functions -> (position of the string argument, position of flags)
+_RE_FUNCTIONS = {
+    "search": (1, 2),
+    "match": (1, 2),
+    "fullmatch": (1, 2),
+    "findall": (1, 2),
+    "finditer": (1, 2),
+    "split": (1, 3),
+    "sub": (2, 4),
+    "subn": (2, 4),
+}
+# the same as methods of a compiled pattern: position of the string argument
+_PATTERN_METHODS = {"search": 0, "match": 0, "fullmatch": 0, "findall": 0, "finditer": 0}
+_PATTERN_METHODS |= {"split": 0, "sub": 1, "subn": 1}
+
+
+@dataclass(frozen=True)
+class Sought:
+    """`source` (None: not a known source) must hold one of `texts`, or match `regex`."""
+
+    source: Source | None
+    node: ast.AST
+    texts: tuple[str, ...] = ()
+    regex: str | None = None
+
+
+def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
+    """What `call` looks for, in source order of the three shapes."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and call.args:
+        source = flow.source_of(func.value)
+        yield Sought(source, call.args[0], texts=flow.texts(call.args[0]))
+    if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
+        pattern = flow.pattern_of(func.value)
+        string = argument(call, _PATTERN_METHODS[func.attr], "string")
+        yield Sought(flow.source_of(string), call, regex=pattern and pattern.regex)
+    parts = flow.parts(func)
+    if len(parts) == 2 and parts[0] == "re" and parts[1] in _RE_FUNCTIONS:
+        string_at, flags_at = _RE_FUNCTIONS[parts[1]]
+        pattern_node = argument(call, 0, "pattern")
+        regex = flow.text(pattern_node)
+        flags = inline_flags(argument(call, flags_at, "flags"))
+        string = argument(call, string_at, "string")
+        regex = regex and with_flags(regex, flags)
+        yield Sought(flow.source_of(string), pattern_node or call, regex=regex)

@@ -1,0 +1,326 @@
+"""Which values a downstream expression holds: string constants, rows a loop goes through,
+compiled patterns, and (a rewrite of) an upstream object's source.
+
+The visitor (patterns.py) binds names to these values as it walks; this module evaluates an
+expression against those bindings, so `src = inspect.getsource(X)` followed by
+`src.replace("old", ...)` is known to seek "old" in X's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from canary.scan.callsites import CallSites
+from canary.scan.compiled import class_attribute
+from canary.scan.imports import Ref, Scopes, resolve
+from canary.scan.node_values import (
+    argument,
+    constant,
+    constant_int,
+    inline_flags,
+    literal_rows,
+    rewritten,
+    with_flags,
+)
+from canary.scan.rewriters import selected_methods
+from canary.scan.source_helpers import argument as passed_argument
+
+# str methods whose result is still (a rewrite of) the same source text
+_KEEPS_SOURCE = frozenset(
+    {"replace", "strip", "lstrip", "rstrip", "expandtabs", "removeprefix", "removesuffix"}
+)
+# most literals a name or a concatenation may stand for before scan stops following it
+MAX_TEXTS = 16
+# fewest characters (whitespace aside) a sought text needs to say anything about upstream
+_INFORMATIVE = 4
+# shortest shared edge between a literal and inserted text that counts as overlapping
+_EDGE = 4
+
+
+@dataclass(frozen=True)
+class Source:
+    """A string holding an upstream object's source; `inserted` is text the downstream added."""
+
+    ref: Ref
+    inserted: tuple[str, ...] = ()
+
+    def plus(self, text: str | None) -> Source:
+        return Source(self.ref, (*self.inserted, text)) if text else self
+
+    def expects(self, literal: str) -> bool:
+        """Whether finding `literal` says something about upstream, not about text added here.
+
+        A few characters (`def`, whitespace, a lone newline) say nothing; a literal that
+        overlaps inserted text may match only thanks to it.
+        """
+        informative = len(literal.strip()) >= _INFORMATIVE
+        return informative and not any(_overlap(literal, t) for t in self.inserted)
+
+    def expects_match(self, regex: str) -> bool:
+        """A valid regex that does not already match the inserted text."""
+        try:
+            compiled = re.compile(regex, re.MULTILINE)
+        except (re.error, RecursionError, OverflowError):
+            return False
+        informative = len(regex.strip()) >= _INFORMATIVE
+        return informative and not any(compiled.search(text) for text in self.inserted)
+
+
+def _overlap(literal: str, inserted: str) -> bool:
+    """One contains the other, or they share an edge of a few characters."""
+    if literal in inserted or inserted in literal:
+        return True
+    edge = min(_EDGE, len(inserted), len(literal))
+    return any(
+        literal.startswith(inserted[-n:]) or literal.endswith(inserted[:n])
+        for n in range(edge, min(len(inserted), len(literal)) + 1)
+    )
+
+
+@dataclass(frozen=True)
+class Texts:
+    """A name bound to string constants: one literal, or the items a loop goes through."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A name bound to a dict of string keys or a list of tuples: what a loop goes through."""
+
+    rows: tuple[tuple[str | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A name bound to the pieces of an upstream source (`src.split("\\n")`): joined again
+    (`"\\n".join(x[n:] for x in lines)`), they are that source."""
+
+    source: Source
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A compiled regex with a literal pattern: `re.compile("...")`."""
+
+    regex: str
+
+
+def rank(value: object) -> int:
+    """Upstream source text is what scan follows; it wins over any other binding."""
+    return 1 if isinstance(value, Source) else 0
+
+
+def _is_getsource(func: ast.expr, parts: tuple[str, ...]) -> bool:
+    """`inspect.getsource`, also when `inspect` arrives by a star import scan cannot follow."""
+    if parts:
+        return parts == ("inspect", "getsource")
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr == "getsource" and func.value.id == "inspect"
+    return False
+
+
+class TextFlow:
+    """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
+    expression is when it is one of the scanned upstreams."""
+
+    def __init__(
+        self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
+    ) -> None:
+        self.scopes = scopes
+        self.calls = calls
+        self.upstream = upstream
+        # the enclosing classes, innermost last: (name, its class-level compiled patterns)
+        self.classes: list[tuple[str, dict[str, str]]] = []
+
+    def parts(self, expr: ast.expr) -> tuple[str, ...]:
+        ref = resolve(expr, self.scopes)
+        return ref.parts if ref else ()
+
+    def rows(self, expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
+        """What a loop goes through, when it is string constants: a list of them, a list of
+        tuples of them, a dict (`d`, `d.items()`, `d.keys()`, `d.values()`)."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
+            rows = self.rows(expr.func.value)
+            pick = {"items": slice(0, 2), "keys": slice(0, 1), "values": slice(1, 2)}
+            return tuple(r[pick[expr.func.attr]] for r in rows) if expr.func.attr in pick else ()
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            if isinstance(bound, Rows):
+                return bound.rows
+            return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
+        rows = literal_rows(expr)
+        return rows[:MAX_TEXTS] if rows else ()
+
+    def texts(self, expr: ast.expr | None) -> tuple[str, ...]:
+        """The string constants `expr` may be: a literal, a name bound to some, a tuple of
+        them (`startswith((a, b))`), or a concatenation of those (f-strings are not)."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return (expr.value,)
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound.values if isinstance(bound, Texts) else ()
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+            bound = self.scopes.lookup(expr.value.id)
+            key = constant(expr.slice)
+            rows = bound.rows if isinstance(bound, Rows) else ()
+            return tuple(r[1] for r in rows if len(r) > 1 and r[0] == key and r[1] is not None)
+        if isinstance(expr, ast.Tuple | ast.List | ast.Set):  # of strings, not of tuples
+            flat = [e for e in expr.elts if not isinstance(e, ast.Tuple | ast.List | ast.Set)]
+            found = [t for element in flat for t in self.texts(element)]
+            return tuple(found[:MAX_TEXTS])
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left, right = self.texts(expr.left), self.texts(expr.right)
+            return tuple(a + b for a in left for b in right)[:MAX_TEXTS]
+        return ()
+
+    def text(self, expr: ast.expr | None) -> str | None:
+        """The one string constant `expr` is, if it is exactly one."""
+        found = self.texts(expr)
+        return found[0] if len(found) == 1 else None
+
+    def source_of(self, expr: ast.expr | None) -> Source | None:
+        """The upstream source `expr` evaluates to, if it is one (or a rewrite of one)."""
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound if isinstance(bound, Source) else None
+        if isinstance(expr, ast.Subscript):
+            held = self.returned(expr.value)
+            if held is not None and held[0] is not None:  # `read(X)[0]`, a tuple's item
+                return held[1] if held[0] == constant_int(expr.slice) else None
+            return self.source_of(expr.value)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            left, right = self.source_of(expr.left), self.source_of(expr.right)
+            if left:
+                return left.plus(self.text(expr.right))
+            return right.plus(self.text(expr.left)) if right else None
+        if not isinstance(expr, ast.Call):
+            return None
+        held = self.returned(expr)
+        if held is not None:
+            return held[1] if held[0] is None else None
+        return self._source_of_call(expr)
+
+    def _source_of_call(self, expr: ast.Call) -> Source | None:
+        """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
+        parts = self.parts(expr.func)
+        if _is_getsource(expr.func, parts) and expr.args:
+            target = self.upstream(expr.args[0])
+            return Source(target) if target else None
+        if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
+            return self.source_of(expr.args[0])
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
+            return self._joined(expr)
+        if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
+            source = self.source_of(argument(expr, 2, "string"))
+            return source.plus(self.text(argument(expr, 1, "repl"))) if source else None
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEPS_SOURCE:
+            source = self.source_of(expr.func.value)
+            if source and expr.func.attr == "replace":
+                return source.plus(self.text(argument(expr, 1, "new")))
+            return source
+        if (
+            isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("sub", "subn")
+            and self.pattern_of(expr.func.value)
+        ):
+            source = self.source_of(argument(expr, 1, "string"))
+            return source.plus(self.text(argument(expr, 0, "repl"))) if source else None
+        return None
+
+    def returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
+        """A call of the package's function that returns the source of the upstream object
+        this call passes it: (the position in the returned tuple or None, that source)."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+            return None
+        if self.scopes.lookup(expr.func.id) is not None:
+            return None
+        returned = self.calls.returned(expr.func.id)
+        passed = passed_argument(expr, returned) if returned is not None else None
+        ref = self.upstream(passed) if passed is not None else None
+        if returned is None or ref is None:
+            return None
+        for attr in returned.attrs:
+            ref = ref.child(attr)
+        return returned.position, Source(ref)
+
+    def pattern_of(self, expr: ast.expr) -> Pattern | None:
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound if isinstance(bound, Pattern) else None
+        if isinstance(expr, ast.Attribute) and self.classes:  # `self._RE`, `cls._RE`
+            name, patterns = self.classes[-1]
+            regex = patterns.get(class_attribute(expr, name) or "")
+            return Pattern(regex) if regex else None
+        if isinstance(expr, ast.Call) and self.parts(expr.func) == ("re", "compile"):
+            regex = self.text(argument(expr, 0, "pattern"))
+            flags = inline_flags(argument(expr, 1, "flags"))
+            regex = with_flags(regex, flags) if regex else None
+            return Pattern(regex) if regex else None
+        return None
+
+    def binding_of(self, value: ast.expr) -> object | None:
+        """What a name assigned `value` is bound to."""
+        texts = self.texts(value)
+        if texts:
+            return Texts(texts)
+        rows = literal_rows(value)
+        if rows:
+            return Rows(rows)
+        lines = self._lines_of(value)
+        if lines is not None:
+            return lines
+        return self.source_of(value) or self.pattern_of(value) or resolve(value, self.scopes)
+
+    def _lines_of(self, expr: ast.expr) -> Lines | None:
+        """`src.split(...)`, `src.splitlines()` or a name bound to them."""
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            return bound if isinstance(bound, Lines) else None
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("split", "splitlines")
+        ):
+            source = self.source_of(expr.func.value)
+            return Lines(source) if source else None
+        return None
+
+    def _joined(self, call: ast.Call) -> Source | None:
+        """`"\\n".join(lines)` or `"\\n".join(f(x) for x in lines)` of a source's pieces."""
+        if not (len(call.args) == 1 and isinstance(call.func, ast.Attribute)):
+            return None
+        if constant(call.func.value) is None:
+            return None
+        pieces = call.args[0]
+        if isinstance(pieces, ast.GeneratorExp | ast.ListComp) and len(pieces.generators) == 1:
+            pieces = pieces.generators[0].iter
+        lines = self._lines_of(pieces)
+        return lines.source if lines else None
+
+
+def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:
+    """After alternative branches: a name one branch bound to something known keeps it."""
+    for name, value in other.items():
+        current = top.get(name)
+        if value is not None and (current is None or rank(value) > rank(current)):
+            top[name] = value
+
+
+def rewriter_selection(
+    test: ast.expr, rewriter: tuple[str, str, str] | None
+) -> tuple[str, tuple[Source, bool]] | None:
+    """In a registered rewriter (selector, source parameter, module), `if function_name ==
+    "m":` means the source is method m's in the body; `if function_name != "m": return`
+    means it is in the rest: (the source parameter, (that source, whether in the body))."""
+    if rewriter is None:
+        return None
+    selector, source, module = rewriter
+    selected = selected_methods(test, selector)
+    if selected is None or len(selected[0]) != 1:
+        return None
+    (method,), when_true = selected
+    return source, (Source(rewritten(module, method)), when_true)
