@@ -12,8 +12,8 @@ generated modules).
 
 Listing every name of a table (a did-you-mean hint) takes the whole index. A module whose
 exports may be served by statements that do not name what they serve (a lazy module, a
-module-level `__getattr__`, an import hook, an alias maker) is indexed whole; `__all__` and star imports are
-read from the statements that hold them.
+module-level `__getattr__`, an import hook, an alias maker) is indexed whole; `__all__` and
+star imports are read from the statements that hold them.
 
 So the statements a check reads decide `error`: a syntax error in a statement it does not read
 is not seen (as one inside a function body never was), and a module check reads the text alone.
