@@ -21,14 +21,17 @@ from canary.analysis.sparse import sparse_module
 _TABLES = ("bindings", "classes", "functions")
 _SKIPPED = {"name", "path", "text", *_TABLES}
 _WORD = re.compile(r"[A-Za-z_]\w*")
-#: Words of the text looked up beside the recorded names (most are bound nowhere).
+#: Names looked up per file: the recorded ones (spread evenly when there are more), and words
+#: of the text that none records (most are bound nowhere).
+_RECORDED_NAMES = 300
 _OTHER_WORDS = 40
 
 
 def _lookups(whole: ModuleInfo, text: str) -> list[str]:
-    recorded = {name for table in _TABLES for name in getattr(whole, table)}
-    others = sorted(set(_WORD.findall(text)) - recorded)[:_OTHER_WORDS]
-    return sorted(recorded) + others
+    recorded = sorted({name for table in _TABLES for name in getattr(whole, table)})
+    step = max(1, len(recorded) // _RECORDED_NAMES)
+    others = sorted(set(_WORD.findall(text)) - set(recorded))[:_OTHER_WORDS]
+    return recorded[::step] + others
 
 
 def differences(text: str, name: str, path: str, *, is_package: bool) -> list[str]:
@@ -76,10 +79,10 @@ class _Recording(ModuleCache):
 
 def read_files(paths: list[str]) -> Iterator[tuple[bytes, str, str, bool]]:
     """Every distinct module file the matrices' checks read on their locked releases."""
-    from canary.cli.main import find_matrices, load_all
     from canary.engine.runner import Runner, release_selector
+    from canary.matrix.files import find_matrices, load_matrices
 
-    matrices = load_all([str(p) for p in find_matrices(paths)])
+    matrices = load_matrices(find_matrices(paths))
     modules = _Recording()
     Runner(select=release_selector, modules=modules, remember=False).run(matrices, "releases")
     for (data, name, is_package), path in modules.files.items():
