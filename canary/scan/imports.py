@@ -26,28 +26,37 @@ class Scopes:
 
     A binding is whatever the caller stores (a Ref, a tainted source, ...); None marks a name
     that is bound locally to something unknown, so it hides an outer alias of the same name.
+    A class body's names are seen from that body only: as in Python, the methods in it look
+    past them (a method `create_lora_manager` calls the imported function of that name).
     """
 
     def __init__(self) -> None:
         self._stack: list[dict[str, object | None]] = [{}]
+        self._classes: set[int] = set()  # depths of the scopes that are class bodies
 
-    def push(self, shadowed: list[str]) -> None:
+    def push(self, shadowed: list[str], is_class: bool = False) -> None:
         self._stack.append(dict.fromkeys(shadowed))
+        if is_class:
+            self._classes.add(len(self._stack) - 1)
 
     def top(self) -> dict[str, object | None]:
         """The innermost scope's bindings (if/else branches start from the same ones)."""
         return self._stack[-1]
 
     def pop(self) -> None:
+        self._classes.discard(len(self._stack) - 1)
         self._stack.pop()
 
     def bind(self, name: str, value: object | None) -> None:
         self._stack[-1][name] = value
 
     def lookup(self, name: str) -> object | None:
-        for scope in reversed(self._stack):
-            if name in scope:
-                return scope[name]
+        innermost = len(self._stack) - 1
+        for depth in range(innermost, -1, -1):
+            if depth != innermost and depth in self._classes:
+                continue
+            if name in self._stack[depth]:
+                return self._stack[depth][name]
         return None
 
 

@@ -24,6 +24,7 @@ from canary.scan.node_values import (
 )
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations
+from canary.scan.self_attributes import default_bound
 from canary.scan.source_helpers import returned_source
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import Source, TextFlow, Texts, keep_known, rewriter_selection
@@ -64,9 +65,34 @@ class FileScanner(ast.NodeVisitor):
         """The file's defs, walked for only when a patch needs its replacement."""
         return local_functions(self._tree)
 
+    @functools.cached_property
+    def held_by_self(self) -> dict[str, ast.expr]:
+        """`self.NAME` -> the upstream default it is set from (self_attributes.py)."""
+        return default_bound(self._tree)
+
     def _upstream(self, expr: ast.expr) -> Ref | None:
-        ref = resolve(expr, self.scopes)
+        ref = resolve(expr, self.scopes) or self._through_self(expr)
         return ref if ref and ref.root in self.upstreams else None
+
+    def _through_self(self, expr: ast.expr) -> Ref | None:
+        """`self.NAME.rest` where NAME holds an upstream class; `self.NAME` itself only where
+        it is read (setting it is the downstream's own business)."""
+        rest: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            owner = expr.value
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id == "self"
+                and isinstance(expr.ctx, ast.Load)
+                and expr.attr in self.held_by_self
+            ):
+                ref = resolve(self.held_by_self[expr.attr], self.scopes)
+                for name in rest:
+                    ref = ref.child(name) if ref else None
+                return ref
+            rest.insert(0, expr.attr)
+            expr = owner
+        return None
 
     def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
         """Visit `body` under these guards."""
@@ -233,16 +259,20 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.visit(expr)
         self.scopes.bind(node.name, None)
-        self._in_scope(node.body, None)
+        self._in_scope(node.body, None, is_class=True)
 
     def _in_scope(
-        self, body: list, args: ast.arguments | None, passed: dict[str, Ref] | None = None
+        self,
+        body: list,
+        args: ast.arguments | None,
+        passed: dict[str, Ref] | None = None,
+        is_class: bool = False,
     ) -> None:
         names: list[str] = []
         if args:
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
             names = [a.arg for a in every if a]
-        self.scopes.push(names)
+        self.scopes.push(names, is_class)
         for name, ref in (passed or {}).items():
             self.scopes.bind(name, ref)
         self._guarded([], body)

@@ -266,7 +266,8 @@ class TextFlow:
         lines = self._lines_of(value)
         if lines is not None:
             return lines
-        return self.source_of(value) or self.pattern_of(value) or resolve(value, self.scopes)
+        found = self.source_of(value) or self.pattern_of(value)
+        return found or resolve(value, self.scopes) or self.upstream(value)
 
     def _lines_of(self, expr: ast.expr) -> Lines | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""

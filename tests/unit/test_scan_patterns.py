@@ -491,3 +491,77 @@ def test_fallbacks_across_upstreams_or_under_other_handlers_are_not_alternatives
         from transformers import AutoModelForVision2Seq as Auto
     """
     assert [f[1] for f in fallbacks(other)] == [None, None]
+
+
+def test_an_attribute_set_from_an_upstream_default_is_that_class_in_every_method():
+    code = """
+    from transformers.trainer import Trainer
+
+    class Manager:
+        def load(self):
+            return self._trainer_cls.from_pretrained("x", revision="main")
+
+    def old_init(self, trainer_cls=Trainer):
+        self._trainer_cls = trainer_cls
+    """
+    assert (
+        "transformers.trainer",
+        "function",
+        "Trainer.from_pretrained",
+        "accepts",
+        ["revision"],
+        "error",
+    ) in proposed(code)
+
+
+def test_an_attribute_set_from_two_defaults_or_only_assigned_is_nothing_upstream():
+    code = """
+    from transformers.trainer import Trainer
+    from trl import SFTTrainer
+
+    class Manager:
+        def __init__(self, trainer_cls=Trainer):
+            self._trainer_cls = trainer_cls
+
+        def other(self, trainer_cls=SFTTrainer):
+            self._trainer_cls = trainer_cls
+
+        def load(self):
+            return self._trainer_cls.from_pretrained("x", revision="main")
+
+    class Holder:
+        def __init__(self, trainer_cls=Trainer):
+            self._cls = trainer_cls
+    """
+    found = proposed(code)
+    assert not [p for p in found if p[3] == "accepts"]
+    assert not [p for p in found if "from_pretrained" in str(p[2])]
+
+
+def test_a_method_named_as_an_imported_function_calls_the_import():
+    code = """
+    from trl.trainer.utils import selective_log_softmax
+
+    class Fast:
+        def selective_log_softmax(self, logits, index):
+            return selective_log_softmax(logits, index, temperature=1.0)
+    """
+    assert (
+        "trl.trainer.utils",
+        "function",
+        "selective_log_softmax",
+        "accepts",
+        ["temperature"],
+        "error",
+    ) in proposed(code)
+
+
+def test_a_name_bound_in_the_class_body_is_seen_from_the_class_body():
+    code = """
+    from trl.trainer.utils import selective_log_softmax
+
+    class Fast:
+        selective_log_softmax = staticmethod(lambda *a, **k: None)
+        value = selective_log_softmax(1, 2, temperature=1.0)
+    """
+    assert not [p for p in proposed(code) if p[3] == "accepts"]
