@@ -14,8 +14,8 @@ from collections import Counter
 
 from bench.strategies import STRATEGIES, runner_for
 from canary.analysis.pool import ParsePool
-from canary.cli.main import find_matrices, load_all
 from canary.engine.runner import release_selector
+from canary.matrix.files import load_matrices
 from canary.matrix.model import Matrix
 from canary.matrix.targets import Target
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategy", choices=STRATEGIES, default="canary")
     parser.add_argument("--releases", type=int, help="only this many releases, spread evenly")
     args = parser.parse_args(argv)
-    matrices = load_all([str(p) for p in find_matrices(args.matrices)])
+    matrices = load_matrices(args.matrices)
     chosen = subset(matrices, args.releases)
     pool = ParsePool()  # as `canary check` parses
     runner = runner_for(args.strategy, pool, select=lambda m, _selection: chosen[m.upstream])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from canary.action import nightly, steps
 from canary.action.runner import ActionError, command
 
-STEPS = {  # the names are canary.cli.main.ACTION_STEPS
+STEPS = {  # `canary action STEP` offers these names
     "plan": steps.plan,
     "lock": steps.lock,
     "check": steps.check,

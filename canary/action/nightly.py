@@ -1,8 +1,9 @@
 """The nightly's steps: compare with the previous night, one issue on new breakage, one pull
 request when the locks moved.
 
-The previous night's results are the newest unexpired results artifact of another run on the
-same branch; the first night finds none and every failure counts as new. A contract that stays
+The previous night's results are the newest unexpired results artifact of an earlier run of
+this workflow, made by this repository itself on the same branch (see `previous_results`); the
+first night finds none and every failure counts as new. A contract that stays
 broken is reported once: the issue is opened or updated only when something turned red.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import io
 import subprocess
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from canary.action.rest import GitHub
@@ -27,11 +29,36 @@ from canary.action.steps import artifact_name, lock_files, matrix_files, render,
 from canary.reports.command import read_report
 from canary.reports.drift import drift
 from canary.reports.jsonio import ReportError
+from canary.sources.limits import MiB
 
 ISSUE_TITLE = "canary: new upstream breakage"
 PR_TITLE = "canary: refresh the version locks"
 BODY_LIMIT = 60_000  # GitHub refuses issue bodies above 65,536 characters
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+#: the runs whose results may be the baseline: started by a push, the schedule or a person with
+#: write access (*Run workflow*); never a pull request's, whose code and results its author wrote
+TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
+#: artifacts looked at, newest first, before the night counts as having no baseline
+MAX_CANDIDATES = 20
+#: largest artifact zip downloaded, and largest results.json inflated from it
+MAX_ARTIFACT = 64 * MiB
+MAX_RESULTS = 256 * MiB
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The previous night's results file and the run that uploaded it."""
+
+    path: Path
+    run: dict
+
+    def named(self) -> str:
+        """The run, as the job summary names it: number, event, branch, when, link."""
+        run = self.run
+        return (
+            f"run {run.get('id')} (#{run.get('run_number')}, {run.get('event')} on "
+            f"{run.get('head_branch')}, {run.get('created_at')}): {run.get('html_url')}"
+        )
 
 
 def github() -> GitHub:
@@ -48,45 +75,106 @@ def run_url() -> str:
     )
 
 
-def previous_results(api: GitHub, artifact: str) -> Path | None:
-    listing = api.call("GET", "/actions/artifacts", params={"name": artifact, "per_page": 100})
+def previous_results(api: GitHub, artifact: str) -> Baseline | None:
+    """The newest unexpired `artifact` of an earlier run that this repository made itself.
+
+    An artifact's name proves nothing: a fork's pull-request run can upload one named like the
+    nightly's on a branch it calls `main`, and a baseline saying "already red" would hide
+    tonight's breakage (and the night after compares with the poisoned night's own upload). So
+    the run must be of this repository and its own head (`repository_id`, `head_repository_id`
+    and `GITHUB_REPOSITORY_ID`), of this workflow (`workflow_id`, read from this run), on this
+    branch, started by a push, the schedule or a person (`TRUSTED_EVENTS`).
+    """
+    repository = int(environment("GITHUB_REPOSITORY_ID"))
     this_run, branch = int(environment("GITHUB_RUN_ID")), environment("GITHUB_REF_NAME")
-    earlier = [
+    workflow = api.call("GET", f"/actions/runs/{this_run}").get("workflow_id")
+    listing = api.call("GET", "/actions/artifacts", params={"name": artifact, "per_page": 100})
+    candidates = [
         a
         for a in listing.get("artifacts", [])
-        if not a.get("expired")
-        and a.get("workflow_run", {}).get("id") != this_run
-        and a.get("workflow_run", {}).get("head_branch") == branch
+        if a.get("name") == artifact
+        and not a.get("expired")
+        and _own(a.get("workflow_run") or {}, repository, "repository_id", "head_repository_id")
+        and a["workflow_run"].get("id") != this_run
+        and a["workflow_run"].get("head_branch") == branch
     ]
-    if not earlier:
-        return None
-    newest = max(earlier, key=lambda a: a["created_at"])
-    data = api.download(newest["archive_download_url"])
+    candidates.sort(key=lambda a: str(a.get("created_at", "")), reverse=True)
+    for candidate in candidates[:MAX_CANDIDATES]:
+        run = api.call("GET", f"/actions/runs/{int(candidate['workflow_run']['id'])}")
+        why = _refused(run, repository, workflow, branch)
+        if why:
+            print(f"canary: not a baseline: run {run.get('id')}: {why}")
+            continue
+        return Baseline(_unpacked(api, candidate, artifact), run)
+    return None
+
+
+def _own(run: dict, repository: int, *keys: str) -> bool:
+    return all(isinstance(run.get(k), int) and run[k] == repository for k in keys)
+
+
+def _refused(run: dict, repository: int, workflow: object, branch: str) -> str:
+    """Why a run's results cannot be the baseline; empty when they can."""
+    repos = {
+        "repository": (run.get("repository") or {}).get("id"),
+        "head repository": (run.get("head_repository") or {}).get("id"),
+    }
+    for what, found in repos.items():
+        if found != repository:
+            return f"its {what} is {found}, not this repository ({repository})"
+    if run.get("workflow_id") != workflow:
+        return f"workflow {run.get('workflow_id')}, not this one ({workflow})"
+    if run.get("event") not in TRUSTED_EVENTS:
+        return f"started by {run.get('event')}"
+    if run.get("head_branch") != branch:
+        return f"branch {run.get('head_branch')}"
+    return ""
+
+
+def _unpacked(api: GitHub, artifact: dict, name: str) -> Path:
+    """results.json out of the artifact's zip, both capped (a small zip can inflate a lot)."""
+    run = int(artifact["workflow_run"]["id"])
+    data = api.download(artifact["archive_download_url"], MAX_ARTIFACT)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            content = archive.read(results_path().name)
-    except (zipfile.BadZipFile, KeyError) as exc:
+            info = archive.getinfo(results_path().name)
+            if info.file_size > MAX_RESULTS:
+                raise ActionError(
+                    f"artifact {name} of run {run}: results.json is {info.file_size} bytes "
+                    f"inflated, above the {MAX_RESULTS} byte limit"
+                )
+            with archive.open(info) as member:
+                content = member.read(MAX_RESULTS + 1)
+    except (zipfile.BadZipFile, KeyError, NotImplementedError, OSError, EOFError) as exc:
+        raise ActionError(f"artifact {name} of run {run}: {exc}") from None
+    if len(content) > MAX_RESULTS:
         raise ActionError(
-            f"artifact {artifact} of run {newest['workflow_run']['id']}: {exc}"
-        ) from None
+            f"artifact {name} of run {run}: results.json inflates above the {MAX_RESULTS} "
+            "byte limit"
+        )
     target = work_dir() / "previous.json"
     target.write_bytes(content)
-    print(f"canary: baseline: results of run {newest['workflow_run']['id']}")
     return target
 
 
 def compare() -> None:
-    """Write what changed and the grid to the summary; on new breakage, the issue."""
+    """Write which run is the baseline, what changed and the grid to the summary; on new
+    breakage, the issue."""
     api = github()
     baseline = previous_results(api, artifact_name())
     if baseline is None:
         command("notice", "No earlier nightly results: every failure tonight counts as new.")
-    report = render(results_path(), "markdown", baseline)
-    add_summary(report)
-    new = new_breakage(baseline)
+        used = "Baseline: none (no earlier results of this workflow's own runs on this branch)."
+    else:
+        print(f"canary: baseline: results of {baseline.named()}")
+        used = f"Baseline: the results of {baseline.named()}."
+    path = baseline.path if baseline else None
+    report = render(results_path(), "markdown", path)
+    add_summary(f"{used}\n\n{report}")
+    new = new_breakage(path)
     set_output("new-breakage", "true" if new else "false")
     if new:
-        open_or_update_issue(api, report)
+        open_or_update_issue(api, f"{used}\n\n{report}")
 
 
 def new_breakage(baseline: Path | None) -> bool:

@@ -66,10 +66,19 @@ class GitHub:
         except requests.RequestException as exc:
             raise ActionError(f"{method} {url}: {exc}") from None
 
-    def download(self, url: str) -> bytes:
-        """An artifact's zip; GitHub answers with a redirect to storage, which requests follows
-        without the token (it drops Authorization on a change of host)."""
-        reply = self._send("GET", url)
-        if reply.status_code >= 400:
-            raise ActionError(f"GET {url}: HTTP {reply.status_code}")
-        return reply.content
+    def download(self, url: str, limit: int) -> bytes:
+        """An artifact's zip, at most `limit` bytes; GitHub answers with a redirect to storage,
+        which requests follows without the token (it drops Authorization on a change of host)."""
+        reply = self._send("GET", url, stream=True)
+        with reply:
+            if reply.status_code >= 400:
+                raise ActionError(f"GET {url}: HTTP {reply.status_code}")
+            data = bytearray()
+            try:
+                for chunk in reply.iter_content(64 * 1024):
+                    data += chunk
+                    if len(data) > limit:
+                        raise ActionError(f"GET {url}: larger than the {limit} byte limit")
+            except requests.RequestException as exc:
+                raise ActionError(f"GET {url}: {exc}") from None
+        return bytes(data)

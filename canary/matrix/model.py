@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from canary.analysis import Param
 from canary.analysis.parameters import parse_signature
+from canary.errors import CanaryError
 from canary.matrix import yamlmarks
 from canary.matrix.yamlmarks import MarkedDict
 
@@ -39,7 +40,7 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _GITHUB = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-class MatrixError(Exception):
+class MatrixError(CanaryError):
     """A matrix that cannot be loaded; str() is the whole message a user sees."""
 
     def __init__(self, path: Path | str, line: int | None, message: str, *, check: str = ""):
@@ -62,6 +63,9 @@ class MatrixError(Exception):
         combined.args = ("\n".join(str(e) for e in errors),)
         combined.errors = errors
         return combined
+
+    def lines(self) -> list[str]:
+        return [str(error) for error in self.errors]
 
 
 @dataclass(frozen=True)

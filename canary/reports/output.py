@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from canary.errors import CanaryError
 
-class OutputError(Exception):
+
+class OutputError(CanaryError):
     """The report file cannot be written: a usage error, said before anything runs."""
 
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from canary.errors import CanaryError, ExitCode
 
-class SourceError(Exception):
+
+class SourceError(CanaryError):
     """The source could not be obtained (network, corrupt archive, offline miss).
 
     Always surfaces as the `error` outcome with this message; never as pass or fail.
     The message names the URL (or path) and the cause.
     """
+
+    exit_code = ExitCode.FAILED
 
 
 class Tree(Protocol):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import zipfile
 from pathlib import Path
@@ -16,7 +17,11 @@ from action_runner import ACTION, ActionRunner
 from adopter import publish, upstream_index
 from test_workflows import readme_pair
 
+from canary.action import nightly as nightly_steps
+from canary.action.rest import GitHub
+from canary.action.runner import ActionError
 from canary.cli.main import main
+from canary.sources.limits import MiB
 
 INSTALL = "Install canary"
 MATRIX = """\
@@ -160,21 +165,63 @@ def last_night(results: list[dict]) -> bytes:
     return out.getvalue()
 
 
-def serve_github(httpserver, *, baseline: bytes, issue: int | None, pull: int | None) -> None:
-    artifact = {"name": "canary-nightly-results", "expired": False}
-    listing = [
-        {**artifact, "created_at": "2026-11-29T04:30:00Z", "expired": True,
-         "workflow_run": {"id": 39, "head_branch": "main"}, "archive_download_url": "/gone"},
-        {**artifact, "created_at": "2026-11-30T04:30:00Z",
-         "workflow_run": {"id": 41, "head_branch": "main"},
-         "archive_download_url": httpserver.url_for("/blob/41.zip")},
-        {**artifact, "created_at": "2026-11-30T05:00:00Z",
-         "workflow_run": {"id": 40, "head_branch": "feature"}, "archive_download_url": "/other"},
-    ]  # fmt: skip
+REPOSITORY_ID = 1234
+WORKFLOW_ID = 77
+
+
+def workflow_run(run: int, **changed: object) -> dict:
+    """A run of the nightly workflow in this repository, as GET /actions/runs/RUN answers."""
+    return {
+        "id": run,
+        "run_number": run - 30,
+        "workflow_id": WORKFLOW_ID,
+        "event": "schedule",
+        "head_branch": "main",
+        "created_at": f"2026-11-{run - 11}T04:30:00Z",
+        "html_url": f"https://github.example/{REPOSITORY}/actions/runs/{run}",
+        "repository": {"id": REPOSITORY_ID},
+        "head_repository": {"id": REPOSITORY_ID},
+        **changed,
+    }
+
+
+def artifact(httpserver, run: int, created: str, **changed: object) -> dict:
+    """The results artifact of `run`, as the artifact listing gives it."""
+    return {
+        "name": "canary-nightly-results",
+        "expired": False,
+        "created_at": created,
+        "archive_download_url": httpserver.url_for(f"/blob/{run}.zip"),
+        "workflow_run": {
+            "id": run,
+            "head_branch": "main",
+            "repository_id": REPOSITORY_ID,
+            "head_repository_id": REPOSITORY_ID,
+            **changed,
+        },
+    }
+
+
+def serve_runs(httpserver, runs: list[dict], artifacts: list[dict]) -> None:
+    for run in [workflow_run(42), *runs]:
+        httpserver.expect_request(f"{API}/actions/runs/{run['id']}").respond_with_json(run)
     httpserver.expect_request(f"{API}/actions/artifacts").respond_with_json(
-        {"total_count": 3, "artifacts": listing}
+        {"total_count": len(artifacts), "artifacts": artifacts}
     )
+
+
+def serve_github(httpserver, *, baseline: bytes, issue: int | None, pull: int | None) -> None:
+    listing = [
+        {**artifact(httpserver, 39, "2026-11-29T04:30:00Z"), "expired": True},
+        artifact(httpserver, 41, "2026-11-30T04:30:00Z"),
+        artifact(httpserver, 40, "2026-11-30T05:00:00Z", head_branch="feature"),
+    ]
+    serve_runs(httpserver, [workflow_run(41)], listing)
     httpserver.expect_request("/blob/41.zip").respond_with_data(baseline)
+    serve_issues_and_pulls(httpserver, issue=issue, pull=pull)
+
+
+def serve_issues_and_pulls(httpserver, *, issue: int | None, pull: int | None) -> None:
     httpserver.expect_request(f"{API}/labels", method="POST").respond_with_json(
         {"message": "Validation Failed"}, status=422
     )
@@ -195,6 +242,7 @@ def nightly(repo, tmp_path, httpserver):
         "GITHUB_API_URL": httpserver.url_for("/").rstrip("/"),
         "GITHUB_SERVER_URL": "https://github.example",
         "GITHUB_REPOSITORY": REPOSITORY,
+        "GITHUB_REPOSITORY_ID": str(REPOSITORY_ID),
         "GITHUB_RUN_ID": "42",
         "GITHUB_REF_NAME": "main",
     }
@@ -222,8 +270,9 @@ def test_nightly_opens_the_issue_and_the_lock_pull_request(repo, pushed, tmp_pat
     assert "New upstream breakage since the previous nightly run" in run.stdout
     assert run.outputs["lock"]["locks-changed"] == "true"
     assert run.outputs["compare"]["new-breakage"] == "true"
-    assert "canary: baseline: results of run 41" in run.stdout
+    assert "canary: baseline: results of run 41 (#11, schedule on main" in run.stdout
     summary = runner.summary.read_text()
+    assert summary.startswith("Baseline: the results of run 41 (#11, schedule on main")
     assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
     made = calls(httpserver)
     issue = next(body for method, path, body in made if (method, path) == ("POST", f"{API}/issues"))
@@ -286,3 +335,97 @@ def test_github_faults_are_retried_when_safe_and_reported_when_not(
         in run.stdout
     )
     assert "New upstream breakage since the previous nightly run" in run.stdout
+
+
+def test_the_baseline_is_only_this_repositorys_own_nightly(repo, pushed, tmp_path, httpserver):
+    """Artifacts named like the nightly's, on a branch called main, newer than last night's, each
+    saying "already red": a fork's pull request, this repository's own pull request, another
+    workflow's push, and a run whose head is another repository. None is the baseline."""
+    poisoned = last_night(
+        [
+            {**PASSED_LAST_NIGHT[0], "version": "1.1.0"},
+            {**PASSED_LAST_NIGHT[1], "version": "1.1.0", "status": "fail"},
+        ]
+    )
+    listing = [
+        artifact(httpserver, 50, "2026-11-30T06:00:00Z", head_repository_id=999),
+        artifact(httpserver, 51, "2026-11-30T06:01:00Z"),
+        artifact(httpserver, 52, "2026-11-30T06:02:00Z"),
+        artifact(httpserver, 53, "2026-11-30T06:03:00Z"),
+        artifact(httpserver, 41, "2026-11-30T04:30:00Z"),
+    ]
+    runs = [
+        workflow_run(50, event="pull_request", head_repository={"id": 999}),
+        workflow_run(51, event="pull_request"),
+        workflow_run(52, event="push", workflow_id=WORKFLOW_ID + 1),
+        workflow_run(53, head_repository={"id": 999}),
+        workflow_run(41),
+    ]
+    serve_runs(httpserver, runs, listing)
+    for run in (50, 51, 52, 53):
+        httpserver.expect_request(f"/blob/{run}.zip").respond_with_data(poisoned)
+    serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
+    runner, run = nightly(repo, tmp_path, httpserver)
+
+    assert run.outputs["compare"]["new-breakage"] == "true"
+    assert run.failed == ["Verdict"], run.failed
+    assert runner.summary.read_text().startswith(
+        f"Baseline: the results of run 41 (#11, schedule on main, 2026-11-30T04:30:00Z): "
+        f"https://github.example/{REPOSITORY}/actions/runs/41."
+    )
+    fetched = [path for _, path, _ in calls(httpserver)]
+    assert "/blob/41.zip" in fetched
+    assert not {"/blob/50.zip", "/blob/51.zip", "/blob/52.zip", "/blob/53.zip"} & set(fetched)
+    assert f"{API}/actions/runs/50" not in fetched  # refused from the listing alone
+    assert "canary: not a baseline: run 51: started by pull_request" in run.stdout
+    assert f"not a baseline: run 52: workflow {WORKFLOW_ID + 1}, not this one" in run.stdout
+    assert "not a baseline: run 53: its head repository is 999, not this repository" in run.stdout
+    issue = next(b for m, p, b in calls(httpserver) if (m, p) == ("POST", f"{API}/issues"))
+    assert issue["body"].count("Baseline: the results of run 41") == 1
+
+
+def test_no_own_run_means_no_baseline(repo, pushed, tmp_path, httpserver):
+    """Another repository's artifact (a listing never holds one, but were it to) is not read."""
+    listing = [artifact(httpserver, 50, "2026-11-30T06:00:00Z", repository_id=5)]
+    serve_runs(httpserver, [], listing)
+    httpserver.expect_request("/blob/50.zip").respond_with_data(last_night(PASSED_LAST_NIGHT))
+    serve_issues_and_pulls(httpserver, issue=None, pull=None)
+    runner, run = nightly(repo, tmp_path, httpserver)
+    assert "::notice::No earlier nightly results" in run.stdout
+    assert runner.summary.read_text().startswith("Baseline: none")
+    assert "/blob/50.zip" not in [path for _, path, _ in calls(httpserver)]
+    assert run.outputs["compare"]["new-breakage"] == "true"
+
+
+def bomb(size: int) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("results.json", b" " * size)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ({"MAX_RESULTS": MiB}, f"results.json is {2 * MiB} bytes inflated, above the {MiB} byte"),
+        ({"MAX_ARTIFACT": 1024}, "larger than the 1024 byte limit"),
+    ],
+)
+def test_the_baseline_artifact_is_capped(tmp_path, httpserver, monkeypatch, limits, message):
+    """A 2 KiB zip inflating to 2 MiB, with the caps lowered to show them (the defaults are in
+    the README): neither the download nor the inflated file passes its cap."""
+    for name, value in limits.items():
+        monkeypatch.setattr(nightly_steps, name, value)
+    for name, value in {
+        "GITHUB_REPOSITORY_ID": str(REPOSITORY_ID),
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_REF_NAME": "main",
+        "RUNNER_TEMP": str(tmp_path),
+    }.items():
+        monkeypatch.setenv(name, value)
+    serve_runs(httpserver, [workflow_run(41)], [artifact(httpserver, 41, "2026-11-30T04:30:00Z")])
+    httpserver.expect_request("/blob/41.zip").respond_with_data(bomb(2 * MiB))
+    api = GitHub(httpserver.url_for("/").rstrip("/"), REPOSITORY, "token")
+    with pytest.raises(ActionError, match=re.escape(message)):
+        nightly_steps.previous_results(api, "canary-nightly-results")
+    assert not (tmp_path / "canary-action" / "previous.json").exists()

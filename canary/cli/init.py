@@ -1,0 +1,26 @@
+"""`canary init`: adopt canary in a repository (matrices, locks and workflows)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from canary.cli.help import split_names
+from canary.init.workflows import ACTION_REF
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", metavar="PATH", help="the repository")
+    parser.add_argument("--dir", default="canary", help="folder for the matrices, inside PATH")
+    parser.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    parser.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
+    parser.add_argument("--dry-run", action="store_true", help="say what would be written")
+
+
+def run(args: argparse.Namespace) -> int:
+    from canary.init.command import init_main
+
+    upstreams = split_names(args.upstream)
+    return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)

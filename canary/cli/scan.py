@@ -1,0 +1,31 @@
+"""`canary scan`: propose matrix checks from what a downstream codebase patches."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from canary.cli.help import split_names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the downstream codebase (read, never run)")
+    parser.add_argument(
+        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
+    )
+    parser.add_argument(
+        "--output", metavar="DIR", help="write DIR/NAME.yaml (DIR is created; never overwrites)"
+    )
+    parser.add_argument("--merge", metavar="MATRIX_DIR", help="append only the missing checks")
+    parser.add_argument(
+        "--source",
+        metavar="DIR",
+        help="a site-packages or checkout of the upstreams, read instead of the package index",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from canary.scan import scan_main
+
+    upstreams = split_names(args.upstream)
+    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)

@@ -1,0 +1,35 @@
+"""Every error canary reports to a user derives from `CanaryError`, which carries the exit status
+the command ends with, so the command line needs one handler and no table of exception types."""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+
+class ExitCode(enum.IntEnum):
+    """What `canary` exits with (pytest's habit: named, documented, one place)."""
+
+    #: every check holds (pass, skip, xfail, xpass, warn)
+    OK = 0
+    #: a check failed, or a source could not be read (fail or error)
+    FAILED = 1
+    #: a usage error or a matrix that does not load; nothing was run
+    USAGE_ERROR = 2
+    #: Ctrl-C
+    INTERRUPTED = 130
+
+
+class CanaryError(Exception):
+    """A failure canary explains in words: the command prints `lines()` and exits `exit_code`,
+    with no traceback."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.USAGE_ERROR
+
+    def lines(self) -> list[str]:
+        """The message, one line per problem (a matrix reports all of its errors at once)."""
+        return [str(self)]
+
+
+class UsageError(CanaryError):
+    """Bad command-line input: exit 2 with the message, no traceback."""
