@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,11 +179,20 @@ def index_page(server_url: str, files: dict[str, bytes]) -> bytes:
     return json.dumps(page).encode()
 
 
-def publish(server: FileServer, files: dict[str, bytes]) -> str:
-    """Serve the index page and the files (by file name); the index URL to give canary."""
+def publish(
+    server: FileServer,
+    files: dict[str, bytes],
+    page: Callable[[dict], bytes] | None = None,
+    headers: dict[str, str] | None = None,
+) -> str:
+    """Serve the index page and the files (by file name); the index URL to give canary. `page`
+    renders the listed page itself (a hostile variant of it), served with `headers`."""
     for name, data in files.items():
         server.add(f"/files/{name}", data)
-    server.add(INDEX_PATH, index_page(server.url, files), content_type=JSON_TYPE)
+    body = index_page(server.url, files)
+    if page is not None:
+        body = page(json.loads(body))
+    server.add(INDEX_PATH, body, content_type=JSON_TYPE, headers=headers or {})
     return server.url + "/simple/"
 
 

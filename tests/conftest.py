@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from servers import FileServer, serving
 
 _CAMPAIGN = Path(__file__).resolve().parent / "campaign"
 
@@ -22,3 +24,10 @@ def _not_under_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests expect canary's local defaults even when CI runs them (GitHub Actions sets
     GITHUB_ACTIONS=true, which switches the default report format to annotations)."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[FileServer]:
+    """A loopback file server for the test; tests that need routes add them."""
+    with serving() as running:
+        yield running

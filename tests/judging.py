@@ -1,4 +1,5 @@
-"""Judge a small matrix, written inline, on a fixture tree: the checks' tests share this."""
+"""Judge a small matrix, written inline, on a fixture tree or on upstream modules written inline:
+the checks' tests share this, so a test shows the upstream code it judges."""
 
 from __future__ import annotations
 
@@ -35,3 +36,21 @@ def judge_matrix(
     local = LocalTree(tree, upstream, src)
     run = VersionRun(matrix, Target.parse(version), local, ModuleCache())
     return [run.result(check) for check in matrix.checks]
+
+
+def judge_inline(
+    tmp_path: Path,
+    upstream: str,
+    modules: dict[str, str],
+    checks_yaml: str,
+    version: str,
+    header: str = "",
+) -> list[Result]:
+    """`judge_matrix` on an upstream release made of `modules` (path in the release -> source,
+    dedented), so the upstream code a test judges is written in the test itself."""
+    tree = tmp_path / "release"
+    for name, source in modules.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return judge_matrix(tmp_path, tree, upstream, checks_yaml, version, header)

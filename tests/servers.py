@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from canary.sources.http import RetryPolicy
+from canary.sources.index_file import IndexFile
 
 #: retries without real waiting, so fault tests take milliseconds
 FAST = RetryPolicy(
@@ -322,3 +323,12 @@ def make_sdist(top: str, files: dict[str, bytes], links: dict[str, str] | None =
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def publish_file(
+    server: FileServer, path: str, data: bytes, *, with_hash: bool = True, **options: object
+) -> IndexFile:
+    """Serve `data` at `path` and describe it as the index would (name, URL, size, sha256)."""
+    server.add(path, data, **options)
+    digest = sha256(data) if with_hash else None
+    return IndexFile(path.rsplit("/", 1)[1], server.url + path, len(data), digest)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from canary.cli.help import split_names
+from canary.cli.scan import add_exclude
 from canary.init.workflows import ACTION_REF
 
 
@@ -16,11 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
     )
     parser.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
-    parser.add_argument("--dry-run", action="store_true", help="say what would be written")
+    parser.add_argument("--dry-run", action="store_true", help="print what would be written")
+    add_exclude(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from canary.init.command import init_main
 
     upstreams = split_names(args.upstream)
-    return init_main(args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout)
+    return init_main(
+        args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout, args.exclude
+    )

@@ -34,6 +34,9 @@ COMMANDS: dict[str, Command] = {
     "validate": Command(
         "canary.cli.validate", "check matrices and their locks offline (commit hooks)"
     ),
+    "explain": Command(
+        "canary.cli.explain", "one check from red to fix: where it broke, what it became, the diff"
+    ),
     "action": Command("canary.cli.action", "one step of the GitHub Action (action.yml runs them)"),
 }
 

@@ -22,10 +22,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a site-packages or checkout of the upstreams, read instead of the package index",
     )
+    add_exclude(parser)
+
+
+def add_exclude(parser: argparse.ArgumentParser) -> None:
+    """`--exclude GLOB`, shared with `canary init` (which scans the same way)."""
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave these files or folders out (repeatable; tests/, scripts/, ... already are)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from canary.scan import scan_main
 
     upstreams = split_names(args.upstream)
-    return scan_main(args.path, upstreams, args.output, args.merge, sys.stdout, source=args.source)
+    return scan_main(
+        args.path,
+        upstreams,
+        args.output,
+        args.merge,
+        sys.stdout,
+        source=args.source,
+        exclude=args.exclude,
+    )

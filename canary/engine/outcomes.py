@@ -33,6 +33,63 @@ def showable(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Place:
+    """A line of upstream source: its text (made showable), file and 1-based line."""
+
+    text: str
+    path: str = ""
+    line: int = 0
+
+    def __post_init__(self) -> None:
+        if _UNSHOWABLE.search(self.text):
+            object.__setattr__(self, "text", showable(self.text))
+
+    def to_json(self) -> dict[str, str | int]:
+        return {"text": self.text, "path": self.path, "line": self.line}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Place:
+        return cls(str(data.get("text", "")), str(data.get("path", "")), int(data.get("line", 0)))
+
+
+#: what a failing subject became: the JSON key (`closest`, `moved_to`) of each kind of finding
+BECAME_KEYS = {"line": "closest", "parameter": "closest", "definition": "moved_to"}
+
+
+@dataclass(frozen=True)
+class Became:
+    """What a check's subject became on the release it first failed on (canary.engine.became):
+    the closest `line`s to a missing text, the `parameter`s added where one went missing, or
+    the `definition` of a missing name elsewhere in the release; no place: nothing like it."""
+
+    what: str  # "line" | "parameter" | "definition"
+    places: tuple[Place, ...] = ()
+    searched: int = 0  # how many modules a definition was looked for in
+
+    @property
+    def key(self) -> str:
+        return BECAME_KEYS[self.what]
+
+    def to_json(self) -> dict:
+        first = self.places[0].to_json() if self.places else Place("").to_json()
+        data: dict = {"what": self.what, **first}
+        if len(self.places) > 1:
+            data["also"] = [p.to_json() for p in self.places[1:]]
+        if self.what == "definition":
+            data["searched"] = self.searched
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Became:
+        what = str(data.get("what", ""))
+        if what not in BECAME_KEYS:
+            raise ValueError(f"what {what!r}")
+        places = [Place.from_json(data)] if data.get("text") else []
+        places += [Place.from_json(p) for p in data.get("also", [])]
+        return cls(what, tuple(places), int(data.get("searched", 0)))
+
+
+@dataclass(frozen=True)
 class Result:
     """One cell of the check x version grid; field order is the JSON contract of SPEC.
 
@@ -45,13 +102,23 @@ class Result:
     status: Status
     detail: str = ""
     source: str = ""
+    #: on a failure of a check that held on an earlier version (canary.engine.transitions):
+    #: the last version it held on before the failing run this result belongs to, and that
+    #: run's first version; on that first failing result, what the subject became and the
+    #: unified diff of the subject between the two
+    last_pass: str = ""
+    first_fail: str = ""
+    became: Became | None = None
+    diff: str = ""
 
     def __post_init__(self) -> None:
         if _UNSHOWABLE.search(self.detail):
             object.__setattr__(self, "detail", showable(self.detail))
+        if _UNSHOWABLE.search(self.diff):  # newlines and tabs are not in it: they stay
+            object.__setattr__(self, "diff", showable(self.diff))
 
-    def to_json(self) -> dict[str, str]:
-        return {
+    def to_json(self) -> dict:
+        data: dict = {
             "upstream": self.upstream,
             "check": self.check,
             "version": self.version,
@@ -59,9 +126,17 @@ class Result:
             "detail": self.detail,
             "source": self.source,
         }
+        if self.first_fail:
+            data["last_pass"], data["first_fail"] = self.last_pass, self.first_fail
+        if self.became is not None:
+            data[self.became.key] = self.became.to_json()
+        if self.diff:
+            data["diff"] = self.diff
+        return data
 
     @classmethod
-    def from_json(cls, data: dict[str, str]) -> Result:
+    def from_json(cls, data: dict) -> Result:
+        became = next((data[key] for key in ("closest", "moved_to") if key in data), None)
         return cls(
             upstream=data["upstream"],
             check=data["check"],
@@ -69,6 +144,10 @@ class Result:
             status=Status(data["status"]),
             detail=data.get("detail", ""),
             source=data.get("source", ""),
+            last_pass=data.get("last_pass", ""),
+            first_fail=data.get("first_fail", ""),
+            became=Became.from_json(became) if isinstance(became, dict) else None,
+            diff=data.get("diff", ""),
         )
 
 

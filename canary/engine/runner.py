@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from canary.analysis import ModuleCache
+from canary.analysis import ModuleCache, ParseError
+from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
+from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_hints
 from canary.engine.judge import VersionRun, module_files
-from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
+from canary.engine.transitions import Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.sources.index_file import release_key
@@ -52,6 +55,10 @@ class Runner:
     modules: ModuleCache = field(default_factory=ModuleCache)
     remember: bool = True  # remember verdicts per release file (off to measure the parsing)
     progress: ProgressSink | None = None
+    #: tell what the subject of each check's latest transition became (`canary explain`
+    #: does it itself, for the errors); the seconds it took (the bench weighs them)
+    explains: bool = True
+    explain_seconds: float = 0.0
     _context: object | None = None
 
     @property
@@ -170,12 +177,50 @@ class Runner:
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
         results = with_hints([result for batch in self.judge_all(plan) for result in batch])
-        stats = self.stats()
-        stats["seconds"] = round(time.perf_counter() - started, 3)
         upstreams = {
             m.upstream: upstream_info(m, [t for mm, t in plan if mm is m]) for m in matrices
         }
+        explaining = time.perf_counter()
+        order = {name: info.versions for name, info in upstreams.items()}
+        explainer = self._explainer(plan) if self.explains else lambda transition: None
+        results = with_transitions(results, order, explainer)
+        self.explain_seconds += time.perf_counter() - explaining
+        stats = self.stats()
+        stats["seconds"] = round(time.perf_counter() - started, 3)
         return RunReport(results=results, stats=stats, upstreams=upstreams)
+
+    def _explainer(self, plan: list[tuple[Matrix, Target]]):
+        """What a transition's subject became, read from both versions (None when a source
+        fault keeps it from being told: the failure itself is reported all the same)."""
+        where = {(m.upstream, t.label): (m, t) for m, t in plan}
+
+        def told(transition: Transition) -> tuple[Became | None, str] | None:
+            matrix, old = where[transition.upstream, transition.last_pass]
+            new = where[transition.upstream, transition.first_fail][1]
+            check = next(c for c in matrix.checks if c.id == transition.check)
+            try:
+                found = self.explain(matrix, check, old, new)
+            except (SourceError, ParseError, RegexError):
+                return None
+            return found.became, found.diff
+
+        return told
+
+    def explain(
+        self, matrix: Matrix, check: Check, old: Target, new: Target, diff_lines: int = DIFF_LINES
+    ) -> Explanation:
+        """What `check`'s subject became on `new`, having held on `old`; SourceError or
+        ParseError when either version cannot be read."""
+        runs = [
+            VersionRun(matrix, target, self.open_tree(matrix, target), self.modules)
+            for target in (old, new)
+        ]
+        try:
+            contract = held_contract(check, runs[0])
+            return explain(contract, runs[0], runs[1], diff_lines)
+        finally:
+            for run in runs:
+                run.close()
 
     def stats(self) -> dict[str, float]:
         if self._context is None:

@@ -42,12 +42,14 @@ class Plan:
     matrices: list[str] = field(default_factory=list)
 
 
-def _proposals(root: Path, upstreams: list[str] | None) -> tuple[dict[str, str], str]:
+def _proposals(
+    root: Path, upstreams: list[str] | None, exclude: list[str] | None
+) -> tuple[dict[str, str], str]:
     """NAME -> proposed matrix text, from `canary scan` itself (into a scratch folder), and
     what scan said (files it could not read, upstreams it found no use of)."""
     said = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="canary-init-") as scratch:
-        status = scan_main(str(root), upstreams, scratch, None, said)
+        status = scan_main(str(root), upstreams, scratch, None, said, exclude=exclude)
         proposed = {
             p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(scratch).glob("*.yaml"))
         }
@@ -114,9 +116,10 @@ def init_main(
     action: str,
     dry_run: bool,
     out: TextIO,
+    exclude: list[str] | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
-    to check, 2 on bad input."""
+    to check, 2 on bad input. `exclude`: globs scan leaves out (as `canary scan --exclude`)."""
     root = Path(path)
     if not root.is_dir():
         out.write(f"canary init: {path}: not a folder\n")
@@ -125,7 +128,7 @@ def init_main(
         out.write(f"canary init: --dir {folder}: give a folder inside {path}\n")
         return 2
     try:
-        proposed, notes = _proposals(root, upstreams)
+        proposed, notes = _proposals(root, upstreams, exclude)
     except InitError as exc:
         out.write(f"{exc}\n")
         return 2
@@ -135,6 +138,8 @@ def init_main(
         relative = (matrices / f"{name}.yaml").as_posix()
         checks = len(yaml.safe_load(text).get("checks") or [])
         _place(root, relative, text, dry_run, plan, f": {checks} proposed checks")
+        if dry_run and not (root / relative).exists():
+            out.write(f"---\n# {relative}\n{text}")
     plan.matrices = sorted(p.relative_to(root).as_posix() for p in (root / matrices).glob("*.yaml"))
     if dry_run:
         plan.matrices = sorted(
@@ -188,7 +193,8 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     out.write(
         "\nNext:\n"
         f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
-        "     delete what is not a contract. A `# scan:` comment above a check says on which\n"
+        "     delete what is not a contract, and put its id under `ignore:` so that scan never\n"
+        "     proposes it again. A `# scan:` comment above a check says on which\n"
         "     releases it stops holding and how scan gated it: if your code still relies on it\n"
         "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"

@@ -22,9 +22,10 @@ from canary.analysis import Param
 from canary.analysis.parameters import parse_signature
 from canary.errors import CanaryError
 from canary.matrix import yamlmarks
+from canary.matrix.ignore import Ignored, read_ignored
 from canary.matrix.yamlmarks import MarkedDict
 
-TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks")
+TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
 LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
@@ -160,6 +161,7 @@ class Matrix:
     versions: VersionSpec
     checks: tuple[Check, ...]
     lines: dict[str, int] = field(default_factory=dict, compare=False)
+    ignored: tuple[Ignored, ...] = ()  # proposals the maintainer declined (matrix/ignore.py)
 
     def line_of(self, key: str) -> int:
         """Line of a dotted key such as "versions.anchors" (1 when unknown)."""
@@ -261,6 +263,11 @@ class _Loader:
         pypi = self.attempt(lambda: self.string(data, "pypi"))
         src = self.attempt(lambda: self.string(data, "src"))
         checks = self.checks(data)
+        ids = {check.id for check in checks}
+        ignore_line = data.lines.get("ignore", data.line)
+        ignored = self.attempt(
+            lambda: read_ignored(data.get("ignore"), ignore_line, ids, self.fail, _ID), ()
+        )
         if self.errors:
             raise MatrixError.several(self.errors)
         return Matrix(
@@ -274,6 +281,7 @@ class _Loader:
             versions=versions,
             checks=checks,
             lines=self.lines,
+            ignored=ignored,
         )
 
     def attempt(self, read: Callable[[], Any], default: Any = None) -> Any:

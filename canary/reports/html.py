@@ -17,7 +17,8 @@ from string import Template
 
 from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
-from canary.reports.text import GLYPH, finding_lines, stats_line, summary_line
+from canary.reports.text import GLYPH, NOTE_INDENT, findings, stats_line, summary_line
+from canary.reports.transition import html_diff
 
 COLORS = {
     Status.PASS: "#2da44e",
@@ -207,8 +208,11 @@ def _header(report: RunReport) -> str:
 def _findings(report: RunReport) -> str:
     """Every finding in plain view: status, check, versions as ranges, detail."""
     items = [
-        f'<li data-s="{status.value}">{_badge(status)}{_e(text)}</li>'
-        for status, text in finding_lines(report)
+        f'<li data-s="{status.value}">{_badge(status)}{_e(text)}'
+        + "".join(f"<br>{_e(NOTE_INDENT + n)}" for e in breaks for n in e.lines)
+        + "".join(html_diff(e, _e) for e in breaks)
+        + "</li>"
+        for status, text, breaks in findings(report)
     ]
     body = f"<ul>{''.join(items)}</ul>" if items else "<p>Nothing to report: every check holds.</p>"
     return f'<section id="findings"><h2>Findings</h2>{body}</section>'

@@ -16,6 +16,18 @@ from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.reports.grid import is_release, order_versions
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
+#: a result's text fields; `closest` or `moved_to` (what a failure became) is an object
+TEXT_KEYS = (
+    "upstream",
+    "check",
+    "version",
+    "status",
+    "detail",
+    "source",
+    "last_pass",
+    "first_fail",
+    "diff",
+)
 INFO_KEYS = ("versions", "anchors", "broken", "branches")
 
 
@@ -61,11 +73,13 @@ def _results(data: dict[str, Any]) -> list[Result]:
         raise ReportError('no "results" list')
     results = []
     for index, item in enumerate(raw):
-        if not isinstance(item, dict) or not all(isinstance(v, str) for v in item.values()):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(key, ""), str) for key in TEXT_KEYS
+        ):
             raise ReportError(f"results[{index}] is not an object of strings")
         try:
             results.append(Result.from_json(item))
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise ReportError(f"results[{index}]: missing or bad {exc}") from None
     return results
 

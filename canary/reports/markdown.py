@@ -24,6 +24,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.text import QUIET, stats_line
+from canary.reports.transition import markdown_notes
 
 EMOJI = {
     Status.PASS: "✅",
@@ -97,6 +98,10 @@ def _details(grid: UpstreamGrid) -> list[str]:
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
             f"{md_escape(detail) or '(no detail)'}"
+            + "".join(
+                "\n" + note
+                for note in markdown_notes((grid.cells[check, v] for v in versions), md_escape)
+            )
             for (status, detail), versions in grouped(loud).items()
         ]
         blocks.append(

@@ -26,6 +26,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.jsonio import stats_of
+from canary.reports.transition import Explained, explained
 
 GLYPH = {
     Status.PASS: ".",
@@ -58,6 +59,8 @@ WORST_FIRST = (
 #: listed with their detail; pass and skip are only counted
 QUIET = frozenset({Status.PASS, Status.SKIP})
 LABEL_MAX = 32
+#: the lines under a finding (its transition, what it became) and its continuation lines
+NOTE_INDENT = " " * 6
 
 
 def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
@@ -102,28 +105,47 @@ def result_line(result: Result) -> str:
     return f"{line} {result.detail}" if result.detail else line
 
 
-def finding_lines(report: RunReport) -> list[tuple[Status, str]]:
-    """Per check, one line per (status, detail) with its versions as ranges; then one line
-    per source that could not be read."""
+def findings(report: RunReport) -> list[tuple[Status, str, list[Explained]]]:
+    """Per check, one line per (status, detail) with its versions as ranges, and the
+    transitions that start among those versions; then one line per source that could not
+    be read."""
     faults, rest = split_faults(report)
     order = version_order(report)
-    lines = []
+    found = []
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
             for (status, detail), versions in grouped(loud).items():
                 where = spans_text(versions, grid.versions)
                 text = f"{label(status)} {grid.name}::{check}[{where}]"
-                lines.append((status, f"{text} {detail}" if detail else text))
-    lines += [(Status.ERROR, f"{label(Status.ERROR)} {fault.line(order)}") for fault in faults]
-    return lines
+                breaks = explained(grid.cells[check, v] for v in versions)
+                found.append((status, f"{text} {detail}" if detail else text, breaks))
+    found += [(Status.ERROR, f"{label(Status.ERROR)} {f.line(order)}", []) for f in faults]
+    return found
+
+
+def finding_lines(report: RunReport) -> list[tuple[Status, str]]:
+    """`findings` as lines: each transition's on the lines after its finding, indented."""
+    return [
+        (status, line)
+        for status, text, breaks in findings(report)
+        for line in [text, *(NOTE_INDENT + note for e in breaks for note in e.lines)]
+    ]
 
 
 def render_lines(report: RunReport, verbose: bool = False) -> str:
     """Grouped findings (or, verbose, one line per result that is neither pass nor skip), then
     the summary line. A run where one unreadable source stopped everything is that one line."""
     if verbose:
-        lines = [result_line(r) for r in report.results if r.status not in QUIET]
+        loud = [r for r in report.results if r.status not in QUIET]
+        lines = [
+            line
+            for r in loud
+            for line in [
+                result_line(r),
+                *(NOTE_INDENT + n for e in explained([r]) for n in e.lines),
+            ]
+        ]
         return "\n".join([*lines, summary_line(report)]) + "\n"
     faults, rest = split_faults(report)
     if len(faults) == 1 and not rest:
@@ -193,7 +215,7 @@ def _detail_lines(report: RunReport, width: int, color: bool) -> list[str]:
     lines = []
     for status, text in finding_lines(report):
         wrapped = textwrap.wrap(
-            text, max(20, width), subsequent_indent=" " * 6, break_on_hyphens=False
+            text, max(20, width), subsequent_indent=NOTE_INDENT, break_on_hyphens=False
         )
         lines += [_paint(part, status, color) for part in wrapped]
     return lines

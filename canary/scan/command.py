@@ -16,11 +16,13 @@ from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
 from canary.scan.judging import settle
+from canary.scan.merging import Existing, matrices_in, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
+from canary.scan.selection import Selection
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -34,28 +36,7 @@ class ScanResult:
     modules: set[str] = field(default_factory=set)
     files: int = 0
     problems: list[str] = field(default_factory=list)
-
-
-def _skipped(folder: Path) -> bool:
-    """Hidden folders, caches and virtual environments are not the downstream's code."""
-    return (
-        folder.name.startswith(".")
-        or folder.name in ("__pycache__", "site-packages", "node_modules")
-        or (folder / "pyvenv.cfg").exists()
-    )
-
-
-def python_files(root: Path) -> list[Path]:
-    """The .py files under `root` (or `root` itself), in a stable order."""
-    if root.is_file():
-        return [root]
-    found = []
-    for path in sorted(root.iterdir()):
-        if path.is_dir() and not _skipped(path):
-            found += python_files(path)
-        elif path.suffix == ".py" and path.is_file():
-            found.append(path)
-    return found
+    left_out: str = ""  # the folders and globs not read, with their file counts
 
 
 @dataclass
@@ -73,27 +54,35 @@ class _File:
         return self.tree
 
 
-def _read(root: Path, result: ScanResult) -> list[_File]:
+def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_File]:
     base = root.parent if root.is_file() else root
     files = []
-    for path in python_files(root):
+    selection = Selection(root, exclude)
+    for path in selection.files():
         name = path.relative_to(base).as_posix()
         try:
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+    result.left_out = selection.described()
     return files
 
 
-def scan_path(root: Path, upstreams: frozenset[str], cache: Cache | None = None) -> ScanResult:
+def scan_path(
+    root: Path,
+    upstreams: frozenset[str],
+    cache: Cache | None = None,
+    exclude: tuple[str, ...] = (),
+) -> ScanResult:
     """Parse every downstream file (never import it) and collect the upstream uses.
 
     Two passes: the first gathers which upstream objects the package passes to its own
     functions, the second follows them into those functions. With a `cache`, each file's
     passes are remembered (file_scans.py): what did not change is not parsed again.
+    `exclude` are globs of files and folders not to read (selection.py).
     """
     result = ScanResult()
-    files = _read(root, result)
+    files = _read(root, result, exclude)
     calls = CallSites()
     for file in files:
         if b"canary:" in file.data:
@@ -166,12 +155,17 @@ class Proposed:
     releases: Releases
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
+    not_scanned: str = ""  # the downstream folders and globs scan did not read
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
         return render_matrix(self.upstream, self.proposals, self.releases, self._header())
 
     def _header(self) -> list[str]:
+        scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
+        return scanned + self._reading_header()
+
+    def _reading_header(self) -> list[str]:
         reading = self.reading
         if reading is None:
             return []
@@ -197,9 +191,10 @@ class Proposed:
             gone = {id(p) for p in self.left_out}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
 
-    def merged(self, existing: str, name: str) -> tuple[str, int]:
-        """`existing` (the matrix file `name`) with the missing proposals appended."""
-        return merge_text(existing, name, self.proposals)
+    def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
+        """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
+        are ids other matrices of the upstream state or ignore."""
+        return merge_text(existing, name, self.proposals, declined)
 
 
 def _name(proposal: Proposal) -> str:
@@ -212,17 +207,18 @@ def scan(
     upstreams: Iterable[str] = DEFAULT_UPSTREAMS,
     source: Path | None = None,
     read_upstream: bool = True,
+    exclude: tuple[str, ...] = (),
 ) -> tuple[ScanResult, dict[str, Proposed]]:
     """Scan a downstream tree and propose a matrix per upstream it uses.
 
     Each upstream is read (the newest and lowest release in the range the downstream declares,
     or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing.
+    them by naming conventions alone, reading nothing; `exclude` globs leave files out.
     """
     names = frozenset(upstreams)
     runner = Runner(select=release_selector, source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
-    result = scan_path(root, names, runner.context.cache if from_index else None)
+    result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
     used = sorted({f.ref.root for f in result.findings} & names)
     releases = {name: declared_releases(root, name) for name in used}
     readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
@@ -236,6 +232,7 @@ def scan(
             proposed.get(name, []),
             readings[name].releases if name in readings else releases[name] or Releases(),
             readings.get(name),
+            not_scanned=result.left_out,
         )
         for name in used
         if proposed.get(name)
@@ -251,14 +248,14 @@ def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
 
 
-def _merge(folder: Path, proposed: Proposed, out: TextIO) -> None:
-    target = folder / f"{proposed.upstream}.yaml"
-    text = target.read_text(encoding="utf-8")
-    merged, added = proposed.merged(text, str(target))
+def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
+    target, others = merge_target(proposed.upstream, existing)
+    text = target.path.read_text(encoding="utf-8")
+    merged, added = proposed.merged(text, str(target.path), others)
     if added:
-        target.write_text(merged, encoding="utf-8")
+        target.path.write_text(merged, encoding="utf-8")
     total = len(proposed.proposals)
-    out.write(f"merged into {target}: {added} new checks of {total} proposed\n")
+    out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
 
 
 def _usage_error(out: TextIO, message: str) -> int:
@@ -274,11 +271,13 @@ def scan_main(
     out: TextIO,
     source: str | None = None,
     offline: bool = False,
+    exclude: list[str] | None = None,
 ) -> int:
     """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem).
 
     `source` is a folder holding the upstream packages (a site-packages or a checkout) read in
-    place of the releases on the package index.
+    place of the releases on the package index; `exclude` globs of files and folders left out
+    besides a repository's tests, scripts, examples and docs.
     """
     root = Path(path)
     if not root.exists():
@@ -290,6 +289,8 @@ def scan_main(
         return _usage_error(out, f"--upstream wants top-level package names, got {names}")
     if merge and not Path(merge).is_dir():
         return _usage_error(out, f"{merge}: not a folder")
+    existing = matrices_in(Path(merge)) if merge else {}
+    names = sorted({*names, *existing})
     if source and not Path(source).is_dir():
         return _usage_error(out, f"--source {source}: not a folder")
     if output:
@@ -299,8 +300,10 @@ def scan_main(
             return _usage_error(out, f"--output {output}: cannot create: {exc}")
     folder = Path(output or merge or ".")
     with offline_mode(offline):
-        result, proposed = scan(root, names, Path(source) if source else None)
-        return _emit(result, proposed, path, names, folder, output, merge, out)
+        result, proposed = scan(
+            root, names, Path(source) if source else None, exclude=tuple(exclude or ())
+        )
+        return _emit(result, proposed, path, names, folder, output, merge, existing, out)
 
 
 def _emit(
@@ -311,11 +314,15 @@ def _emit(
     folder: Path,
     output: str | None,
     merge: str | None,
+    existing: dict[str, list[Existing]],
     out: TextIO,
 ) -> int:
+    """Print the proposals, write them as new files (`output`) or merge them into the
+    `existing` matrices of the merge folder (a new file for an upstream it has none of)."""
     for problem in result.problems:
         out.write(f"# {problem}\n")
-    out.write(f"# scanned {result.files} files under {path}\n")
+    left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
+    out.write(f"# scanned {result.files} files under {path}{left_out}\n")
     status = 0
     for upstream in sorted(names):
         matrix = proposed.get(upstream)
@@ -327,9 +334,9 @@ def _emit(
                 status = 2
                 continue
             _write_new(folder, matrix, out)
-        elif merge and (folder / f"{upstream}.yaml").exists():
+        elif upstream in existing:
             try:
-                _merge(folder, matrix, out)
+                _merge(existing[upstream], matrix, out)
             except MergeError as exc:
                 out.write(f"canary scan: {exc}\n")
                 status = 2

@@ -23,6 +23,8 @@ KNOWN_REPOS = {
 }
 _ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _ID_SUFFIX["matches"] = "-source-regex"
+# assertions whose values are names: a merge adds the names newly used to what a check lists
+_NAME_LISTS = ("methods", "accepts", "params")
 
 
 class MergeError(Exception):
@@ -164,11 +166,21 @@ def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None,
     return facts
 
 
-def missing(proposals: list[Proposal], existing: list[dict]) -> list[Proposal]:
-    """The proposals (or the part of their values) that the existing checks do not state."""
+def missing(proposals: list[Proposal], existing: list[dict], declined: set[str]) -> list[Proposal]:
+    """The proposals (or the part of their values) that the existing checks do not state.
+
+    Decisions stick: a proposal whose id (as a new file would name it) is a check of the file
+    or `declined` (the file's `ignore:` list) is not proposed again; nor is a text check
+    (`contains`, `matches`) of a subject the file already states texts of, however its texts
+    were edited. Name lists (`accepts`, `methods`, ...) gain the names newly used.
+    """
     stated = [fact for check in existing if isinstance(check, dict) for fact in _content(check)]
+    taken = declined | {c.get("id") for c in existing if isinstance(c, dict)}
+    fresh = assign_ids(proposals, ())
     result = []
-    for proposal in proposals:
+    for proposal, fresh_id in zip(proposals, fresh, strict=True):
+        if fresh_id in taken:
+            continue
         subject = proposal.subject
         head = (subject.module, subject.key, subject.name, proposal.assertion)
         covered: set[str] = set()
@@ -179,14 +191,29 @@ def missing(proposals: list[Proposal], existing: list[dict]) -> list[Proposal]:
                 covered |= values
         if not found:
             result.append(proposal)
-        elif proposal.assertion and (left := [v for v in proposal.values if v not in covered]):
+        elif proposal.assertion in _NAME_LISTS and (
+            left := [v for v in proposal.values if v not in covered]
+        ):
             uses = [u for u in proposal.uses if not u.items or set(u.items) & set(left)]
             result.append(dataclasses.replace(proposal, values=left, uses=uses))
     return result
 
 
-def merge_text(text: str, name: str, proposals: list[Proposal]) -> tuple[str, int]:
-    """`text` (the matrix file `name`) with the missing proposals appended to its checks."""
+def declined_ids(data: dict) -> set[str]:
+    """The ids under a matrix's `ignore:` (`- ID` or `- {id: ID, reason: ...}`), read leniently:
+    the loader is what reports a malformed entry."""
+    entries = data.get("ignore")
+    if not isinstance(entries, list):
+        return set()
+    ids = (entry.get("id") if isinstance(entry, dict) else entry for entry in entries)
+    return {i for i in ids if isinstance(i, str)}
+
+
+def merge_text(
+    text: str, name: str, proposals: list[Proposal], declined: Iterable[str] = ()
+) -> tuple[str, int]:
+    """`text` (the matrix file `name`) with the missing proposals appended to its checks;
+    `declined`: ids other matrices of the upstream state or ignore."""
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)
@@ -197,7 +224,7 @@ def merge_text(text: str, name: str, proposals: list[Proposal]) -> tuple[str, in
     existing = data.get("checks") or []
     if not isinstance(existing, list):
         raise MergeError(f"{name}: `checks` is not a list")
-    new = missing(proposals, existing)
+    new = missing(proposals, existing, declined_ids(data) | set(declined))
     if not new:
         return text, 0
     taken = [c.get("id") for c in existing if isinstance(c, dict) and isinstance(c.get("id"), str)]

@@ -20,10 +20,9 @@ from pathlib import Path
 import campaign_classes as classes
 import pytest
 from campaign_upstream import (
-    INDEX_PATH,
     PROJECT,
     build_upstream,
-    index_page,
+    publish,
     run_checks,
     scaled,
     tell,
@@ -35,7 +34,7 @@ from servers import FileServer, serving, sha256
 from canary.cli.main import main as canary_main
 from canary.matrix.lock import Resolution, render_lock
 from canary.matrix.model import load_matrix
-from canary.sources.index import JSON_TYPE, IndexFile
+from canary.sources.index import IndexFile
 
 WORKER = TESTS / "campaign_worker.py"
 
@@ -52,16 +51,6 @@ def baseline(upstream, tmp_path_factory):
     with serving() as server:
         index_url = publish(server, upstream.files, classes.default_page, {})
         return verdicts(run_checks(upstream, index_url, tmp_path_factory.mktemp("baseline")))
-
-
-def publish(
-    server: FileServer, files: dict[str, bytes], page: Callable[[dict], bytes], headers: dict
-) -> str:
-    for name, data in files.items():
-        server.add(f"/files/{name}", data)
-    listed = json.loads(index_page(server.url, files))
-    server.add(INDEX_PATH, page(listed), content_type=JSON_TYPE, headers=headers)
-    return server.url + "/simple/"
 
 
 def run_case(upstream, case: classes.Case, folder: Path, server: FileServer) -> tuple[list, int]:

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from servers import FAST, FileServer, make_wheel, serving, sha256
+from servers import FAST, FileServer, make_wheel, publish_file
 
 from canary.engine.runner import Runner
 from canary.matrix.model import load_matrix
@@ -24,19 +24,11 @@ V1 = {"pkg/__init__.py": b"__version__ = '1.0'\n", "pkg/core.py": SHARED}
 V2 = {"pkg/__init__.py": b"__version__ = '2.0'\n", "pkg/core.py": SHARED}
 
 
-@pytest.fixture
-def server():
-    with serving() as running:
-        yield running
-
-
 def publish(
     server: FileServer, name: str, version: str, files: dict[str, bytes], **options: int
 ) -> IndexFile:
     wheel = make_wheel(name, version, files, **options)
-    filename = f"{name}-{version}-py3-none-any.whl"
-    server.add(f"/files/{filename}", wheel)
-    return IndexFile(filename, f"{server.url}/files/{filename}", len(wheel), sha256(wheel))
+    return publish_file(server, f"/files/{name}-{version}-py3-none-any.whl", wheel)
 
 
 def context(cache: Path) -> SourceContext:

@@ -16,10 +16,10 @@ BODY = b"payload " * 1000
 
 
 @pytest.fixture
-def server():
-    with serving() as running:
-        running.add("/f", BODY)
-        yield running
+def server(server):
+    """The shared file server, serving BODY at /f."""
+    server.add("/f", BODY)
+    return server
 
 
 def client(policy: RetryPolicy = FAST, **options) -> Http:

@@ -19,8 +19,8 @@ from servers import (
     loopback_certificate,
     make_wheel,
     make_zip64_wheel,
+    publish_file,
     serving,
-    sha256,
 )
 
 from canary.sources.context import SourceContext
@@ -39,15 +39,8 @@ SOURCES = {
 PADDING = {"pkg/data/blob.bin": random.Random(7).randbytes(300_000)}
 
 
-@pytest.fixture
-def server():
-    with serving() as running:
-        yield running
-
-
 def publish(server: FileServer, wheel: bytes, path: str = WHEEL_PATH, **options) -> IndexFile:
-    server.add(path, wheel, **options)
-    return IndexFile(path.rsplit("/", 1)[1], server.url + path, len(wheel), sha256(wheel))
+    return publish_file(server, path, wheel, **options)
 
 
 def context(cache: Path, **limits: int) -> SourceContext:

@@ -9,7 +9,7 @@ import threading
 import zipfile
 
 import pytest
-from servers import FAST, make_sdist, serving, sha256
+from servers import FAST, make_sdist, publish_file, sha256
 
 from canary.sources.context import SourceContext
 from canary.sources.index import JSON_TYPE, IndexFile
@@ -25,16 +25,8 @@ FILES = {
 }
 
 
-@pytest.fixture
-def server():
-    with serving() as running:
-        yield running
-
-
 def publish(server, name: str, data: bytes, *, with_hash: bool = True) -> IndexFile:
-    server.add(f"/files/{name}", data)
-    digest = sha256(data) if with_hash else None
-    return IndexFile(name, f"{server.url}/files/{name}", len(data), digest)
+    return publish_file(server, f"/files/{name}", data, with_hash=with_hash)
 
 
 def context(tmp_path, **limits) -> SourceContext:

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from judging import judge_matrix
+from judging import judge_inline
 
 from canary.engine import bounded_regex
 from canary.engine.outcomes import Status
@@ -42,14 +42,12 @@ def test_answers_agree_with_re(pattern, flags, text):
 
 
 def test_a_catastrophic_matches_check_is_an_error_and_the_others_are_judged(tmp_path):
-    package = tmp_path / "tree" / "up"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("def run(model):\n    " + "x" * 5000 + " = 1\n")
+    upstream = {"up/__init__.py": "def run(model):\n    " + "x" * 5000 + " = 1\n"}
     checks = f"""\
         - {{id: hopeless, module: up, function: run, matches: ['{CATASTROPHIC}']}}
         - {{id: fine, module: up, function: run, matches: ['x+ = 1']}}
     """
-    hopeless, fine = judge_matrix(tmp_path, tmp_path / "tree", "up", checks, "1.0")
+    hopeless, fine = judge_inline(tmp_path, "up", upstream, checks, "1.0")
     assert hopeless.status is Status.ERROR and "went over its" in hopeless.detail
     assert fine.status is Status.PASS, fine
 
@@ -60,7 +58,10 @@ def test_ctrl_c_stops_a_hopeless_match_in_the_main_thread(tmp_path):
     script.write_text(
         textwrap.dedent(
             f"""\
-            import re, sys
+            import faulthandler, re, sys
+            # The watchdog: should the interrupt not end the match, every thread's stack goes
+            # to stderr (and the child exits) well before the test's own wait gives up.
+            faulthandler.dump_traceback_later(120, exit=True)
             from canary.engine import bounded_regex
             try:
                 print("matching", flush=True)
@@ -70,13 +71,16 @@ def test_ctrl_c_stops_a_hopeless_match_in_the_main_thread(tmp_path):
             """
         )
     )
-    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert child.stdout.readline() == "matching\n"
         child.send_signal(signal.SIGINT)
         # A hang detector, not a timing: the match would run for 600 s; an interrupted one
-        # exits in milliseconds, and the bound leaves room for a loaded CI machine.
-        assert child.wait(timeout=240) == 3
+        # exits in milliseconds. A hang shows the child's stacks (the watchdog's dump).
+        _, stacks = child.communicate(timeout=240)
+        assert child.returncode == 3, stacks
     finally:
         child.kill()
         child.wait()
