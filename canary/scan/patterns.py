@@ -128,6 +128,8 @@ class FileScanner(ast.NodeVisitor):
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
+        if selected:  # the rewriter acts only where upstream has the method
+            self.record.add(Role.ACCESS, selected[1][0].ref, node.test)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
         self._guarded(body, node.body)

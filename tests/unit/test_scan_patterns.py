@@ -565,3 +565,46 @@ def test_a_name_bound_in_the_class_body_is_seen_from_the_class_body():
         value = selective_log_softmax(1, 2, temperature=1.0)
     """
     assert not [p for p in proposed(code) if p[3] == "accepts"]
+
+
+REGISTRY = """
+import importlib
+
+FIXES = {}
+
+def run(trainer_file):
+    module = importlib.import_module("trl.trainer." + trainer_file)
+    fixes = FIXES.get(trainer_file, [])
+    for fix in fixes:
+        source = fix("train", source)
+"""
+
+
+def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
+    from canary.scan.rewriters import inferred_registries
+
+    assert inferred_registries(ast.parse(REGISTRY)) == {"FIXES": "trl.trainer.{key}"}
+    formatted = REGISTRY.replace('"trl.trainer." + trainer_file', 'f"trl.models.{trainer_file}"')
+    assert inferred_registries(ast.parse(formatted)) == {"FIXES": "trl.models.{key}"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ('fix("train", source)', "fix(source)"),  # entries called with one argument
+        ('"trl.trainer." + trainer_file', "trainer_file"),  # the key names no module path
+        ("FIXES.get(trainer_file, [])", "FIXES.get(other, [])"),  # looked up by another name
+        ('"trl.trainer."', '"trl trainer "'),  # not a dotted path
+    ],
+)
+def test_no_registry_where_the_lookup_or_the_application_is_not_a_rewriters(change):
+    from canary.scan.rewriters import inferred_registries
+
+    assert inferred_registries(ast.parse(REGISTRY.replace(*change))) == {}
+
+
+def test_a_key_formatted_into_two_different_paths_names_no_registry():
+    from canary.scan.rewriters import inferred_registries
+
+    code = REGISTRY + '\ndef other(trainer_file):\n    eval(f"peft.tuners.{trainer_file}")\n'
+    assert inferred_registries(ast.parse(code)) == {}
