@@ -14,6 +14,7 @@ compared) and deterministic (candidates in a fixed order, ties broken by name).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import io
 import re
@@ -35,6 +36,8 @@ MAX_SEARCH_BYTES = 24 * 1024 * 1024
 MAX_LINES = 5000
 MAX_LINE_CHARS = 400
 CLOSEST_CUTOFF = 0.5
+#: a second line is shown only when it is about as close as the best
+RUNNER_UP_WITHIN = 0.05
 #: the diff a result carries; `canary explain` shows up to EXPLAIN_DIFF_LINES
 DIFF_LINES = 400
 EXPLAIN_DIFF_LINES = 20_000
@@ -73,9 +76,8 @@ def explain(
     Raises SourceError or ParseError when a module either side needs cannot be read."""
     before = subject_of(contract, old.hierarchy)
     after = subject_of(contract, new.hierarchy)
-    became = _became(contract, new, before, after)
-    if after is None and became is not None and became.what == "definition" and became.places:
-        after = _moved_subject(new, became.places[0])
+    became, moved = _became(contract, new, before, after)
+    after = moved or after
     diff = unified_diff(before, after, old.target.label, new.target.label, diff_lines)
     return Explanation(became, before, after, diff)
 
@@ -152,20 +154,45 @@ def _function(
 
 def _became(
     contract: Contract, new: VersionRun, before: Subject | None, after: Subject | None
-) -> Became | None:
+) -> tuple[Became | None, Subject | None]:
+    """What the subject became, and where it went when it moved (the diff's new side)."""
     if after is None:
         name = _missing_name(contract, new.hierarchy)
         if name is None:
-            return _moved_module(contract, new.hierarchy)
+            return _moved_module(contract, new.hierarchy), None
         places, searched = find_definitions(new, name, contract.module)
-        return Became("definition", places, searched)
+        moved = _moved_subject(new, places[0]) if places else None
+        return Became("definition", places, searched), moved
     missing = [p for p in contract.params if after.function and p not in after.function.names]
     if missing:
-        return _added_parameters(before, after)
+        return _added_parameters(before, after), None
     text = _missing_text(contract, after.text)
     if text is None:
+        return None, None
+    places = closest_lines(text, after)
+    if places:
+        return Became("line", places), None
+    return _moved_with_text(contract, new, after) or (Became("line", ()), None)
+
+
+def _moved_with_text(
+    contract: Contract, new: VersionRun, after: Subject
+) -> tuple[Became, Subject] | None:
+    """A subject still there in name (a thin subclass left behind, a re-export stub) whose
+    text went with a definition of the same name in another module: that definition."""
+    name = (contract.function or contract.class_ or contract.symbol or "").split(".")[0]
+    if not name:
         return None
-    return Became("line", closest_lines(text, after))
+    places, searched = find_definitions(new, name, contract.module, skip=after.path)
+    for place in places:
+        there = dataclasses.replace(contract, module=_module_name(place.path))
+        subject = subject_of(there, new.hierarchy)
+        if subject is not None and _missing_text(contract, subject.text) is None:
+            at = Place(
+                f"{there.module}.{subject.name.removeprefix('class ')}", subject.path, subject.start
+            )
+            return Became("definition", (at,), searched), subject
+    return None
 
 
 def _missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
@@ -265,7 +292,8 @@ def closest_lines(text: str, subject: Subject, count: int = 2) -> tuple[Place, .
         if ratio >= CLOSEST_CUTOFF:
             scored.append((-ratio, at, line))
     scored.sort()
-    return tuple(Place(line, subject.path, subject.start + at) for _, at, line in scored[:count])
+    kept = [item for item in scored[:count] if item[0] <= scored[0][0] + RUNNER_UP_WITHIN]
+    return tuple(Place(line, subject.path, subject.start + at) for _, at, line in kept)
 
 
 def _definition_pattern(name: str) -> re.Pattern[bytes]:
@@ -301,12 +329,15 @@ def _module_name(path: str) -> str:
     return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
 
-def find_definitions(run: VersionRun, name: str, module: str) -> tuple[tuple[Place, ...], int]:
+def find_definitions(
+    run: VersionRun, name: str, module: str, skip: str = ""
+) -> tuple[tuple[Place, ...], int]:
     """Where `name` is defined in the version (`module.Class.name` for a method), and how many
-    modules were read: the first group of `_ranked` with a definition answers."""
+    modules were read: the first group of `_ranked` with a definition answers (the file
+    `skip` is not read)."""
     files = getattr(run.tree, "files", None)
     listed = files() if files is not None else None
-    paths = [p for p in listed or () if p.endswith(".py")]
+    paths = [p for p in listed or () if p.endswith(".py") and p != skip]
     if not paths:
         paths = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"]
     pattern = _definition_pattern(name)

@@ -38,6 +38,12 @@ KTO = """class KTOTrainer:
     def __init__(self, model, beta=0.1):
         self.beta = beta
 """
+DPO = "class DPOTrainer:\n    def __init__(self, model):\n        self.ref = None\n"
+SHIM = (  # what a class that moved leaves behind: a subclass of the same name, warning
+    "from .experimental.dpo import DPOTrainer as _DPOTrainer\n\n\n"
+    "class DPOTrainer(_DPOTrainer):\n    def __init__(self, model):\n"
+    "        warnings.warn('moved to fakepkg.experimental.dpo')\n        super().__init__(model)\n"
+)
 CORE_OLD = (
     "def run(model, eval_strategy=None):\n    return model\n\n\ndef helper(x):\n    return x\n"
 )
@@ -57,9 +63,10 @@ def release(version: str) -> dict[str, bytes]:
         files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = (
             b"import os\n\n\n" + KTO.replace("0.1", "0.2").encode()
         )
-        files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n"
+        files[f"{PROJECT}/trainer.py"] = f"class Trainer:\n    pass\n\n\n{SHIM}".encode()
+        files[f"{PROJECT}/experimental/dpo.py"] = f"import os\n\n\n{DPO}".encode()
     else:
-        files[f"{PROJECT}/trainer.py"] = b"class Trainer:\n    pass\n\n\n" + KTO.encode()
+        files[f"{PROJECT}/trainer.py"] = f"class Trainer:\n    pass\n\n\n{KTO}\n\n{DPO}".encode()
     return files
 
 
@@ -78,6 +85,10 @@ checks:
     contains: ["{OLD_LINE}"]
   - {{id: removed, module: {PROJECT}.core, function: helper}}
   - {{id: steady, module: {PROJECT}.core, function: run}}
+  - id: left-behind
+    module: {PROJECT}.trainer
+    function: DPOTrainer.__init__
+    contains: ["self.ref = None"]
 """
 
 
@@ -124,6 +135,11 @@ def test_check_json_carries_the_transition_and_what_each_subject_became(upstream
     assert closest["what"] == "line"
     assert closest["text"] == NEW_LINE  # the two physical lines as one logical line
     assert (closest["path"], closest["line"]) == (f"{PROJECT}/grpo.py", 5)
+
+    behind = rows["left-behind", "2.0.0"]["moved_to"]
+    assert behind["text"] == f"{PROJECT}.experimental.dpo.DPOTrainer.__init__"
+    assert (behind["path"], behind["line"]) == (f"{PROJECT}/experimental/dpo.py", 5)
+    assert "diff" not in rows["left-behind", "2.0.0"]  # the same text: only the move is news
 
     removed = rows["removed", "2.0.0"]["moved_to"]
     assert removed["text"] == "" and removed["searched"] >= 5
@@ -192,12 +208,12 @@ def test_explain_tells_one_check_from_red_to_fix(upstream, capsys):
     ]
     assert out[4] == "broke in 2.0.0 (held on 1.1.0)"
     assert out[5] == f"closest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
-    assert out[7] == f"compare: https://github.com/owner/{PROJECT}/compare/v1.1.0...v2.0.0"
-    assert out[8] == (
+    assert out[6] == f"compare: https://github.com/owner/{PROJECT}/compare/v1.1.0...v2.0.0"
+    assert out[7] == (
         f"diff of GRPOTrainer.__init__: {PROJECT}/grpo.py:2-5 (1.1.0) -> "
         f"{PROJECT}/grpo.py:2-7 (2.0.0)"
     )
-    assert out[9:12] == [
+    assert out[8:11] == [
         f"--- {PROJECT}/grpo.py (1.1.0)",
         f"+++ {PROJECT}/grpo.py (2.0.0)",
         "@@ -2,4 +2,6 @@",
