@@ -4,7 +4,6 @@ the command ends with, so the command line needs one handler and no table of exc
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
 
 
 class ExitCode(enum.IntEnum):
@@ -24,7 +23,8 @@ class CanaryError(Exception):
     """A failure canary explains in words: the command prints `lines()` and exits `exit_code`,
     with no traceback."""
 
-    exit_code: ClassVar[ExitCode] = ExitCode.USAGE_ERROR
+    #: a class's default; an instance may carry another (a step reporting a command's status)
+    exit_code: int = ExitCode.USAGE_ERROR
 
     def lines(self) -> list[str]:
         """The message, one line per problem (a matrix reports all of its errors at once)."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from canary.action import nightly, steps
-from canary.action.runner import ActionError, command
+from canary.action.runner import command
+from canary.errors import CanaryError
 
 STEPS = {  # `canary action STEP` offers these names
     "plan": steps.plan,
@@ -19,6 +20,7 @@ def run_step(name: str) -> int:
     step = STEPS[name]
     try:
         return step() or 0
-    except ActionError as exc:
-        command("error", f"canary: {exc}")
-        return exc.status
+    except CanaryError as exc:  # a step's own (ActionError) or canary's
+        for line in exc.lines():
+            command("error", f"canary: {line}")
+        return exc.exit_code

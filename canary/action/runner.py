@@ -13,13 +13,15 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from canary.errors import CanaryError, ExitCode
 
-class ActionError(Exception):
+
+class ActionError(CanaryError):
     """A step cannot do its job: reported as a workflow error, the step exits non-zero."""
 
-    def __init__(self, message: str, status: int = 2) -> None:
+    def __init__(self, message: str, status: int = ExitCode.USAGE_ERROR) -> None:
         super().__init__(message)
-        self.status = status
+        self.exit_code = status
 
 
 def text_input(name: str, default: str = "") -> str:

@@ -1,19 +1,20 @@
 """The steps every mode runs: plan (matrices, cache key), lock, check, verdict.
 
-canary runs through its command line (`canary.cli.main.main`), exactly the commands a user runs;
-these steps only choose the arguments and carry the results to GitHub.
+The steps call canary's library (`canary.api`, and `canary.reports` to draw saved results), with
+the arguments a user would give the commands; they only choose those arguments and carry the
+results to GitHub.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
+from canary import api
 from canary.action.runner import (
     ActionError,
     add_summary,
@@ -23,9 +24,12 @@ from canary.action.runner import (
     text_input,
     work_dir,
 )
-from canary.cli.main import main
 from canary.matrix.lock import lock_path
 from canary.matrix.model import MatrixError, load_matrix
+from canary.reports.command import compose, merge, read_report
+from canary.reports.dispatch import render as render_report
+from canary.reports.drift import drift
+from canary.reports.output import prepare_output, write_output
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -87,17 +91,6 @@ def cache_prefix() -> str:
     return f"{CACHE_PREFIX}-{os.environ.get('RUNNER_OS', sys.platform)}-"
 
 
-def canary(*args: str) -> tuple[int, str]:
-    """`canary ARGS` in this process: (exit status, what it printed on stdout)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            status = main(list(args))
-        except SystemExit as exc:  # argparse refusing the arguments
-            status = exc.code if isinstance(exc.code, int) else 2
-    return status, out.getvalue()
-
-
 def results_path() -> Path:
     return work_dir() / "results.json"
 
@@ -119,8 +112,10 @@ def lock() -> None:
     """Refresh the locks (the nightly); say whether any moved, keep canary's account of it."""
     matrices = matrix_files()
     before = {path: _read(path) for path in lock_files(matrices)}
-    status, printed = canary("lock", *map(str, matrices))
+    locked = api.lock(matrices)
+    printed = "".join(f"{line}\n" for line in locked.lines)
     sys.stdout.write(printed)
+    status = locked.exit_code(check=False)
     if status != 0:
         raise ActionError(f"canary lock exited {status}", status)
     changed = [str(path) for path, old in before.items() if _read(path) != old]
@@ -150,9 +145,10 @@ def check() -> None:
     versions = text_input("versions", "all" if mode() == "nightly" else "releases")
     results = results_path()
     args = ["check", *matrices, "--versions", versions, "--format", "json"]
-    status, _ = canary(*args, "--output", str(results))
-    if status > 1 or not results.is_file():
-        raise ActionError(f"canary check exited {status} without results", status)
+    output = prepare_output(str(results))
+    report = api.check(matrices, versions=versions)
+    report.run["command"] = shlex.join(["canary", *args, "--output", str(results)])
+    write_output(output, render_report("json", report))
     annotate(results)
     if mode() == "check":
         add_summary(render(results, "markdown"))
@@ -170,13 +166,10 @@ def annotate(results: Path) -> None:
 
 
 def render(results: Path, fmt: str, baseline: Path | None = None) -> str:
-    """`canary report` of saved results; with a baseline, what changed comes first."""
-    out = work_dir() / f"report.{fmt}"
-    args = ["report", str(results), "--format", fmt, "--output", str(out)]
-    status, _ = canary(*args, *(["--baseline", str(baseline)] if baseline else []))
-    if status > 1:
-        raise ActionError(f"canary report exited {status}", status)
-    return out.read_text(encoding="utf-8")
+    """Saved results drawn as `canary report` draws them; with a baseline, what changed first."""
+    report = merge([read_report(str(results))])
+    found = drift(report, read_report(str(baseline))) if baseline is not None else None
+    return compose(fmt, report, found)
 
 
 def verdict() -> int:

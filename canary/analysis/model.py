@@ -10,13 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from canary.analysis.lines import Lines
+from canary.errors import CanaryError, ExitCode
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
 
 
-class ParseError(Exception):
+class ParseError(CanaryError):
     """The file exists but is not Python this interpreter can parse (an `error` outcome)."""
+
+    exit_code = ExitCode.FAILED
 
 
 @dataclass(frozen=True)

@@ -5,29 +5,16 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
 
-from canary import __version__
-from canary.analysis.pool import ParsePool
+from canary import api
 from canary.cli.help import EXIT_CODES
 from canary.engine.outcomes import RunReport
-from canary.engine.runner import (
-    Runner,
-    default_jobs,
-    local_selector,
-    offline_mode,
-    release_selector,
-)
-from canary.errors import ExitCode, UsageError
-from canary.matrix.files import load_matrices
-from canary.matrix.model import Matrix
+from canary.engine.runner import default_jobs
+from canary.errors import ExitCode
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import prepare_output, write_output
 from canary.reports.progress import Progress, is_cold
 from canary.reports.text import stats_line, summary_line, terminal_style
-from canary.sources.local import LocalTree
-from canary.sources.tree import SourceError
 
 MAX_JOBS = 256
 
@@ -89,32 +76,17 @@ def _jobs(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    with offline_mode(args.offline):
-        return check(args)
-
-
-def check(args: argparse.Namespace) -> int:
-    matrices = load_matrices(args.matrices)
-    select, folder = selector_for(args, matrices)
     output = prepare_output(args.output) if args.output else None
     fmt = args.format or default_format(args.output)
-    runner = Runner(
-        select=select, source_path=folder, source=args.source, offline=args.offline, jobs=args.jobs
+    report = api.check(
+        args.matrices,
+        versions=args.versions,
+        source=args.source,
+        offline=args.offline,
+        jobs=args.jobs,
+        progress=progress_for(args),
     )
-    runner.progress = progress_for(args, runner)
-    pool = ParsePool()
-    runner.modules.parse = pool
-    try:
-        report = runner.run(matrices, args.versions)
-    finally:
-        pool.close()
-        if runner.progress is not None:
-            runner.progress.close()
-    report.run = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "canary": __version__,
-        "command": shlex.join(["canary", *args.argv]),
-    }
+    report.run["command"] = shlex.join(["canary", *args.argv])
     if output is None:
         width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
         sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
@@ -128,35 +100,14 @@ def exit_status(report: RunReport) -> int:
     return ExitCode.FAILED if any(r.status.is_red for r in report.results) else ExitCode.OK
 
 
-def selector_for(args: argparse.Namespace, matrices: list[Matrix]):
-    if args.source not in ("auto", "index", "github"):
-        folder = Path(args.source)
-        if not folder.is_dir():
-            raise UsageError(f"--source {args.source}: not a folder (or auto|index|github)")
-        missing = [m.package for m in matrices if not _holds(folder, m)]
-        if missing:
-            raise SourceError(
-                f"--source {args.source}: no package {', '.join(missing)} in it (looked at the "
-                "top, under the matrix's `src` and under src/); name the matrix it stands in for"
-            )
-        return local_selector(folder), folder
-    return release_selector, None
-
-
-def _holds(folder: Path, matrix: Matrix) -> bool:
-    top = matrix.package.split(".")[0]
-    root = LocalTree(folder, matrix.package, matrix.src).root
-    return (root / top).is_dir() or (root / f"{top}.py").is_file()
-
-
-def progress_for(args: argparse.Namespace, runner: Runner) -> Progress | None:
+def progress_for(args: argparse.Namespace) -> api.ProgressFactory | None:
     """A status line on a terminal's stderr (never with -q, never in a log)."""
     if args.quiet or not sys.stderr.isatty():
         return None
     cold = None
-    if args.source in ("auto", "index", "github"):
+    if args.source in api.REMOTE_SOURCES:
         from canary.cache.store import default_cache_dir
 
         root = default_cache_dir()
         cold = root if is_cold(root) and not args.offline else None
-    return Progress(sys.stderr, lambda: runner.stats().get("bytes_downloaded", 0), cold_cache=cold)
+    return lambda downloaded: Progress(sys.stderr, downloaded, cold_cache=cold)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from canary import api
 from canary.cli.help import EXIT_CODES
-from canary.matrix.files import find_matrices
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,6 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from canary.matrix.versions import lock_main
-
-    return lock_main([str(p) for p in find_matrices(args.matrices)], args.check, sys.stdout)
+    report = api.lock(args.matrices, check=args.check)
+    sys.stdout.writelines(f"{line}\n" for line in report.lines)
+    return report.exit_code(args.check)

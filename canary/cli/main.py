@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from canary import __version__
+from canary._version import __version__
 from canary.cli.help import EXIT_CODES, HelpFormatter
 from canary.errors import CanaryError, ExitCode
 

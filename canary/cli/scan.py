@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from canary import api
 from canary.cli.help import split_names
 
 
@@ -36,15 +37,21 @@ def add_exclude(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from canary.scan import scan_main
+    from canary.scan.command import emit, output_folder, upstream_names
+    from canary.scan.merging import matrices_in
 
-    upstreams = split_names(args.upstream)
-    return scan_main(
+    folder = output_folder(args.output, args.merge)  # a bad --output before a long scan
+    existing = matrices_in(folder) if args.merge else {}
+    upstreams = sorted({*upstream_names(split_names(args.upstream)), *existing})
+    found = api.scan(args.path, upstreams, source=args.source, exclude=args.exclude or ())
+    return emit(
+        found.result,
+        found.proposed,
         args.path,
-        upstreams,
+        found.upstreams,
+        folder,
         args.output,
         args.merge,
+        existing,
         sys.stdout,
-        source=args.source,
-        exclude=args.exclude,
     )

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from canary.errors import CanaryError, ExitCode
+
 if TYPE_CHECKING:
     import regex
 
@@ -26,8 +28,10 @@ TIMEOUT = 1.0
 _FLAGS = ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII")
 
 
-class RegexError(Exception):
+class RegexError(CanaryError):
     """A pattern that could not be judged: over its time limit, or not compilable by regex."""
+
+    exit_code = ExitCode.FAILED
 
 
 @functools.lru_cache(maxsize=512)

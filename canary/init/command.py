@@ -7,9 +7,7 @@ user's edit is never overwritten. `--dry-run` says what would be written and wri
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +15,8 @@ from typing import TextIO
 
 import yaml
 
+from canary import api
+from canary.errors import CanaryError
 from canary.init.workflows import (
     NIGHTLY_WORKFLOW,
     PR_WORKFLOW,
@@ -25,8 +25,7 @@ from canary.init.workflows import (
 )
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
-from canary.matrix.versions import lock_main
-from canary.scan import scan_main
+from canary.scan.command import notes
 from canary.sources.tree import SourceError
 
 DEFAULT_FOLDER = "canary"
@@ -45,21 +44,15 @@ class Plan:
 def _proposals(
     root: Path, upstreams: list[str] | None, exclude: list[str] | None
 ) -> tuple[dict[str, str], str]:
-    """NAME -> proposed matrix text, from `canary scan` itself (into a scratch folder), and
-    what scan said (files it could not read, upstreams it found no use of)."""
-    said = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="canary-init-") as scratch:
-        status = scan_main(str(root), upstreams, scratch, None, said, exclude=exclude)
-        proposed = {
-            p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(scratch).glob("*.yaml"))
-        }
-    if status != 0:
-        raise InitError(said.getvalue().strip())
-    notes = [line for line in said.getvalue().splitlines() if line.startswith("#")]
-    return proposed, "\n".join(notes)
+    """NAME -> proposed matrix text, from the scan `canary scan` runs, and what scan says
+    beside them (files it could not read, upstreams it found no use of)."""
+    found = api.scan(root, upstreams, exclude=exclude or ())
+    proposed = {name: found.proposed[name].text() for name in sorted(found.proposed)}
+    unused = [name for name in sorted(found.upstreams) if name not in found.proposed]
+    return proposed, "\n".join(notes(found.result, str(root), unused))
 
 
-class InitError(Exception):
+class InitError(CanaryError):
     """init cannot start (a bad PATH or option); exit 2."""
 
 
@@ -99,7 +92,7 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
         plan.written.append(f"{lock} (resolved from the package index)")
         return
     try:
-        lock_main([str(root / relative)], False, io.StringIO())
+        api.lock([root / relative])
         written = read_lock(root / lock)
     except (MatrixError, SourceError) as exc:
         plan.problems.append(f"{lock}: not written: {exc}")
@@ -119,19 +112,14 @@ def init_main(
     exclude: list[str] | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
-    to check, 2 on bad input. `exclude`: globs scan leaves out (as `canary scan --exclude`)."""
+    to check; bad input raises InitError (exit 2) before anything is written. `exclude`: globs
+    scan leaves out (as `canary scan --exclude`)."""
     root = Path(path)
     if not root.is_dir():
-        out.write(f"canary init: {path}: not a folder\n")
-        return 2
+        raise InitError(f"init: {path}: not a folder")
     if Path(folder).is_absolute() or ".." in Path(folder).parts:
-        out.write(f"canary init: --dir {folder}: give a folder inside {path}\n")
-        return 2
-    try:
-        proposed, notes = _proposals(root, upstreams, exclude)
-    except InitError as exc:
-        out.write(f"{exc}\n")
-        return 2
+        raise InitError(f"init: --dir {folder}: give a folder inside {path}")
+    proposed, notes = _proposals(root, upstreams, exclude)
     plan = Plan()
     matrices = Path(folder)
     for name, text in proposed.items():

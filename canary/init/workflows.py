@@ -6,7 +6,7 @@ the canary it runs move together (and Dependabot can move both).
 
 from __future__ import annotations
 
-from canary import __version__
+from canary._version import __version__
 
 #: where the Action lives; pyproject.toml's project URLs name the same repository
 ACTION = "upstream-canary/upstream-canary"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 import sys
-from typing import Protocol, TextIO
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -292,28 +293,31 @@ def _check_released(matrix: Matrix, labels: list[str]) -> None:
 # -- commands ----------------------------------------------------------------------------
 
 
-def versions_main(matrix_path: str, out: TextIO) -> int:
-    """`canary versions MATRIX`: the resolved list, marking anchors, broken, branches and what
-    is new since the lock."""
-    matrix = load_matrix(matrix_path)
-    lock = _current_lock(matrix)
+def fresh_resolution(matrix: Matrix) -> Resolution:
+    """The versions the matrix names today (the index asked again, not the lock)."""
     resolution = (
         resolve(matrix, index_client(), refresh=True) if needs_index(matrix) else unresolved(matrix)
     )
+    check_keys(matrix, resolution)
+    return resolution
+
+
+def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
+    """`canary versions MATRIX`: the resolved list, marking anchors, broken, branches and what
+    is new since the lock, one line each."""
+    lock = _current_lock(matrix)
     locked = set(lock.resolution.labels()) if lock is not None else None
     rows = [(label, _marks(matrix, label, locked)) for label, _ in resolution.releases]
     rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
     rows += [(label, ["yanked, left out"]) for label in resolution.yanked]
     where = f"lock {lock.path}" if lock is not None else "no lock file (`canary lock` writes one)"
-    out.write(f"{matrix.upstream}: {_count(resolution)}; {where}\n")
+    lines = [f"{matrix.upstream}: {_count(resolution)}; {where}"]
     width = max((len(label) for label, _ in rows), default=0)
-    for label, marks in rows:
-        out.write(f"{label:<{width}}  {', '.join(marks)}".rstrip() + "\n")
+    lines += [f"{label:<{width}}  {', '.join(marks)}".rstrip() for label, marks in rows]
     if lock is not None:
-        for label in _diff(lock.resolution, resolution)["gone"]:
-            out.write(f"{label:<{width}}  gone since the lock\n")
-    check_keys(matrix, resolution)
-    return 0
+        gone = _diff(lock.resolution, resolution)["gone"]
+        lines += [f"{label:<{width}}  gone since the lock" for label in gone]
+    return lines
 
 
 def _new(label: str, locked: set[str] | None) -> list[str]:
@@ -381,48 +385,62 @@ def _alarms(path: object, old: Resolution, new: Resolution, labels: list[str]) -
         lines.append(
             f"{path}: ALARM: {label}: {after.filename} is not the file that was locked "
             f"({'; '.join(facts)}). A published file never changes: find out why (a "
-            "compromised upload, a mirror serving other bytes) before you trust this release.\n"
+            "compromised upload, a mirror serving other bytes) before you trust this release."
         )
     return lines
 
 
-def lock_main(matrix_paths: list[str], check: bool, out: TextIO) -> int:
-    """`canary lock [MATRIX ...] [--check]`: refresh each lock and say what changed; with
-    `check`, write nothing and return 1 when a lock is stale. A locked file whose bytes changed
-    on the index is an alarm and returns 1 either way."""
-    stale = alarmed = False
+@dataclass
+class LockReport:
+    """What `canary lock` did: one line per lock (and per alarm), and whether any is stale
+    or alarmed."""
+
+    lines: list[str] = field(default_factory=list)
+    stale: bool = False
+    alarmed: bool = False
+
+    def exit_code(self, check: bool) -> int:
+        """1 on an alarm, and with `check` on a stale lock; else 0."""
+        return 1 if self.alarmed or (check and self.stale) else 0
+
+
+def refresh_locks(matrix_paths: list[str], check: bool) -> LockReport:
+    """Refresh each lock and say what changed; with `check`, write nothing (a stale lock is
+    reported). A locked file whose bytes changed on the index is an alarm either way."""
+    report = LockReport()
     for matrix_path in matrix_paths:
-        matrix = load_matrix(matrix_path)
-        path = lock_path(matrix)
-        resolution = resolve(matrix, index_client(), refresh=True)
-        check_keys(matrix, resolution)
-        text = render_lock(matrix, resolution)
-        try:
-            old = read_lock(path)
-        except MatrixError as exc:
-            out.write(f"{path}: the lock is corrupt ({exc})\n")
-            old = None
-        current = path.read_text(encoding="utf-8") if old is not None else None
-        if text == current:
-            out.write(f"{path}: up to date ({_count(resolution)})\n")
-            continue
-        stale = True
-        changes = _diff(old.resolution if old else None, resolution)
-        summary = "; ".join(
-            f"{len(labels)} {kind} ({', '.join(labels)})"
-            for kind, labels in changes.items()
-            if labels
-        )
-        verb = "stale" if check else "written" if old is None else "updated"
-        out.write(
-            f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})\n"
-        )
-        if old is not None and changes["changed"]:
-            alarmed = True
-            out.writelines(_alarms(path, old.resolution, resolution, changes["changed"]))
-        if not check:
-            write_lock(matrix, resolution)
-    return 1 if alarmed or (check and stale) else 0
+        _refresh(load_matrix(matrix_path), check, report)
+    return report
+
+
+def _refresh(matrix: Matrix, check: bool, report: LockReport) -> None:
+    path = lock_path(matrix)
+    resolution = resolve(matrix, index_client(), refresh=True)
+    check_keys(matrix, resolution)
+    text = render_lock(matrix, resolution)
+    try:
+        old = read_lock(path)
+    except MatrixError as exc:
+        report.lines.append(f"{path}: the lock is corrupt ({exc})")
+        old = None
+    current = path.read_text(encoding="utf-8") if old is not None else None
+    if text == current:
+        report.lines.append(f"{path}: up to date ({_count(resolution)})")
+        return
+    report.stale = True
+    changes = _diff(old.resolution if old else None, resolution)
+    summary = "; ".join(
+        f"{len(labels)} {kind} ({', '.join(labels)})" for kind, labels in changes.items() if labels
+    )
+    verb = "stale" if check else "written" if old is None else "updated"
+    report.lines.append(
+        f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})"
+    )
+    if old is not None and changes["changed"]:
+        report.alarmed = True
+        report.lines += _alarms(path, old.resolution, resolution, changes["changed"])
+    if not check:
+        write_lock(matrix, resolution)
 
 
 def _count(resolution: Resolution) -> str:

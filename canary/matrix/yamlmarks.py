@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from canary.errors import CanaryError
+
 #: what YAML counts as a line break (YAML 1.1, as PyYAML and libyaml read it): besides \n and
 #: \r\n, a lone \r, NEL (U+0085) and the Unicode line and paragraph separators
 LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
@@ -45,7 +47,7 @@ class MarkedList(list):
     lines: list[int]
 
 
-class DuplicateKeyError(yaml.MarkedYAMLError):
+class DuplicateKeyError(yaml.MarkedYAMLError, CanaryError):
     """PyYAML silently keeps the last of two equal keys; a matrix must not."""
 
 

@@ -29,6 +29,7 @@ import pytest
 from canary.analysis.pool import ParsePool
 from canary.engine.outcomes import Result, Status
 from canary.engine.runner import Runner, local_selector, offline_mode, release_selector
+from canary.errors import CanaryError, ExitCode
 from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.pytest_plugin.xdist import collects_here, configure_xdist, is_matrix
@@ -43,12 +44,16 @@ class CanaryWarning(UserWarning):
     """A `severity: info` check that failed: reported, never red."""
 
 
-class CheckFailed(Exception):
+class CheckFailed(CanaryError):
     """The contract does not hold on this version."""
 
+    exit_code = ExitCode.FAILED
 
-class SourceUnavailable(Exception):
+
+class SourceUnavailable(CanaryError):
     """The version's source could not be obtained or parsed: a pytest error, never a pass."""
+
+    exit_code = ExitCode.FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

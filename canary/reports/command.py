@@ -11,7 +11,7 @@ from pathlib import Path
 
 from canary.engine.outcomes import Result, RunReport
 from canary.reports.dispatch import FORMATS, render
-from canary.reports.drift import drift, drift_json, drift_parts, render_drift
+from canary.reports.drift import Drift, drift, drift_json, drift_parts, render_drift
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json, to_json
 from canary.reports.markdown import SUMMARY_LIMIT, fit, markdown_parts
 from canary.reports.output import OutputError, prepare_output, write_output
@@ -56,6 +56,24 @@ def merge(reports: list[RunReport]) -> RunReport:
     return merged
 
 
+#: the formats that show what changed since a baseline in the report itself (else: stderr)
+DRIFT_FORMATS = ("markdown", "text", "json")
+
+
+def compose(
+    fmt: str, report: RunReport, found: Drift | None, width: int | None = None, color: bool = False
+) -> str:
+    """The report in `fmt`; with what changed since a baseline (`found`) first, in the
+    formats that can show it."""
+    if found is not None and fmt == "markdown":  # drift first, both under one size cap
+        return fit(drift_parts(found) + markdown_parts(report), SUMMARY_LIMIT)
+    if found is not None and fmt == "text":
+        return render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
+    if found is not None and fmt == "json":
+        return to_json(report, {"drift": drift_json(found)})
+    return render(fmt, report, width=width, color=color)
+
+
 def report_main(
     paths: list[str], fmt: str = "text", output: str | None = None, baseline: str | None = None
 ) -> int:
@@ -76,16 +94,9 @@ def report_main(
         return 2
     width, color = terminal_style(sys.stdout) if output is None else (None, False)
     found = drift(report, old) if old is not None else None
-    if found is not None and fmt == "markdown":  # drift first, both under one size cap
-        body = fit(drift_parts(found) + markdown_parts(report), SUMMARY_LIMIT)
-    elif found is not None and fmt == "text":
-        body = render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
-    elif found is not None and fmt == "json":
-        body = to_json(report, {"drift": drift_json(found)})
-    else:
-        body = render(fmt, report, width=width, color=color)
-        if found is not None:
-            print(render_drift(found, "text"), file=sys.stderr, end="")
+    body = compose(fmt, report, found, width=width, color=color)
+    if found is not None and fmt not in DRIFT_FORMATS:
+        print(render_drift(found, "text"), file=sys.stderr, end="")
     if target is None:
         sys.stdout.write(body)
     else:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
+from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
@@ -31,7 +32,7 @@ TEXT_KEYS = (
 INFO_KEYS = ("versions", "anchors", "broken", "branches")
 
 
-class ReportError(ValueError):
+class ReportError(CanaryError, ValueError):
     """A saved result cannot be read; the message says what is wrong where."""
 
 

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from canary.cache.store import Cache
-from canary.engine.runner import Runner, offline_mode, release_selector
+from canary.engine.runner import Runner, release_selector
+from canary.errors import ExitCode, UsageError
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
 from canary.scan.judging import settle
-from canary.scan.merging import Existing, matrices_in, merge_target
+from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
@@ -275,55 +277,39 @@ def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
     out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
 
 
-def _usage_error(out: TextIO, message: str) -> int:
-    out.write(f"canary scan: {message}\n")
-    return 2
-
-
-def scan_main(
-    path: str,
-    upstreams: list[str] | None,
-    output: str | None,
-    merge: str | None,
-    out: TextIO,
-    source: str | None = None,
-    offline: bool = False,
-    exclude: list[str] | None = None,
-) -> int:
-    """Run `canary scan`; returns the exit status (0 done, 2 usage or file problem).
-
-    `source` is a folder holding the upstream packages (a site-packages or a checkout) read in
-    place of the releases on the package index; `exclude` globs of files and folders left out
-    besides a repository's tests, scripts, examples and docs.
-    """
-    root = Path(path)
-    if not root.exists():
-        return _usage_error(out, f"{path}: no such file or folder")
-    if output and merge:
-        return _usage_error(out, "--output and --merge are alternatives; give one")
+def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
+    """`--upstream` as top-level package names (the default three when not given)."""
     names = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
     if not names or any(not _PACKAGE_NAME.match(n) for n in names):
-        return _usage_error(out, f"--upstream wants top-level package names, got {names}")
+        raise UsageError(f"scan: --upstream wants top-level package names, got {names}")
+    return names
+
+
+def output_folder(output: str | None, merge: str | None) -> Path:
+    """Where `--output` (created) or `--merge` (an existing folder) writes; `.` for neither."""
+    if output and merge:
+        raise UsageError("scan: --output and --merge are alternatives; give one")
     if merge and not Path(merge).is_dir():
-        return _usage_error(out, f"{merge}: not a folder")
-    existing = matrices_in(Path(merge)) if merge else {}
-    names = sorted({*names, *existing})
-    if source and not Path(source).is_dir():
-        return _usage_error(out, f"--source {source}: not a folder")
+        raise UsageError(f"scan: {merge}: not a folder")
     if output:
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            return _usage_error(out, f"--output {output}: cannot create: {exc}")
-    folder = Path(output or merge or ".")
-    with offline_mode(offline):
-        result, proposed = scan(
-            root, names, Path(source) if source else None, exclude=tuple(exclude or ())
-        )
-        return _emit(result, proposed, path, names, folder, output, merge, existing, out)
+            raise UsageError(f"scan: --output {output}: cannot create: {exc}") from None
+    return Path(output or merge or ".")
 
 
-def _emit(
+def notes(result: ScanResult | None, path: str, unused: list[str]) -> list[str]:
+    """What scan says beside its matrices, as `#` comments: the files it could not read and
+    how many it scanned (given `result`), and the upstreams in `unused` it saw no use of."""
+    said = [f"# {problem}" for problem in result.problems] if result is not None else []
+    if result is not None:
+        left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
+        said.append(f"# scanned {result.files} files under {path}{left_out}")
+    return said + [f"# no uses of {upstream} found" for upstream in unused]
+
+
+def emit(
     result: ScanResult,
     proposed: dict[str, Proposed],
     path: str,
@@ -334,32 +320,35 @@ def _emit(
     existing: dict[str, list[Existing]],
     out: TextIO,
 ) -> int:
-    """Print the proposals, write them as new files (`output`) or merge them into the
-    `existing` matrices of the merge folder (a new file for an upstream it has none of)."""
-    for problem in result.problems:
-        out.write(f"# {problem}\n")
-    left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
-    out.write(f"# scanned {result.files} files under {path}{left_out}\n")
+    """Print the proposals, write them as new files (`output`, into `folder`) or merge them
+    into the `existing` matrices of the merge folder (a new file for an upstream it has none
+    of), and say what was scanned; a matrix that cannot be written is said on stderr and makes
+    the status 2."""
+    out.writelines(f"{note}\n" for note in notes(result, path, []))
     status = 0
     for upstream in sorted(names):
         matrix = proposed.get(upstream)
         if matrix is None:
-            out.write(f"# no uses of {upstream} found\n")
+            out.writelines(f"{note}\n" for note in notes(None, path, [upstream]))
         elif output:
             if (folder / f"{upstream}.yaml").exists():
-                out.write(f"canary scan: {folder / upstream}.yaml exists; use --merge\n")
-                status = 2
+                status = _refused(f"{folder / upstream}.yaml exists; use --merge")
                 continue
             _write_new(folder, matrix, out)
         elif upstream in existing:
             try:
                 _merge(existing[upstream], matrix, out)
             except MergeError as exc:
-                out.write(f"canary scan: {exc}\n")
-                status = 2
+                status = _refused(str(exc))
         elif merge:
             _write_new(folder, matrix, out)
         else:
             out.write(f"---\n# matrices/{upstream}.yaml\n")
             out.write(matrix.text())
     return status
+
+
+def _refused(message: str) -> int:
+    """One matrix not written: said on stderr, as every command says a usage error."""
+    print(f"canary: scan: {message}", file=sys.stderr)
+    return int(ExitCode.USAGE_ERROR)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from canary.errors import CanaryError
 from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -27,7 +28,7 @@ _ID_SUFFIX["matches"] = "-source-regex"
 _NAME_LISTS = ("methods", "accepts", "params")
 
 
-class MergeError(Exception):
+class MergeError(CanaryError):
     """An existing matrix the proposals cannot be appended to; the message names the file."""
 
 

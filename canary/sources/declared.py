@@ -10,6 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from canary.analysis import MAX_SOURCE_BYTES, ParseError
 from canary.analysis.budget import check_cost
+from canary.errors import CanaryError, ExitCode
 from canary.sources.tree import SourceError, Tree
 
 _VERSION_MODULES = ("__init__.py", "version.py", "_version.py", "__about__.py")
@@ -19,8 +20,10 @@ _STATIC = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.M)
 _PKG_INFO = re.compile(r"^Version:[ \t]*(\S+)", re.M)
 
 
-class VersionUnknown(Exception):
+class VersionUnknown(CanaryError):
     """No literal version could be read; gated checks on that tree become `error`."""
+
+    exit_code = ExitCode.FAILED
 
 
 def _literal_version(source: bytes) -> str | None:

@@ -24,7 +24,8 @@ import requests
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
-from canary import __version__
+from canary._version import __version__
+from canary.errors import CanaryError, ExitCode
 from canary.sources.deadline import Deadline, DeadlineAdapter, bounded
 from canary.sources.redact import redact
 from canary.sources.stats import Stats
@@ -72,8 +73,10 @@ class Reply:
     content: bytes
 
 
-class _Retryable(Exception):
+class _Retryable(CanaryError):
     """A failed attempt worth repeating; `wait` overrides the backoff when the server said so."""
+
+    exit_code = ExitCode.FAILED
 
     def __init__(self, cause: str, wait: float | None = None) -> None:
         super().__init__(cause)

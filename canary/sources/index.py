@@ -23,6 +23,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from canary.cache.store import Cache
+from canary.errors import CanaryError, ExitCode
 from canary.sources.http import Http, Reply, origin
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
@@ -249,8 +250,10 @@ def parse_project_page(name: str, content: bytes, content_type: str, page_url: s
     raise SourceError(f"{redact(page_url)}: unexpected content type {content_type!r}")
 
 
-class _BadEntry(ValueError):
+class _BadEntry(CanaryError, ValueError):
     """One file entry of a page has a field of the wrong type or form."""
+
+    exit_code = ExitCode.FAILED
 
 
 def _text(value: object, what: str, *, optional: bool = False) -> str | None:

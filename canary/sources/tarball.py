@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from canary.cache.store import Cache
+from canary.errors import CanaryError, ExitCode
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tree import SourceError
@@ -34,8 +35,10 @@ _KEPT_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".txt")
 _UNPACKING = threading.BoundedSemaphore(2)
 
 
-class TarFormatError(Exception):
+class TarFormatError(CanaryError):
     """The archive is damaged or exceeds the caps."""
+
+    exit_code = ExitCode.FAILED
 
 
 @dataclass

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
+from canary.errors import CanaryError, ExitCode
+
 EOCD_SIZE = 22
 ZIP64_LOCATOR_SIZE = 20
 ZIP64_EOCD_SIZE = 56
@@ -25,8 +27,10 @@ _MAX_COMMENT = 0xFFFF
 EOCD_SEARCH = EOCD_SIZE + _MAX_COMMENT + ZIP64_LOCATOR_SIZE
 
 
-class ZipFormatError(Exception):
+class ZipFormatError(CanaryError):
     """The bytes are not a consistent zip archive (corruption, truncation, tampering)."""
+
+    exit_code = ExitCode.FAILED
 
 
 class Entry(NamedTuple):

@@ -143,7 +143,7 @@ def test_bad_paths_are_usage_errors(repo, capsys, tmp_path):
     repo, _ = repo
     assert main(["init", str(tmp_path / "nowhere")]) == 2
     assert main(["init", str(repo), "--dir", "../outside"]) == 2
-    assert "give a folder inside" in capsys.readouterr().out
+    assert "give a folder inside" in capsys.readouterr().err
 
 
 def test_the_written_workflows_pass_actionlint_against_this_action(repo, capsys, tmp_path):

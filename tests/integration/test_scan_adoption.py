@@ -8,11 +8,11 @@ import shutil
 
 import pytest
 import yaml
+from commands import scan as scanned
 from paths import FIXTURES
 
 from canary.init.command import init_main
 from canary.matrix.model import MatrixError, load_matrix
-from canary.scan import scan_main
 
 FIXTURE = FIXTURES / "downstream"
 TEST_USE = "import trl\n\ntrl.only_a_test_uses_this = 1\n"
@@ -23,12 +23,6 @@ def _no_index(monkeypatch, tmp_path_factory):
     """Nothing here reads the package index: scan places by names alone."""
     monkeypatch.setenv("CANARY_OFFLINE", "1")
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-
-
-def scanned(*args, **kwargs) -> tuple[int, str]:
-    out = io.StringIO()
-    status = scan_main(*args, out=out, **kwargs)
-    return status, out.getvalue()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -10,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from commands import scan
 from paths import FIXTURES
 
 from canary.cli import main as cli
 from canary.matrix.model import load_matrix
-from canary.scan import scan_main
 
 FIXTURE = FIXTURES / "downstream"
 LOCATION = re.compile(r"(\S+\.py):((?:\d+(?: \([^)]*\))?,?)+)")
@@ -141,12 +140,6 @@ def _no_index(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-def run(*args, **kwargs) -> tuple[int, str]:
-    out = io.StringIO()
-    status = scan_main(*args, out=out, **kwargs)
-    return status, out.getvalue()
-
-
 def summary(check: dict) -> tuple:
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
     assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
@@ -176,7 +169,7 @@ def markers() -> dict[str, str]:
 
 
 def test_fixture_yields_exactly_the_expected_checks():
-    status, text = run(str(FIXTURE), None, None, None)
+    status, text = scan(str(FIXTURE), None, None, None)
     assert status == 0
     matrices = printed_matrices(text)
     assert {name: [summary(c) for c in m["checks"]] for name, m in matrices.items()} == EXPECTED
@@ -186,7 +179,7 @@ def test_fixture_yields_exactly_the_expected_checks():
 
 
 def test_every_check_cites_real_uses_and_every_marked_use_is_cited():
-    _, text = run(str(FIXTURE), None, None, None)
+    _, text = scan(str(FIXTURE), None, None, None)
     cited = set()
     for matrix in printed_matrices(text).values():
         for check in matrix["checks"]:
@@ -214,17 +207,17 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
     (package / "core.py").write_text(
         "def build(model, peft_config, adapter_name='default'):\n    pass\n"
     )
-    status, text = run(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
+    status, text = scan(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
     assert status == 0
     checks = [summary(c) for c in printed_matrices(text)["peft"]["checks"]]
     assert ("peft.core", "function", "build", "accepts", ["adapter_name"], "error") in checks
     assert ("peft", "symbol", "get_peft_model", None, None, "error") in checks
-    status, text = run(str(FIXTURE), ["peft"], None, None)
+    status, text = scan(str(FIXTURE), ["peft"], None, None)
     assert "NOTE: the package root may only re-export it" in text
 
 
-def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
-    status, text = run(str(FIXTURE), ["trl", "peft", "accelerate"], str(tmp_path), None)
+def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path, capsys):
+    status, text = scan(str(FIXTURE), ["trl", "peft", "accelerate"], str(tmp_path), None)
     assert status == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["peft.yaml", "trl.yaml"]
     assert "# no uses of accelerate found" in text
@@ -235,13 +228,13 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path):
     assert load_matrix(tmp_path / "peft.yaml").github == "huggingface/peft"
     assert [summary(c) for c in written["checks"]] == EXPECTED["trl"]
     before = (tmp_path / "trl.yaml").read_text()
-    status, text = run(str(FIXTURE), ["trl"], str(tmp_path), None)
-    assert status == 2 and "use --merge" in text
+    status, text = scan(str(FIXTURE), ["trl"], str(tmp_path), None)
+    assert status == 2 and "use --merge" in capsys.readouterr().err
     assert (tmp_path / "trl.yaml").read_text() == before
 
 
 def test_output_creates_its_folder(tmp_path):
-    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path / "new" / "matrices"), None)
+    status, _ = scan(str(FIXTURE), ["trl"], str(tmp_path / "new" / "matrices"), None)
     assert status == 0 and (tmp_path / "new" / "matrices" / "trl.yaml").is_file()
 
 
@@ -253,7 +246,7 @@ def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
         "  - id: config\n    why: ours.py:1\n    module: trl\n    symbol: GRPOConfig\n"
     )
     (tmp_path / "trl.yaml").write_text(own)
-    status, text = run(str(FIXTURE), None, None, str(tmp_path))
+    status, text = scan(str(FIXTURE), None, None, str(tmp_path))
     assert status == 0
     assert "merged into" in text and "4 new checks of 5 proposed" in text
     merged = (tmp_path / "trl.yaml").read_text()
@@ -261,7 +254,7 @@ def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
     assert [summary(c) for c in yaml.safe_load(merged)["checks"]] == EXPECTED["trl"]
     assert len(load_matrix(tmp_path / "trl.yaml").checks) == 5
     assert (tmp_path / "peft.yaml").exists() and (tmp_path / "transformers.yaml").exists()
-    status, text = run(str(FIXTURE), None, None, str(tmp_path))
+    status, text = scan(str(FIXTURE), None, None, str(tmp_path))
     assert "0 new checks of 5 proposed" in text and (tmp_path / "trl.yaml").read_text() == merged
 
 
@@ -276,7 +269,7 @@ def test_unparseable_files_and_environments_are_reported_or_skipped(tmp_path):
     env.mkdir()
     (env / "pyvenv.cfg").write_text("home = x\n")
     (env / "z.py").write_text("import trl\ntrl.nor_this = 1\n")
-    status, text = run(str(tree), ["trl"], None, None)
+    status, text = scan(str(tree), ["trl"], None, None)
     assert status == 0
     assert re.search(r"# fakesloth/broken\.py: not scanned: .*invalid syntax", text)
     assert "# scanned 5 files" in text
@@ -285,7 +278,7 @@ def test_unparseable_files_and_environments_are_reported_or_skipped(tmp_path):
 
 
 def test_a_single_file_can_be_scanned():
-    status, text = run(str(FIXTURE / "fakesloth" / "rl.py"), ["trl"], None, None)
+    status, text = scan(str(FIXTURE / "fakesloth" / "rl.py"), ["trl"], None, None)
     assert status == 0
     checks = printed_matrices(text)["trl"]["checks"]
     assert [summary(c) for c in checks] == EXPECTED["trl"]
@@ -303,9 +296,9 @@ def test_a_single_file_can_be_scanned():
         ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
     ],
 )
-def test_usage_errors_exit_2_with_a_message(args, kwargs, message):
-    status, text = run(*args, **kwargs)
-    assert status == 2 and message in text
+def test_usage_errors_exit_2_with_a_message_on_stderr(args, kwargs, message, capsys):
+    status, _ = scan(*args, **kwargs)
+    assert status == 2 and message in capsys.readouterr().err
 
 
 FAKE_TRL = {
@@ -338,7 +331,7 @@ def check_json(matrix: Path, upstream_tree: Path, tmp_path: Path) -> dict[str, s
 
 def test_proposed_checks_run_under_canary_check(tmp_path):
     """Scan then check: a conforming upstream passes, a changed rewrite target fails."""
-    status, _ = run(str(FIXTURE), ["trl"], str(tmp_path), None)
+    status, _ = scan(str(FIXTURE), ["trl"], str(tmp_path), None)
     assert status == 0
     upstream = tmp_path / "site"
     for name, text in FAKE_TRL.items():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from canary import api
 from canary.engine.runner import Runner
 from canary.matrix.lock import lock_path, read_lock
 from canary.matrix.model import Matrix, MatrixError, load_matrix
@@ -22,14 +23,26 @@ from canary.matrix.targets import Target
 from canary.matrix.versions import (
     SelectionError,
     index_client,
-    lock_main,
     needs_index,
     resolve,
     select_targets,
-    versions_main,
+    version_listing,
 )
 from canary.sources.context import SourceContext, forget_shared_contexts
 from canary.sources.tree import SourceError
+
+
+def run_lock(path: str, *, check: bool, out: io.StringIO) -> int:
+    """`canary lock` through the library: its lines written to `out`, its exit status."""
+    report = api.lock([path], check=check)
+    out.writelines(f"{line}\n" for line in report.lines)
+    return report.exit_code(check)
+
+
+def run_versions(path: str, out: io.StringIO) -> None:
+    """`canary versions` through the library: the listing written to `out`."""
+    out.writelines(f"{line}\n" for line in version_listing(load_matrix(path), api.resolve(path)))
+
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
@@ -221,7 +234,7 @@ def locked(index, tmp_path) -> Matrix:
     """A matrix whose lock was written by `canary lock` from the fake index."""
     index.serve(["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"])
     matrix = matrix_file(tmp_path, TRL_LIKE)
-    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
     index.server.clear_log()
     return matrix
 
@@ -277,7 +290,7 @@ def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selec
 def test_a_specifier_keeps_locked_prereleases(index, tmp_path):
     index.serve(["1.0.0", "1.1.0rc1", "0.9.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=0.9"\nprereleases: true')
-    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
     assert labels(select_targets(matrix, ">=1.0")) == ["1.0.0", "1.1.0rc1"]
 
 
@@ -378,7 +391,7 @@ def test_anchors_and_broken_must_resolve(index, tmp_path, versions, key, message
     assert line > 1
     assert str(caught.value).startswith(f"{matrix.path}:{line}: versions.{key}: {message}")
     with pytest.raises(MatrixError, match=message):
-        lock_main([str(matrix.path)], check=False, out=io.StringIO())
+        run_lock(str(matrix.path), check=False, out=io.StringIO())
     assert not lock_path(matrix).exists()
 
 
@@ -391,9 +404,9 @@ def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
         select_targets(locked, "releases")
     assert str(caught.value).startswith(f"{path}:4: ")
     out = io.StringIO()
-    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert run_lock(str(locked.path), check=True, out=out) == 1
     assert f"{path}: the lock is corrupt ({path}:4: " in out.getvalue()
-    assert lock_main([str(locked.path)], check=False, out=io.StringIO()) == 0
+    assert run_lock(str(locked.path), check=False, out=io.StringIO()) == 0
     assert read_lock(path) is not None
 
 
@@ -404,7 +417,7 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     path = lock_path(locked)
     before = path.read_text()
     out = io.StringIO()
-    assert lock_main([str(locked.path)], check=True, out=out) == 0
+    assert run_lock(str(locked.path), check=True, out=out) == 0
     assert out.getvalue() == f"{path}: up to date (4 releases, 1 branch)\n"
 
     # 1.2.0 is released, 0.10.0 yanked, 0.9.0 deleted from the index
@@ -414,7 +427,7 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     )
     relaxed = matrix_file(locked.path.parent.parent, TRL_LIKE.replace('"0.10.0", ', ""))
     out = io.StringIO()
-    assert lock_main([str(relaxed.path)], check=True, out=out) == 1
+    assert run_lock(str(relaxed.path), check=True, out=out) == 1
     assert path.read_text() == before  # --check writes nothing
     report = out.getvalue()
     assert report.startswith(f"{path}: stale: ")
@@ -423,13 +436,13 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     assert "1 gone (0.9.0)" in report
 
     out = io.StringIO()
-    assert lock_main([str(relaxed.path)], check=False, out=out) == 0
+    assert run_lock(str(relaxed.path), check=False, out=out) == 0
     assert out.getvalue().startswith(f"{path}: updated: ")
     lock = read_lock(path)
     assert lock is not None
     assert lock.resolution.labels() == ["0.9.2", "1.0.0", "1.2.0", "main"]
     assert lock.resolution.yanked == ["0.10.0"]
-    assert lock_main([str(relaxed.path)], check=True, out=io.StringIO()) == 0
+    assert run_lock(str(relaxed.path), check=True, out=io.StringIO()) == 0
 
 
 LOCKED = ["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"]
@@ -439,7 +452,7 @@ def test_one_new_release_is_only_new(locked, index):
     """The index gives URLs, the lock keeps none: that is no change of a locked file."""
     index.serve([*LOCKED, "1.2.0"])
     out = io.StringIO()
-    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert run_lock(str(locked.path), check=True, out=out) == 1
     assert out.getvalue() == (f"{lock_path(locked)}: stale: 1 new (1.2.0) (5 releases, 1 branch)\n")
 
 
@@ -450,7 +463,7 @@ def test_a_locked_file_with_other_bytes_is_an_alarm(locked, index):
     path = lock_path(locked)
     for check in (True, False):  # an alarm fails `canary lock` too, not only --check
         out = io.StringIO()
-        assert lock_main([str(locked.path)], check=check, out=out) == 1
+        assert run_lock(str(locked.path), check=check, out=out) == 1
         lines = out.getvalue().splitlines()
         assert "1 changed (1.0.0)" in lines[0]
         assert lines[1].startswith(
@@ -465,7 +478,7 @@ def test_a_release_read_from_another_file_is_said_and_is_no_alarm(locked, index)
     files[0] = dist("1.0.0", "binary")  # the pure wheel is gone, a platform wheel remains
     index.serve(LOCKED, files)
     out = io.StringIO()
-    assert lock_main([str(locked.path)], check=False, out=out) == 0
+    assert run_lock(str(locked.path), check=False, out=out) == 0
     assert "1 read from another file (1.0.0)" in out.getvalue()
     assert "ALARM" not in out.getvalue()
 
@@ -474,11 +487,11 @@ def test_lock_check_without_a_lock_is_stale_and_writes_nothing(index, tmp_path):
     index.serve(["1.0.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
     out = io.StringIO()
-    assert lock_main([str(matrix.path)], check=True, out=out) == 1
+    assert run_lock(str(matrix.path), check=True, out=out) == 1
     assert "stale: 1 new (1.0.0)" in out.getvalue()
     assert not lock_path(matrix).exists()
     out = io.StringIO()
-    assert lock_main([str(matrix.path)], check=False, out=out) == 0
+    assert run_lock(str(matrix.path), check=False, out=out) == 0
     assert "written: 1 new (1.0.0)" in out.getvalue()
 
 
@@ -486,7 +499,7 @@ def test_lock_asks_the_index_again_each_time(locked, index):
     """A cached index page must not hide a new release from `canary lock`."""
     index.serve(["1.0.0", "0.9.2", "0.9.0", "0.10.0", "1.0.1"])
     out = io.StringIO()
-    assert lock_main([str(locked.path)], check=True, out=out) == 1
+    assert run_lock(str(locked.path), check=True, out=out) == 1
     assert "1 new (1.0.1)" in out.getvalue()
 
 
@@ -497,7 +510,7 @@ def test_versions_command_marks_everything(locked, index):
         + [dist("1.1.0", yanked=True)],
     )
     out = io.StringIO()
-    assert versions_main(str(locked.path), out) == 0
+    run_versions(str(locked.path), out)
     lines = [line.rstrip() for line in out.getvalue().splitlines()]
     assert lines[0] == f"demo: 5 releases, 1 branch; lock {lock_path(locked)}"
     rows = {line.split()[0]: line.split(None, 1)[1:] for line in lines[1:]}
@@ -521,7 +534,7 @@ def test_versions_command_without_a_lock(index, tmp_path):
     index.serve(["1.0.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
     out = io.StringIO()
-    assert versions_main(str(matrix.path), out) == 0
+    run_versions(str(matrix.path), out)
     assert out.getvalue().splitlines() == [
         "demo: 1 release, 0 branches; no lock file (`canary lock` writes one)",
         "1.0.0",
@@ -567,7 +580,7 @@ def lock_wheels(index: FakeIndex, tmp_path: Path, versions: list[str]) -> Matrix
     """`canary lock` over real wheels; the log is cleared so a test counts only its run."""
     publish(index, versions)
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
-    assert lock_main([str(matrix.path)], check=False, out=io.StringIO()) == 0
+    assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
     forget_shared_contexts()
     index.server.clear_log()
     return matrix

@@ -8,15 +8,13 @@ base class, a dataclass, a module-level logger).
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from commands import canary
 from paths import FIXTURES
-
-from canary.scan import scan_main
 
 FIXTURES = FIXTURES
 DOWNSTREAM = FIXTURES / "scan_dataflow"
@@ -164,10 +162,9 @@ def _no_index(monkeypatch, tmp_path_factory):
 
 
 def scan(source: Path | None = UPSTREAM) -> str:
-    out = io.StringIO()
-    status = scan_main(str(DOWNSTREAM), None, None, None, out, source=source and str(source))
+    status, text = canary("scan", str(DOWNSTREAM), *(["--source", str(source)] if source else []))
     assert status == 0
-    return out.getvalue()
+    return text
 
 
 def summary(check: dict) -> tuple:

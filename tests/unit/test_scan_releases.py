@@ -5,15 +5,14 @@ only one end is bisected and gated where it starts or stops holding."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import shutil
 
 import pytest
 import yaml
+from commands import canary
 from servers import make_wheel, serving
 
-from canary.scan import scan_main
 from canary.scan.requirements import declared_releases
 from canary.sources.context import forget_shared_contexts
 
@@ -86,9 +85,9 @@ def scanned(tmp_path) -> str:
     (project / "client").mkdir(parents=True, exist_ok=True)
     (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
     (project / "client" / "__init__.py").write_text(DOWNSTREAM)
-    out = io.StringIO()
-    assert scan_main(str(project / "client"), ["fakeup"], None, None, out) == 0
-    return out.getvalue()
+    status, text = canary("scan", str(project / "client"), "--upstream", "fakeup")
+    assert status == 0
+    return text
 
 
 def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_path):

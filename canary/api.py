@@ -1,0 +1,143 @@
+"""canary as a library: what each command does, with typed arguments, returning data and
+printing nothing.
+
+The command line (`canary.cli`), the GitHub Action (`canary.action`) and `canary init` are
+front ends over these functions; none of them runs another's command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from canary._version import __version__
+from canary.engine.outcomes import RunReport
+from canary.engine.runner import ProgressSink, Runner, Selector, local_selector, offline_mode
+from canary.engine.runner import release_selector as _release_selector
+from canary.errors import UsageError
+from canary.matrix.files import find_matrices, load_matrices
+from canary.matrix.lock import Resolution
+from canary.matrix.model import Matrix, load_matrix
+from canary.sources.local import LocalTree
+from canary.sources.tree import SourceError
+
+if TYPE_CHECKING:  # scan and lock are imported when they run: a warm check never needs them
+    from canary.matrix.versions import LockReport
+    from canary.scan.command import Proposed, ScanResult
+
+#: `--source` values that name no folder
+REMOTE_SOURCES = ("auto", "index", "github")
+
+#: given how many bytes the run has downloaded so far, a sink for its progress
+ProgressFactory = Callable[[Callable[[], float]], ProgressSink | None]
+
+
+def check(
+    matrices: Sequence[str | Path] = (),
+    *,
+    versions: str = "releases",
+    source: str = "auto",
+    offline: bool = False,
+    jobs: int | None = None,
+    progress: ProgressFactory | None = None,
+) -> RunReport:
+    """Judge every check of `matrices` (paths, folders or names; none: matrices/*.yaml) on
+    the versions `versions` selects, read from `source` (auto, index, github or a folder)."""
+    from canary.analysis.pool import ParsePool
+
+    with offline_mode(offline):
+        loaded = load_matrices(matrices)
+        select, folder = _selector(source, loaded)
+        runner = Runner(select=select, source_path=folder, source=source, offline=offline)
+        if jobs is not None:
+            runner.jobs = jobs
+        if progress is not None:
+            runner.progress = progress(lambda: runner.stats().get("bytes_downloaded", 0))
+        pool = ParsePool()
+        runner.modules.parse = pool
+        try:
+            report = runner.run(loaded, versions)
+        finally:
+            pool.close()
+            if runner.progress is not None:
+                runner.progress.close()
+    report.run = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "canary": __version__,
+    }
+    return report
+
+
+def _selector(source: str, matrices: list[Matrix]) -> tuple[Selector, Path | None]:
+    if source in REMOTE_SOURCES:
+        return _release_selector, None
+    folder = Path(source)
+    if not folder.is_dir():
+        raise UsageError(f"--source {source}: not a folder (or auto|index|github)")
+    missing = [m.package for m in matrices if not _holds(folder, m)]
+    if missing:
+        raise SourceError(
+            f"--source {source}: no package {', '.join(missing)} in it (looked at the "
+            "top, under the matrix's `src` and under src/); name the matrix it stands in for"
+        )
+    return local_selector(folder), folder
+
+
+def _holds(folder: Path, matrix: Matrix) -> bool:
+    top = matrix.package.split(".")[0]
+    root = LocalTree(folder, matrix.package, matrix.src).root
+    return (root / top).is_dir() or (root / f"{top}.py").is_file()
+
+
+def lock(matrices: Sequence[str | Path] = (), *, check: bool = False) -> LockReport:
+    """Refresh the lock beside each matrix (with `check`, write nothing); the report says what
+    changed and `exit_code(check)` what `canary lock` exits with."""
+    from canary.matrix.versions import refresh_locks
+
+    return refresh_locks([str(p) for p in find_matrices(matrices)], check)
+
+
+def resolve(matrix: str | Path | Matrix) -> Resolution:
+    """The versions a matrix names today: its `versions` resolved against the package index
+    afresh (the lock is not read)."""
+    from canary.matrix.versions import fresh_resolution
+
+    return fresh_resolution(matrix if isinstance(matrix, Matrix) else load_matrix(matrix))
+
+
+@dataclass
+class Scan:
+    """What `scan` found: the uses of each upstream and a proposed matrix per upstream used."""
+
+    result: ScanResult
+    proposed: dict[str, Proposed]
+    upstreams: list[str]
+
+
+def scan(
+    path: str | Path,
+    upstreams: Iterable[str] | None = None,
+    *,
+    source: str | Path | None = None,
+    offline: bool = False,
+    exclude: Sequence[str] = (),
+) -> Scan:
+    """Read a downstream codebase (never import it) and propose the checks each upstream it
+    patches needs, placed and judged on the releases it declares (or the `source` folder);
+    `exclude` globs leave files out besides a repository's tests, scripts, examples and docs."""
+    from canary.scan.command import scan as scan_tree
+    from canary.scan.command import upstream_names
+
+    root = Path(path)
+    if not root.exists():
+        raise UsageError(f"scan: {path}: no such file or folder")
+    names = upstream_names(upstreams)
+    if source is not None and not Path(source).is_dir():
+        raise UsageError(f"scan: --source {source}: not a folder")
+    with offline_mode(offline):
+        folder = Path(source) if source is not None else None
+        result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude))
+    return Scan(result, proposed, names)
