@@ -131,7 +131,29 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
     if isinstance(func, ast.Attribute) and func.attr == "get" and (name := _name(expr.args[0])):
         base = _namespace(func.value, scopes)
         return base.child(name) if base else None
-    unwrap = resolve(func, scopes)
-    if unwrap is not None and unwrap.parts == ("inspect", "unwrap"):
+    called = resolve(func, scopes)
+    if called is not None and called.parts == ("inspect", "unwrap"):
         return resolve(expr.args[0], scopes)
+    if called is not None and called.parts == ("importlib", "import_module"):
+        path = _name(expr.args[0])  # `importlib.import_module("a.b")` is module a.b
+        return Ref(tuple(path.split(".")), len(path.split("."))) if path else None
+    return None
+
+
+_MOCK_PATCH = ("unittest", "mock", "patch")
+
+
+def mock_patched(call: ast.Call, scopes: Scopes) -> tuple[Ref, ast.expr | None] | None:
+    """What `mock.patch("a.b.C.m", new)` or `mock.patch.object(C, "m", new)` replaces (as
+    a decorator, a context or started), and the replacement passed."""
+    called = resolve(call.func, scopes)
+    if called is None or not call.args:
+        return None
+    if called.parts == _MOCK_PATCH and (path := _name(call.args[0])):
+        new = call.args[1] if len(call.args) > 1 else None
+        return Ref(tuple(path.split(".")), 1), new
+    if called.parts == (*_MOCK_PATCH, "object") and len(call.args) > 1:
+        owner, name = resolve(call.args[0], scopes), _name(call.args[1])
+        new = call.args[2] if len(call.args) > 2 else None
+        return (owner.child(name), new) if owner and name else None
     return None

@@ -14,7 +14,7 @@ import functools
 from canary.scan.callsites import CallSites
 from canary.scan.findings import Finding, Role
 from canary.scan.guards import Guard, conditions, tolerant_handlers
-from canary.scan.imports import Ref, Scopes, bind_import, resolve
+from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
     constant,
     import_fallbacks,
@@ -24,10 +24,10 @@ from canary.scan.node_values import (
 )
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations
-from canary.scan.self_attributes import default_bound
+from canary.scan.self_attributes import HeldBySelf
 from canary.scan.source_helpers import returned_source
 from canary.scan.text_calls import sought
-from canary.scan.text_flow import Source, TextFlow, Texts, keep_known, rewriter_selection
+from canary.scan.text_flow import Source, TextFlow, keep_known, rewriter_selection
 
 
 class FileScanner(ast.NodeVisitor):
@@ -54,6 +54,7 @@ class FileScanner(ast.NodeVisitor):
         # the imports that are a fallback (part of the first's check, no check of their own)
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
+        self.held_by_self = HeldBySelf(tree)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @property
@@ -65,34 +66,9 @@ class FileScanner(ast.NodeVisitor):
         """The file's defs, walked for only when a patch needs its replacement."""
         return local_functions(self._tree)
 
-    @functools.cached_property
-    def held_by_self(self) -> dict[str, ast.expr]:
-        """`self.NAME` -> the upstream default it is set from (self_attributes.py)."""
-        return default_bound(self._tree)
-
     def _upstream(self, expr: ast.expr) -> Ref | None:
-        ref = resolve(expr, self.scopes) or self._through_self(expr)
+        ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
         return ref if ref and ref.root in self.upstreams else None
-
-    def _through_self(self, expr: ast.expr) -> Ref | None:
-        """`self.NAME.rest` where NAME holds an upstream class; `self.NAME` itself only where
-        it is read (setting it is the downstream's own business)."""
-        rest: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            owner = expr.value
-            if (
-                isinstance(owner, ast.Name)
-                and owner.id == "self"
-                and isinstance(expr.ctx, ast.Load)
-                and expr.attr in self.held_by_self
-            ):
-                ref = resolve(self.held_by_self[expr.attr], self.scopes)
-                for name in rest:
-                    ref = ref.child(name) if ref else None
-                return ref
-            rest.insert(0, expr.attr)
-            expr = owner
-        return None
 
     def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
         """Visit `body` under these guards."""
@@ -148,14 +124,8 @@ class FileScanner(ast.NodeVisitor):
         """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
         self.visit(node.iter)
         self.visit(node.target)
-        rows = self.flow.rows(node.iter)
-        if rows and isinstance(node.target, ast.Name):
-            self.scopes.bind(node.target.id, Texts(tuple(r[0] for r in rows if len(r) == 1)))
-        elif rows and isinstance(node.target, ast.Tuple):
-            for i, element in enumerate(node.target.elts):
-                if isinstance(element, ast.Name):
-                    column = tuple(r[i] for r in rows if len(r) > i and isinstance(r[i], str))
-                    self.scopes.bind(element.id, Texts(column) if column else None)
+        for name, value in self.flow.loop_bindings(node.target, node.iter):
+            self.scopes.bind(name, value)
         for item in (*node.body, *node.orelse):
             self.visit(item)
 
@@ -307,7 +277,10 @@ class FileScanner(ast.NodeVisitor):
         self.alternatives = outer
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """`module.NAME += ...` needs NAME there, as a patch does."""
         self._registers(node)
+        if isinstance(node.target, ast.Attribute) and (ref := self._upstream(node.target)):
+            self._patch(ref, None, node)
         self.generic_visit(node)
 
     def _registers(self, node: ast.AST) -> None:
@@ -318,9 +291,12 @@ class FileScanner(ast.NodeVisitor):
         self._registers(node)
         if self._attribute_builtin(node):
             return
+        mocked = mock_patched(node, self.scopes)
+        if mocked and mocked[0].root in self.upstreams:
+            self._patch(mocked[0], mocked[1], node)
         func = node.func
         if isinstance(func, ast.Name):
-            self._passes(func.id, node)
+            self.calls.record_call(func.id, node, self._upstream)
         for found in sought(node, self.flow):
             if found.regex is None:
                 self.record.expects_texts(found.source, found.texts, found.node)
@@ -331,14 +307,6 @@ class FileScanner(ast.NodeVisitor):
         if callee and keywords:
             self.record.add(Role.KWARGS, callee, node, keywords)
         self.generic_visit(node)
-
-    def _passes(self, function: str, node: ast.Call) -> None:
-        """Record the upstream objects this call passes to a function (of the package)."""
-        slots = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
-        for slot, value in slots:
-            ref = self._upstream(value)
-            if ref is not None:
-                self.calls.record(function, slot, ref)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:
         """setattr/hasattr on an upstream object with a literal name; True when handled."""

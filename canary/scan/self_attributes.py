@@ -10,7 +10,9 @@ installed as `__init__`). An attribute bound from two different defaults binds n
 from __future__ import annotations
 
 import ast
+import functools
 
+from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.source_helpers import own_statements
 
 
@@ -50,3 +52,34 @@ def default_bound(tree: ast.Module) -> dict[str, ast.expr]:
             same = seen is not None and ast.dump(seen) == ast.dump(default)
             found[target.attr] = default if same else None
     return {name: expr for name, expr in found.items() if expr is not None}
+
+
+class HeldBySelf:
+    """Resolves `self.NAME...` through the attributes of one file set from upstream defaults."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self._tree = tree
+
+    @functools.cached_property
+    def _held(self) -> dict[str, ast.expr]:
+        return default_bound(self._tree)  # walked for only when a `self.` chain needs it
+
+    def resolve(self, expr: ast.expr, scopes: Scopes) -> Ref | None:
+        """`self.NAME.rest` where NAME holds an upstream class; `self.NAME` itself only where
+        it is read (setting it is the downstream's own business)."""
+        rest: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            owner = expr.value
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id == "self"
+                and isinstance(expr.ctx, ast.Load)
+                and expr.attr in self._held
+            ):
+                ref = resolve(self._held[expr.attr], scopes)
+                for name in rest:
+                    ref = ref.child(name) if ref else None
+                return ref
+            rest.insert(0, expr.attr)
+            expr = owner
+        return None

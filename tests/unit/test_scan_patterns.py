@@ -608,3 +608,69 @@ def test_a_key_formatted_into_two_different_paths_names_no_registry():
 
     code = REGISTRY + '\ndef other(trainer_file):\n    eval(f"peft.tuners.{trainer_file}")\n'
     assert inferred_registries(ast.parse(code)) == {}
+
+
+def test_a_module_imported_by_name_then_patched_needs_its_class():
+    code = """
+    import importlib
+
+    def forward(self, hidden_states, mask=None):
+        return hidden_states
+
+    m = importlib.import_module("transformers.models.llama.modeling_llama")
+    m.LlamaAttention.forward = forward
+    """
+    assert proposed(code) == [
+        (
+            "transformers.models.llama.modeling_llama",
+            "function",
+            "LlamaAttention.forward",
+            None,
+            [],
+            "error",
+        )
+    ]
+
+
+def test_mock_patch_and_patch_object_of_upstream_names_are_patches():
+    code = """
+    from unittest import mock
+    from unittest.mock import patch
+    from transformers.trainer import Trainer
+
+    def step(self, model, inputs):
+        return 0
+
+    with mock.patch("transformers.trainer.Trainer.training_step", step):
+        pass
+
+    @patch.object(Trainer, "compute_loss", step)
+    def run():
+        pass
+    """
+    patched = {p[2] for p in proposed(code) if p[0] == "transformers.trainer"}
+    assert {"Trainer.training_step", "Trainer.compute_loss"} <= patched
+
+
+def test_augmented_assignment_into_an_upstream_namespace_needs_the_name():
+    code = """
+    import transformers.trainer as tr
+    tr.TRAINER_STATE_NAME += ".bak"
+    """
+    assert ("transformers.trainer", "symbol", "TRAINER_STATE_NAME", None, [], "error") in proposed(
+        code
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import importlib\nm = importlib.import_module(name)\nm.Cls.forward = f",  # no literal
+        'from unittest import mock\nmock.patch("os.path.join", f)',  # not an upstream
+        'from unittest import mock\nmock.patch.object(helper, "compute_loss", f)',  # not upstream
+        "import transformers.trainer as tr\nx = tr.TRAINER_STATE_NAME\nx += 'a'",  # a local name
+    ],
+)
+def test_look_alikes_of_those_patches_propose_no_patch(code):
+    assert not [p for p in proposed(code) if p[2] and p[2].endswith(("forward", "join", "loss"))]
+    assert not [p for p in proposed(code) if "TRAINER_STATE_NAME" in str(p[2]) and p[3]]
