@@ -13,6 +13,7 @@ from typing import TextIO
 from canary.cache.store import Cache
 from canary.engine.runner import Runner, release_selector
 from canary.errors import ExitCode, UsageError
+from canary.matrix.config import find_config
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
@@ -60,8 +61,9 @@ class _File:
 
 def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_File]:
     base = root.parent if root.is_file() else root
+    table = find_config(base.absolute()).exclude  # the scanned repository's [tool.canary]
     files = []
-    selection = Selection(root, exclude)
+    selection = Selection(root, (*exclude, *table))
     for path in selection.files():
         name = path.relative_to(base).as_posix()
         try:
