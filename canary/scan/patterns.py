@@ -18,8 +18,9 @@ from canary.scan.findings import Finding, Role
 from canary.scan.guards import Guard, conditions, tolerant_handlers
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
-    constant,
+    attribute_call,
     import_fallbacks,
+    installed,
     local_functions,
     rewritten,
     wrapper_params,
@@ -141,19 +142,9 @@ class FileScanner(ast.NodeVisitor):
 
     visit_AsyncFor = visit_For
 
-    def _replacement(self, value: ast.expr | None) -> ast.AST | None:
-        """The local function (or lambda) a patch installs, if the file defines it."""
-        if isinstance(value, ast.Lambda):
-            return value
-        if isinstance(value, ast.Name) and self.scopes.lookup(value.id) is None:
-            return self.functions.get(value.id)
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-            return self.functions.get(f"{value.value.id}.{value.attr}")
-        return None
-
     def _patch(self, target: Ref, value: ast.expr | None, node: ast.AST) -> None:
         self.record.add(Role.PATCH, target, node)
-        replacement = self._replacement(value)
+        replacement = installed(value, self.functions, self.scopes.lookup)
         if isinstance(replacement, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             params = wrapper_params(replacement)
             if params:
@@ -176,13 +167,7 @@ class FileScanner(ast.NodeVisitor):
 
     # --- bindings --------------------------------------------------------------------------
 
-    def visit_Import(self, node: ast.Import) -> None:
-        self._imported(node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self._imported(node)
-
-    def _imported(self, node: ast.Import | ast.ImportFrom) -> None:
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         refs = bind_import(node, self.scopes)
         aliases = [alias for alias in node.names if alias.name != "*"] if refs else []
         for alias, ref in zip(aliases, refs, strict=True):
@@ -191,11 +176,10 @@ class FileScanner(ast.NodeVisitor):
             self.modules.add(".".join(ref.parts[: ref.known]))
             if id(alias) in self.fallen_back:
                 continue  # part of the check of the import it stands in for
-            fallback = self.fallbacks.get(id(alias))
-            if fallback is None:
-                self.record.add(Role.IMPORT, ref, node)
-            else:
-                self.record.add(Role.IMPORT, ref, node, tolerated=fallback[1], fallback=fallback[0])
+            fallback, tolerated = self.fallbacks.get(id(alias), (None, False))
+            self.record.add(Role.IMPORT, ref, node, tolerated=tolerated, fallback=fallback)
+
+    visit_ImportFrom = visit_Import
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._registers(node)
@@ -336,25 +320,22 @@ class FileScanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:
-        """setattr/hasattr on an upstream object with a literal name; True when handled."""
-        func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ("setattr", "hasattr", "getattr"):
+        """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
+        found = attribute_call(node, self.scopes.lookup)
+        owner = self._upstream(found[1]) if found else None
+        if found is None or owner is None:
             return False
-        if self.scopes.lookup(func.id) is not None or len(node.args) < 2:
-            return False
-        owner, name = self._upstream(node.args[0]), constant(node.args[1])
-        if not owner or name is None:
-            return False
-        if func.id == "hasattr":
-            self.record.add(Role.GUARD, owner.child(name), node)
-        elif func.id == "getattr":  # with a default, absence is tolerated
-            self.record.add(Role.ACCESS, owner.child(name), node, tolerated=len(node.args) > 2)
+        builtin, _, name = found
+        ref = owner.child(name)
+        if builtin == "hasattr":
+            self.record.add(Role.GUARD, ref, node)
+        elif builtin == "getattr":  # with a default, absence is tolerated
+            self.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
             if len(node.args) > 2:
-                self.record.probed.append(owner.child(name))
-                self.record.done_without.append(owner.child(name))
+                self.record.probed.append(ref)
+                self.record.done_without.append(ref)
         else:
-            value = node.args[2] if len(node.args) > 2 else None
-            self._patch(owner.child(name), value, node)
+            self._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
