@@ -27,7 +27,9 @@ from bench.floor import locked_files, measure_floor
 from bench.proc import Measured, measure
 from bench.report import Row, Section, table
 
-SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling", "explain")
+SECTIONS = ("cold", "rejudge", "warm", "pytest-path", "strategies", "scaling", "explain")
+#: What a cache keeps of what canary concluded (the rest is sources: listings and members).
+CONCLUDED = ("index", "verdict")
 #: pytest options of every measured pytest run: no cache folder written, and no plugin of
 #: canary's own test tools (hypothesis's imports hypothesis at the end of every session, 0.3 s
 #: here, which a user running the matrices does not have)
@@ -257,6 +259,52 @@ def cold_section(bench: Bench) -> tuple[Section, dict[str, Path], dict]:
         for cache in folders[:-1]:
             shutil.rmtree(cache, ignore_errors=True)
     return section, {code: folders[-1] for code, folders in caches.items()}, output
+
+
+def _sources_only(bench: Bench, cache: Path) -> Path:
+    """A copy of `cache` without its indexes and verdicts: the sources alone."""
+    copy = bench.fresh_cache()
+    shutil.rmtree(copy)
+    shutil.copytree(cache, copy, ignore=lambda _folder, names: [n for n in names if n in CONCLUDED])
+    return copy
+
+
+def rejudge_section(bench: Bench, caches: dict[str, Path]) -> Section:
+    """`canary check` offline on the sources a cold run fetched, with its parsed indexes and
+    remembered verdicts removed: what judging costs when nothing is fetched."""
+
+    def once(code: str) -> Measured:
+        copy = _sources_only(bench, caches[code])
+        try:
+            paths = [str(p) for p in bench.matrices]
+            argv = [sys.executable, "-m", "canary.cli.main", "check", "--offline", "-q", *paths]
+            return bench.run([*argv, "--format", "json"], copy, code)
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    runs = _by_code(bench, bench.warm_reps, once)
+    section = Section("Judging again from cached sources (indexes and verdicts removed)")
+    section.rows = [
+        Row(
+            "CPU (user + sys)",
+            [m.cpu for m in runs[AFTER]],
+            report.seconds,
+            before=_before(runs, lambda m: m.cpu),
+        ),
+        Row(
+            "wall",
+            [m.wall for m in runs[AFTER]],
+            report.seconds,
+            before=_before(runs, lambda m: m.wall),
+        ),
+        Row(
+            "peak RSS",
+            [m.peak_rss for m in runs[AFTER]],
+            report.mebibytes,
+            before=_before(runs, lambda m: m.peak_rss),
+        ),
+    ]
+    return section
 
 
 def warm_section(bench: Bench, caches: dict[str, Path]) -> Section:
@@ -614,6 +662,9 @@ def main(argv: list[str] | None = None) -> int:
         cache = caches[AFTER]
         parts.append(cold.render())
         _emit(parts[-1])
+        if "rejudge" in args.sections:
+            parts.append(rejudge_section(bench, caches).render())
+            _emit(parts[-1])
         if "warm" in args.sections:
             parts.append(warm_section(bench, caches).render())
             _emit(parts[-1])
