@@ -142,8 +142,7 @@ def test_a_class_of_its_own_getattr_is_read_name_by_name():
 
 
 def test_canary_own_sources_index_as_the_whole_parse():
-    files = sorted((ROOT / "canary").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py"))
-    for path in files:
+    for path in sorted((ROOT / "canary").rglob("*.py")):
         try:
             text = decode(path.read_bytes(), str(path))
         except ParseError:
@@ -212,7 +211,7 @@ def _modules(draw) -> str:
     return "\n".join(_block(draw, 0, ""))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_modules())
 def test_generated_modules_index_as_the_whole_parse(source):
     try:
