@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from canary.analysis.budget import check_cost
 from canary.analysis.indexer import index_text
 from canary.analysis.model import ModuleInfo
 from canary.analysis.outline import Outline, outline
@@ -183,6 +184,7 @@ def sparse_module(text: str, name: str, path: str, *, is_package: bool) -> Modul
     """The module indexed name by name, or None when it must be indexed whole (its text is one
     the outline cannot be sure of, or its exports may be lazy); raises ParseError when the
     statements its exports come from do not parse."""
+    check_cost(text, path)  # the budget is the file's, whatever a check reads of it
     masked = mask_text(text)
     shape = outline(masked) if masked is not None else None
     if shape is None or _lazy_exports(shape):
