@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canary._version import __version__
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import RunReport
 from canary.engine.runner import ProgressSink, Runner, Selector, local_selector, offline_mode
 from canary.engine.runner import release_selector as _release_selector
@@ -60,6 +61,9 @@ def check(
         runner.modules.parse = pool
         try:
             report = runner.run(loaded, versions)
+        except Interrupted:
+            pool.stop()
+            raise
         finally:
             pool.close()
             if runner.progress is not None:

@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -16,12 +15,14 @@ from canary.analysis import ModuleCache, ParseError
 from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_hints
+from canary.engine.interrupted import Interrupted
 from canary.engine.judge import VersionRun, module_files
 from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.engine.transitions import Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
+from canary.sources.daemons import DaemonPool
 from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
@@ -59,6 +60,9 @@ class Runner:
     #: does it itself, for the errors); the seconds it took (the bench weighs them)
     explains: bool = True
     explain_seconds: float = 0.0
+    #: versions planned and judged so far, for the line an interrupted run ends with
+    planned: int = 0
+    judged: int = 0
     _context: object | None = None
 
     @property
@@ -143,6 +147,7 @@ class Runner:
             version_run.close()
             if verdicts is not None:
                 verdicts.save()
+        self.judged += 1  # under the GIL; only the interrupted line reads it
         if self.progress is not None:
             self.progress.advance(matrix.upstream)
         return results
@@ -151,6 +156,13 @@ class Runner:
         """The results of each (matrix, version), in plan order. Versions that need the network
         or the parser go to the thread pool; the rest (a warm run: all of them) are answered in
         this thread, where hand-offs would cost more than they save."""
+        self.planned += len(plan)
+        try:
+            return self._judge_all(plan)
+        except KeyboardInterrupt:
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
         batches: dict[int, list[Result]] = {}
         pending: dict[int, Verdicts | None] = {}
         for at, (matrix, target) in enumerate(plan):
@@ -164,11 +176,21 @@ class Runner:
             return self._judge(*plan[at], pending[at])
 
         if pending:
-            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(pending)))) as pool:
+            # daemon threads: Ctrl-C must not wait for a read stuck on a slow server
+            pool = DaemonPool(min(self.jobs, len(pending)), "canary-version")
+            try:
                 batches.update(zip(pending, pool.map(judge, pending), strict=True))
+            finally:
+                pool.shutdown()
         return [batches[at] for at in range(len(plan))]
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
+        try:
+            return self._run(matrices, selection)
+        except KeyboardInterrupt:  # listing the versions, or telling what failures became
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
         plan = [(m, t) for m in matrices for t in self.select(m, selection)]
         if not plan and matrices:  # like pytest's exit 5: nothing collected is a mistake

@@ -25,6 +25,7 @@ import pluggy
 import pytest
 
 from canary.analysis.pool import ParsePool
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import Result, Status
 from canary.engine.runner import Runner, local_selector, offline_mode, release_selector
 from canary.errors import CanaryError, ExitCode
@@ -75,10 +76,11 @@ class Judging:
         else:
             folder = Path(source)
             self.runner = Runner(select=local_selector(folder), source_path=folder)
+        self.pool: ParsePool | None = None
         if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
-            pool = ParsePool()  # started only if something needs parsing
-            self.runner.modules.parse = pool
-            stack.callback(pool.close)
+            self.pool = ParsePool()  # started only if something needs parsing
+            self.runner.modules.parse = self.pool
+            stack.callback(self.pool.close)
         #: The results of each judged version by check id, keyed by (matrix path, version).
         self.results: dict[tuple[str, str], dict[str, Result]] = {}
 
@@ -98,7 +100,12 @@ class Judging:
         if not plan:
             return
         _freeze_at_exit()
-        batches = self.runner.judge_all(list(plan.values()))
+        try:
+            batches = self.runner.judge_all(list(plan.values()))
+        except Interrupted as exc:  # one line, as `canary check` ends, not a traceback
+            if self.pool is not None:
+                self.pool.stop()
+            pytest.exit(str(exc), returncode=int(exc.exit_code))
         for key, batch in zip(plan, batches, strict=True):
             self.results[key] = {result.check: result for result in batch}
 
