@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from canary.cache.store import Cache
 from canary.engine.runner import Runner, release_selector
 from canary.errors import ExitCode, UsageError
@@ -26,9 +29,11 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
 from canary.scan.selection import Selection
+from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 @dataclass
@@ -160,6 +165,7 @@ class Proposed:
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
     not_scanned: str = ""  # the downstream folders and globs scan did not read
+    unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
@@ -184,12 +190,21 @@ class Proposed:
                 f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
                 " (dead code for this range?):"
             )
-        return head + [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        head += [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        if self.unreached:
+            head.append(
+                f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
+                " gates to releases outside the range (no locked release would check it):"
+            )
+        return head + [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
         leave out the guarded names absent on both ends."""
         if self.reading is not None and self.reading.runs:
+            labels = [Version(label) for label in self.reading.labels]
+            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
+            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
             matrix = load_text(self.upstream, self.text())
             self.left_out = settle(matrix, self.proposals, self.reading)
             gone = {id(p) for p in self.left_out}
@@ -199,6 +214,14 @@ class Proposed:
         """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
         are ids other matrices of the upstream state or ignore."""
         return merge_text(existing, name, self.proposals, declined)
+
+
+def _reaches(gate: str, releases: list[Version]) -> bool:
+    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
+    if not gate or not releases:
+        return True
+    spec = SpecifierSet(gate)
+    return any(spec.contains(release, prereleases=True) for release in releases)
 
 
 def _name(proposal: Proposal) -> str:
@@ -248,18 +271,26 @@ def scan(
 
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     target = folder / f"{proposed.upstream}.yaml"
-    target.write_text(proposed.text(), encoding="utf-8")
+    replace_file(folder, target, proposed.text())
     out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
 
 
 def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
     target, others = merge_target(proposed.upstream, existing)
-    text = target.path.read_text(encoding="utf-8")
+    with open(target.path, encoding="utf-8", newline="") as handle:  # its own line ends
+        text = handle.read()
     merged, added = proposed.merged(text, str(target.path), others)
     if added:
-        target.path.write_text(merged, encoding="utf-8")
+        replace_file(target.path.parent, target.path, in_line_ends_of(text, merged))
     total = len(proposed.proposals)
     out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
+
+
+def in_line_ends_of(original: str, merged: str) -> str:
+    """`merged` with the new lines ended as every line of `original` is, when that is CRLF."""
+    if "\r\n" in original and not _LONE_LF.search(original):
+        return _LONE_LF.sub("\r\n", merged)
+    return merged
 
 
 def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
