@@ -229,8 +229,11 @@ class Runner:
         def tell_all(transitions: list[Transition]) -> list[tuple[Became | None, str] | None]:
             if not self.explains or not transitions:
                 return [None] * len(transitions)
-            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(transitions)))) as pool:
-                return list(pool.map(told, transitions))
+            pool = DaemonPool(min(self.jobs, len(transitions)), "canary-explain")
+            try:
+                return pool.map(told, transitions)
+            finally:
+                pool.shutdown()
 
         return tell_all
 
