@@ -19,15 +19,15 @@ import time
 from pathlib import Path
 
 import pytest
-from adopter import DOWNSTREAM, TRL, publish
+from adopter import DOWNSTREAM, JSON_TYPE, TRL
 from paths import ROOT
-from servers import FileServer, serving
+from servers import FileServer, make_wheel, publish_file, serving
 
 HANG = 30.0  # seconds the slow releases wait before answering
 #: long enough that parsing goes to the worker processes (analysis.pool.MIN_POOLED_BYTES)
 BIG = b"".join(b"def helper_%d(a, b=None):\n    return a\n\n" % i for i in range(800))
-FAST = [f"1.0.{n}" for n in range(10)]
-SLOW = ["1.1.0", "1.1.1"]
+FAST = [f"2.0.{n}" for n in range(10)]
+SLOW = ["2.1.0", "2.1.1"]
 VERSIONS = ",".join(FAST + SLOW)
 MATRIX = """\
 upstream: trl
@@ -39,14 +39,21 @@ LINE = re.compile(r"canary: interrupted: (\d+) of 12 versions judged; what was r
 
 
 def _upstream(server: FileServer) -> None:
+    """trl's page: every release holds what the checks need, the last ones hang."""
+    files = []
     for version in FAST + SLOW:
-        files = dict(TRL["1.0.0"])
-        files["trl/__init__.py"] = f'__version__ = "{version}"\n'.encode()
-        files["trl/trainer/grpo_trainer.py"] = TRL["1.0.0"]["trl/trainer/grpo_trainer.py"] + BIG
-        TRL[version] = files
-    publish(server, FAST + SLOW)
-    for version in SLOW:
-        server.routes[f"/files/trl-{version}-py3-none-any.whl"].delay = HANG
+        tree = {
+            **TRL["1.0.0"],
+            "trl/__init__.py": f'__version__ = "{version}"\n'.encode(),
+            "trl/trainer/grpo_trainer.py": TRL["1.0.0"]["trl/trainer/grpo_trainer.py"] + BIG,
+        }
+        name = f"trl-{version}-py3-none-any.whl"
+        delay = HANG if version in SLOW else 0.0
+        file = publish_file(server, f"/files/{name}", make_wheel("trl", version, tree), delay=delay)
+        hashes = {"sha256": file.sha256}
+        files.append({"filename": name, "url": file.url, "hashes": hashes, "size": file.size})
+    page = {"meta": {"api-version": "1.1"}, "name": "trl", "versions": FAST + SLOW, "files": files}
+    server.add("/simple/trl/", json.dumps(page).encode(), content_type=JSON_TYPE)
 
 
 @pytest.fixture
