@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass
 
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
+from canary.analysis.generated import generator_of
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
 
 #: Decorators that make a method a property; the setter forms make it assignable.
@@ -44,19 +45,19 @@ def attributes(hierarchy: Hierarchy, ref: ClassRef, own: bool = False) -> Attrib
     order, unresolved = hierarchy.mro(ref)
     bound: dict[str, Bound] = {}
     for owner in order[:1] if own else order:
+        dataclass_like = generator_of(hierarchy, owner) is not None
         for cls in owner.variants:
-            for name, bound_here in _bound_by(owner, cls).items():
+            for name, bound_here in _bound_by(owner, cls, dataclass_like).items():
                 bound.setdefault(name, bound_here)
     return Attributes(bound, () if own else tuple(unresolved))
 
 
-def _bound_by(ref: ClassRef, cls: ClassInfo) -> dict[str, Bound]:
+def _bound_by(ref: ClassRef, cls: ClassInfo, dataclass_like: bool) -> dict[str, Bound]:
     found: dict[str, Bound] = {}
     for name, functions in cls.methods.items():
         kind = _property(functions[-1])
         if kind is not None:
             found[name] = Bound(kind, ref, kind != "a property without a setter")
-    dataclass_like = cls.generator is not None
     for field in cls.fields:
         if field.kind in ("initvar", "kw_only"):
             continue
