@@ -172,7 +172,9 @@ def summary(check: dict) -> tuple:
         alternatives = tuple(summary(a)[:3] for a in check["any_of"])
         return ("any_of", alternatives, check.get("severity", "error"))
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
-    assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
+    assertion = next(
+        (k for k in ("methods", "accepts", "call", "contains", "matches") if k in check), None
+    )
     gate = next((f"{k}: {check[k]}" for k in ("since", "until", "versions") if k in check), None)
     severity = check.get("severity", "error")
     return (check["module"], key, check.get(key), assertion, check.get(assertion), severity, gate)

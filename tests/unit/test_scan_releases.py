@@ -142,7 +142,7 @@ def test_a_name_no_release_defines_is_never_given_a_signature(index, tmp_path):
 
 def test_a_defined_name_keeps_its_signature_check(index, tmp_path):
     text = scanned(tmp_path, "from fakeup.core import new_api\nnew_api(model=1)\n")
-    assert checks_of(text)["new-api-accepts"]["accepts"] == ["model"]
+    assert checks_of(text)["new-api-call"]["call"] == {"args": 0, "keywords": ["model"]}
 
 
 def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_path):
@@ -153,7 +153,7 @@ def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_pa
     )
     text = scanned(tmp_path, downstream)
     checks = checks_of(text)
-    assert "old-api-accepts" not in checks and checks["new-api-accepts"]["since"] == "1.2"
+    assert "old-api-call" not in checks and checks["new-api-call"]["since"] == "1.2"
     assert "# left out: 1 use the client gates to releases outside the range" in text
     assert "#   fakeup.core.old_api (<0.5) -- used at __init__.py:4; called with keyword" in text
 
