@@ -12,6 +12,7 @@ import ast
 import functools
 
 from canary.scan.absence import done_without
+from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
@@ -315,8 +316,15 @@ class FileScanner(ast.NodeVisitor):
                 self.record.expects_match(found.source, found.regex, found.node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
+        shape = call_shape(node) if callee and keywords else None
         if callee and keywords:
-            self.record.add(Role.KWARGS, callee, node, keywords)
+            self.record.add(
+                *(
+                    (Role.CALL, callee, node, shape)
+                    if shape
+                    else (Role.KWARGS, callee, node, keywords)
+                )
+            )
         self.generic_visit(node)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:

@@ -283,8 +283,8 @@ def test_keyword_arguments_become_accepts():
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "accepts",
-            ["gather_deepspeed3_params"],
+            "call",  # a module-level function called with a shape nothing is spread into
+            ["2:gather_deepspeed3_params"],
             "error",
         ),
     ]
@@ -550,10 +550,56 @@ def test_a_method_named_as_an_imported_function_calls_the_import():
         "trl.trainer.utils",
         "function",
         "selective_log_softmax",
-        "accepts",
-        ["temperature"],
+        "call",
+        ["2:temperature"],
         "error",
     ) in proposed(code)
+
+
+def test_calls_with_a_known_shape_of_functions_propose_call_and_of_methods_accepts():
+    code = """
+    from trl.models.utils import unwrap_model_for_generation
+    from transformers.trainer import Trainer
+    unwrap_model_for_generation(m, a, gather_deepspeed3_params=False)
+    unwrap_model_for_generation(m, gather_deepspeed3_params=True)
+    unwrap_model_for_generation(*parts, gather_deepspeed3_params=True)
+    Trainer.training_step(t, model=m, inputs=i)
+    """
+    found = [p for p in proposed(code) if p[3] in ("call", "accepts")]
+    assert found == [
+        (
+            "transformers.trainer",
+            "function",
+            "Trainer.training_step",
+            "accepts",
+            ["model", "inputs"],
+            "error",
+        ),
+        (
+            "trl.models.utils",
+            "function",
+            "unwrap_model_for_generation",
+            "accepts",
+            ["gather_deepspeed3_params"],
+            "error",
+        ),  # the call spreading *parts
+        (
+            "trl.models.utils",
+            "function",
+            "unwrap_model_for_generation",
+            "call",
+            ["2:gather_deepspeed3_params"],
+            "error",
+        ),
+        (
+            "trl.models.utils",
+            "function",
+            "unwrap_model_for_generation",
+            "call",
+            ["1:gather_deepspeed3_params"],
+            "error",
+        ),
+    ]
 
 
 def test_a_name_bound_in_the_class_body_is_seen_from_the_class_body():
