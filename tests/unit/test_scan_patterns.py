@@ -720,3 +720,17 @@ def test_augmented_assignment_into_an_upstream_namespace_needs_the_name():
 def test_look_alikes_of_those_patches_propose_no_patch(code):
     assert not [p for p in proposed(code) if p[2] and p[2].endswith(("forward", "join", "loss"))]
     assert not [p for p in proposed(code) if "TRAINER_STATE_NAME" in str(p[2]) and p[3]]
+
+
+@pytest.mark.parametrize(
+    ("handler", "severity"),
+    [
+        ('    raise ImportError("this needs trl") from e\n', "error"),  # re-raised: no tolerance
+        ("    raise\n", "error"),
+        ("    if strict:\n        raise\n    unwrap = None\n", "info"),  # gives up only sometimes
+        ("    unwrap = None\n", "info"),
+    ],
+)
+def test_a_handler_that_raises_again_tolerates_nothing(handler, severity):
+    code = "try:\n    from trl.models.utils import unwrap\nexcept ImportError as e:\n" + handler
+    assert [p[5] for p in proposed(code)] == [severity]
