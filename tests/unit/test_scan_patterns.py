@@ -734,3 +734,40 @@ def test_look_alikes_of_those_patches_propose_no_patch(code):
 def test_a_handler_that_raises_again_tolerates_nothing(handler, severity):
     code = "try:\n    from trl.models.utils import unwrap\nexcept ImportError as e:\n" + handler
     assert [p[5] for p in proposed(code)] == [severity]
+
+
+def test_a_module_level_version_flag_gates_as_its_comparison():
+    code = """
+    import trl
+    from packaging.version import Version
+
+    IS_NEW_TRL = Version(trl.__version__) >= Version("0.20.0")
+
+    def patch():
+        if IS_NEW_TRL:
+            from trl.trainer.utils import new_helper
+        if not IS_NEW_TRL:
+            from trl.trainer.utils import old_helper
+    """
+    gates = {p[2]: p for p in proposed_with_gates(code)}
+    assert gates["new_helper"][-1] == ">=0.20.0" and gates["old_helper"][-1] == "<0.20.0"
+
+
+def test_a_flag_that_compares_no_version_gates_nothing():
+    code = """
+    import os
+    USE_FAST = os.environ.get("FAST") == "1"
+    if USE_FAST:
+        from trl.trainer.utils import new_helper
+    """
+    assert [p[-1] for p in proposed_with_gates(code)] == [""]
+
+
+def proposed_with_gates(code: str) -> list[tuple]:
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    result = propose(scanner.findings, scanner.modules)
+    return [
+        (p.subject.module, p.subject.key, p.subject.name, p.gate)
+        for c in result.values()
+        for p in c
+    ]
