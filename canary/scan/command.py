@@ -21,7 +21,7 @@ from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
-from canary.scan.judging import settle
+from canary.scan.judging import GATED, settle
 from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
@@ -181,6 +181,11 @@ class Proposed:
             return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
         labels = ", ".join(run.target.label for run in reading.runs)
         head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
+        if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
+            head.append(
+                f"`{GATED} V on` above a check: gated since V, where it starts holding; unless"
+                " your code reaches it only on newer releases, your declared range is wrong there"
+            )
         if self.left_out:
             head.append(
                 f"left out: {len(self.left_out)} use{'s' * (len(self.left_out) > 1)} the client"

@@ -22,6 +22,8 @@ from canary.scan.propose import Proposal
 from canary.scan.releases import Reading
 
 _OK = (Status.PASS, Status.SKIP)
+#: how the comment above a check gated where it starts holding begins (explained once, atop)
+GATED = "scan: holds from"
 
 
 @dataclass
@@ -133,7 +135,7 @@ def _appears(
     detail = verdicts[lowest][1]
     proposal.gate = f">={reading.labels[first]}"
     proposal.notes.append(
-        f"scan: holds from {reading.labels[first]} on, not on {lowest} (lowest in range):"
+        f"{GATED} {reading.labels[first]} on, not on {lowest} (lowest in range):"
         f" {detail} -- gated"
     )
     newest = next(iter(verdicts))
@@ -187,9 +189,8 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
     if bisection.rising:
         proposal.gate = f">={first}"
         proposal.notes.append(
-            f"scan: holds from {first} on, not on {lowest} (lowest in range):"
-            f" {bisection.detail} -- gated; unless the client only reaches it on newer"
-            " releases, its range is wrong"
+            f"{GATED} {first} on, not on {lowest} (lowest in range):"
+            f" {bisection.detail} -- gated"
         )
     else:  # broke within the client's range: exactly what canary is for, so it stays red
         proposal.notes.append(
