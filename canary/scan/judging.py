@@ -135,8 +135,7 @@ def _appears(
     detail = verdicts[lowest][1]
     proposal.gate = f">={reading.labels[first]}"
     proposal.notes.append(
-        f"{GATED} {reading.labels[first]} on, not on {lowest} (lowest in range):"
-        f" {detail} -- gated"
+        f"{GATED} {reading.labels[first]} on, not on {lowest} (lowest in range): {detail} -- gated"
     )
     newest = next(iter(verdicts))
     return _Bisection(check, proposal, False, verdicts[newest][1], first, len(reading.labels) - 1)
@@ -189,8 +188,7 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
     if bisection.rising:
         proposal.gate = f">={first}"
         proposal.notes.append(
-            f"{GATED} {first} on, not on {lowest} (lowest in range):"
-            f" {bisection.detail} -- gated"
+            f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"
         )
     else:  # broke within the client's range: exactly what canary is for, so it stays red
         proposal.notes.append(

@@ -319,7 +319,7 @@ class FileScanner(ast.NodeVisitor):
             self._passes(func.id, node)
         for found in sought(node, self.flow):
             if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node)
+                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
             else:
                 self.record.expects_match(found.source, found.regex, found.node)
         callee = self._upstream(func)
