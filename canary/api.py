@@ -92,12 +92,18 @@ def _holds(folder: Path, matrix: Matrix) -> bool:
     return (root / top).is_dir() or (root / f"{top}.py").is_file()
 
 
-def lock(matrices: Sequence[str | Path] = (), *, check: bool = False) -> LockReport:
+def lock(
+    matrices: Sequence[str | Path] = (),
+    *,
+    check: bool = False,
+    accept_changed: Sequence[str] = (),
+) -> LockReport:
     """Refresh the lock beside each matrix (with `check`, write nothing); the report says what
-    changed and `exit_code(check)` what `canary lock` exits with."""
+    changed and `exit_code(check)` what `canary lock` exits with. A release whose locked file
+    changed keeps its locked line unless its label is in `accept_changed`."""
     from canary.matrix.versions import refresh_locks
 
-    return refresh_locks([str(p) for p in find_matrices(matrices)], check)
+    return refresh_locks([str(p) for p in find_matrices(matrices)], check, accept_changed)
 
 
 def resolve(matrix: str | Path | Matrix) -> Resolution:
