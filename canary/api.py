@@ -130,6 +130,7 @@ def scan(
     source: str | Path | None = None,
     offline: bool = False,
     exclude: Sequence[str] = (),
+    progress: ProgressFactory | None = None,
 ) -> Scan:
     """Read a downstream codebase (never import it) and propose the checks each upstream it
     patches needs, placed and judged on the releases it declares (or the `source` folder);
@@ -145,5 +146,5 @@ def scan(
         raise UsageError(f"scan: --source {source}: not a folder")
     with offline_mode(offline):
         folder = Path(source) if source is not None else None
-        result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude))
+        result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude), progress=progress)
     return Scan(result, proposed, names)

@@ -100,6 +100,9 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
     holding = {check.id for check in checks if _verdict(run, check)[0] in _OK}
     _remember([run])
+    if reading.progress is not None:
+        reading.progress.grow()
+        reading.progress.advance(matrix.upstream)
     return holding
 
 
