@@ -307,7 +307,8 @@ class TextFlow:
             bound = self.scopes.lookup(expr.id)
             if isinstance(bound, Derived):
                 return bound.values
-        return self.texts(expr) or (self._derived(expr).values if expr is not None else ())
+        derived = self._derived(expr) if expr is not None else None
+        return self.texts(expr) or (derived.values if derived else ())
 
     def _derived(self, expr: ast.expr) -> Derived | None:
         """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`."""

@@ -288,3 +288,13 @@ def test_a_text_not_inserted_before_is_still_sought():
     src = src.replace("debug_info =", "patched =")
     """
     assert sorted(texts(code)) == ["debug_info =", "original_debug_text"]
+
+
+def test_a_replacement_scan_cannot_read_inserts_nothing_known():
+    code = """
+    def fix(new_text):
+        out = src.replace("original_debug_text", new_text)
+        out = out.replace("another_text", compute())
+        return out.replace("third_text", "x")
+    """
+    assert sorted(texts(code)) == ["another_text", "original_debug_text", "third_text"]
