@@ -15,11 +15,11 @@ from canary.scan.propose import Proposal
 MAX_LENGTH = 60
 _SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _SUFFIX["matches"] = "-source-regex"
-# words (digits kept with the letters before them): `LoRA`/`MoE`/`SiLU`, an acronym before a
-# word (`GRPO` of GRPOTrainer), a word, an acronym, digits alone
+# words, digits kept with the letters around them (`conv1d`, `4bit`): `LoRA`/`MoE`/`SiLU`, an
+# acronym before a word (`GRPO` of GRPOTrainer), a word, an acronym, digits
 _WORD = re.compile(
-    r"[A-Z][a-z][A-Z]+(?![a-z])[0-9]*|[A-Z]+(?=[A-Z][a-z]{2,})|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*"
-    r"|[0-9]+"
+    r"[A-Z][a-z][A-Z]+(?![a-z])[0-9]*|[A-Z]+(?=[A-Z][a-z]{2,})|[A-Z]?[a-z]+(?:[0-9]+[a-z]*)*"
+    r"|[A-Z]+[0-9]*|[0-9]+[a-z]*"
 )
 
 

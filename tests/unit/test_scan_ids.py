@@ -18,6 +18,8 @@ from canary.scan.propose import Proposal, Subject
         ("LRUCacheWorkerLoRAManager", "lru-cache-worker-lora-manager"),
         ("MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES", "model-for-vision-2-seq-mapping-names"),
         ("__init__", "init"),
+        ("causal_conv1d_fn", "causal-conv1d-fn"),
+        ("apply_4bit_weight", "apply-4bit-weight"),
     ],
 )
 def test_words_of_the_subject(name, expected):
