@@ -26,13 +26,15 @@ from pathlib import Path
 import pluggy
 import pytest
 
+from canary.analysis import ModuleCache
 from canary.analysis.pool import ParsePool
 from canary.engine.outcomes import Result, Status
-from canary.engine.runner import Runner, local_selector, offline_mode, release_selector
+from canary.engine.runner import Runner, local_selector
 from canary.errors import CanaryError, ExitCode
 from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.pytest_plugin.xdist import collects_here, configure_xdist, is_matrix
+from canary.settings import Settings
 
 _RUNNER = pytest.StashKey[Runner]()
 _ENVIRONMENT = pytest.StashKey[contextlib.ExitStack]()
@@ -72,17 +74,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     source = config.getoption("canary_source")
     config.stash[_ENVIRONMENT] = stack = contextlib.ExitStack()
-    if source in ("auto", "index", "github"):
-        offline = config.getoption("canary_offline")
-        stack.enter_context(offline_mode(offline))  # version selection reads it too
-        runner = Runner(select=release_selector, source=source, offline=offline)
-    else:
-        folder = Path(source)
-        runner = Runner(select=local_selector(folder), source_path=folder)
+    modules = ModuleCache()
     if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
         pool = ParsePool()  # started only if something needs parsing
-        runner.modules.parse = pool
+        modules = ModuleCache(parse=pool)
         stack.callback(pool.close)
+    if source in ("auto", "index", "github"):
+        settings = Settings.from_environment(offline=config.getoption("canary_offline"))
+        runner = Runner(settings=settings, source=source, modules=modules)
+        stack.callback(runner.close)
+    else:
+        folder = Path(source)
+        runner = Runner(select=local_selector(folder), source_path=folder, modules=modules)
     config.stash[_RUNNER] = runner
     config.stash[_RESULTS] = {}
     configure_xdist(config, CheckItem)
@@ -144,7 +147,7 @@ class MatrixFile(pytest.File):
         selection = self.config.getoption("canary_versions")
         try:
             matrix = load_matrix(self.path)
-            targets = self.config.stash[_RUNNER].select(matrix, selection)
+            targets = self.config.stash[_RUNNER].targets(matrix, selection)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
         yield UpstreamNode.from_parent(self, name=matrix.upstream, matrix=matrix, targets=targets)
