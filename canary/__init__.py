@@ -2,8 +2,8 @@
 
 The public API: `check`, `lock`, `resolve` and `scan` (what the commands do, returning data;
 see `canary.api`), the `Settings` they run with, the errors they raise (`CanaryError`, with the
-`ExitCode` a command ends with) and `__version__`. The names are loaded on first use, so `import canary` (the pytest
-plugin, a `--help`) costs nothing.
+`ExitCode` a command ends with) and `__version__`. The names are loaded on first use, so
+`import canary` (the pytest plugin, a `--help`) costs nothing.
 """
 
 from __future__ import annotations
