@@ -7,13 +7,18 @@ passes them so), outputs go to the file `GITHUB_OUTPUT` names, the summary to
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from canary.errors import CanaryError, ExitCode
+from canary.reports import workflow
+from canary.untrusted import showable
 
 
 class ActionError(CanaryError):
@@ -78,5 +83,24 @@ def work_dir() -> Path:
 
 def command(name: str, message: str) -> None:
     """A workflow command (`::error::`, `::notice::`) on stdout, where the runner reads them."""
-    escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    print(f"::{name}::{escaped}", flush=True)
+    print(workflow.command(name, message), flush=True)
+
+
+def echo(text: str) -> None:
+    """Text canary did not write (what a command printed, quoting upstream or index text) in
+    the log: each line made showable, with the runner's commands stopped around them."""
+    lines = [showable(line) for line in text.splitlines()]
+    for line in workflow.paused(lines):
+        print(line)
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def quoted_stderr() -> Iterator[None]:
+    """What canary says on stderr meanwhile (notes quoting the index) goes to `echo`."""
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            yield
+    finally:
+        echo(said.getvalue())

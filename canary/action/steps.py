@@ -7,6 +7,7 @@ results to GitHub.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -19,7 +20,9 @@ from canary.action.runner import (
     ActionError,
     add_summary,
     command,
+    echo,
     flag_input,
+    quoted_stderr,
     set_output,
     text_input,
     work_dir,
@@ -29,7 +32,9 @@ from canary.matrix.model import MatrixError, load_matrix
 from canary.reports.command import compose, merge, read_report
 from canary.reports.dispatch import render as render_report
 from canary.reports.drift import drift
+from canary.reports.markdown import code_block
 from canary.reports.output import prepare_output, write_output
+from canary.untrusted import showable
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -59,7 +64,7 @@ def matrix_files(spec: str | None = None) -> list[Path]:
         elif path.is_file():
             matched = [path]
         else:
-            matched = sorted(p for p in Path().glob(entry) if p.is_file())
+            matched = sorted(p for p in map(Path, glob.glob(entry)) if p.is_file())
         if not matched:
             raise ActionError(f"input matrices: {entry!r} names no matrix file")
         found.update(dict.fromkeys(matched))
@@ -105,30 +110,23 @@ def plan() -> None:
     set_output("cache-prefix", cache_prefix())
     set_output("artifact", artifact_name())
     set_output("results", str(results_path()))
-    print(f"canary: {len(matrices)} matrices: {' '.join(map(str, matrices))}")
+    print(f"canary: {len(matrices)} matrices: {' '.join(showable(str(m)) for m in matrices)}")
 
 
 def lock() -> None:
     """Refresh the locks (the nightly); say whether any moved, keep canary's account of it."""
     matrices = matrix_files()
     before = {path: _read(path) for path in lock_files(matrices)}
-    locked = api.lock(matrices)
+    with quoted_stderr():
+        locked = api.lock(matrices)
     printed = "".join(f"{line}\n" for line in locked.lines)
-    sys.stdout.write(printed)
+    echo(printed)
     status = locked.exit_code(check=False)
     if status != 0:
         raise ActionError(f"canary lock exited {status}", status)
     changed = [str(path) for path, old in before.items() if _read(path) != old]
-    summary = "\n".join(
-        [
-            "The nightly canary run refreshed the version locks:",
-            "",
-            "```",
-            printed.rstrip(),
-            "```",
-            "",
-        ]
-    )
+    lines = ["The nightly canary run refreshed the version locks:", ""]
+    summary = "\n".join([*lines, code_block(printed.rstrip()), ""])
     (work_dir() / "lock-summary.md").write_text(summary, encoding="utf-8")
     set_output("locks-changed", "true" if changed else "false")
     set_output("cache-key", cache_key(matrices))
@@ -146,7 +144,8 @@ def check() -> None:
     results = results_path()
     args = ["check", *matrices, "--versions", versions, "--format", "json"]
     output = prepare_output(str(results))
-    report = api.check(matrices, versions=versions)
+    with quoted_stderr():
+        report = api.check(matrices, versions=versions)
     report.run["command"] = shlex.join(["canary", *args, "--output", str(results)])
     write_output(output, render_report("json", report))
     annotate(results)

@@ -97,8 +97,10 @@ class ExportsCollector:
         self.lazy_call: ast.Call | None = None
         self.alias_tables: dict[str, dict[str, str]] = {}
         self.finder = False
-        self.getattr_names: dict[str, list[str]] = {}
-        self.getattr_from: dict[str, int] = {}  # name -> import level, for relative imports
+        self.getattr_names: dict[str, list[str]] = {}  # name -> "module" or "module:attr"
+        self.getattr_computed: list[str] = []  # names `__getattr__` returns without an import
+        self.alias_makers: dict[str, tuple[int, int]] = {}  # function -> (alias, target) args
+        self.made_aliases: dict[str, str] = {}  # alias -> target, each relative or absolute
 
     # -- statements ------------------------------------------------------------------------
 
@@ -117,6 +119,8 @@ class ExportsCollector:
             self.call(node.value)
         elif isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
             self.module_getattr(node)
+        elif isinstance(node, ast.FunctionDef):
+            self.alias_maker(node)
 
     def extend_all(self, values: list[str] | None) -> None:
         self.all_seen = True
@@ -151,6 +155,9 @@ class ExportsCollector:
 
     def call(self, call: ast.Call) -> None:
         func = call.func
+        if isinstance(func, ast.Name) and func.id in self.alias_makers:
+            self.made_alias(call, *self.alias_makers[func.id])
+            return
         if not isinstance(func, ast.Attribute):
             return
         method, owner = func.attr, func.value
@@ -190,8 +197,10 @@ class ExportsCollector:
         return table  # type: ignore[return-value]
 
     def module_getattr(self, node: ast.FunctionDef) -> None:
-        """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub, and
-        `if name in TABLE: importlib.import_module(TABLE[name])` serves TABLE's keys."""
+        """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub,
+        `if name == "X": ... return value` computes X in `__getattr__` itself, and
+        `if name in TABLE: importlib.import_module(...)` serves TABLE's keys, a table mapping
+        a name to its module, to "module:attr" (vLLM's `MODULE_ATTRS`) or to (module, attr)."""
         if not node.args.args:
             return
         param = node.args.args[0].arg
@@ -199,20 +208,25 @@ class ExportsCollector:
             if not isinstance(child, ast.If):
                 continue
             wanted = _compared_names(child.test, param)
+            imported = set()
             for statement in child.body:
                 if isinstance(statement, ast.ImportFrom):
                     for alias in statement.names:
                         bound = alias.asname or alias.name
                         if bound in wanted:
+                            imported.add(bound)
                             where = "." * statement.level + (statement.module or "")
                             self.getattr_names.setdefault(bound, []).append(where)
+            if wanted - imported and _returns_a_value(child.body):
+                self.getattr_computed.extend(sorted(wanted - imported))
             table = self._table_tested(child.test, param)
             if table and any(_call_name(n) == "import_module" for n in ast.walk(child)):
                 for name, where in table.items():
                     self.getattr_names.setdefault(name, []).append(where)
 
     def _table_tested(self, test: ast.expr, param: str) -> dict[str, str] | None:
-        """The module-level str -> str dict in `name in TABLE`, if that is the test."""
+        """The module-level table in `name in TABLE`, if that is the test: name -> "module"
+        or "module:attr"."""
         if not (
             isinstance(test, ast.Compare)
             and isinstance(test.ops[0], ast.In)
@@ -222,7 +236,40 @@ class ExportsCollector:
         ):
             return None
         value = self.simple.get(test.comparators[0].id)
-        return self.alias_table(value) if isinstance(value, ast.Dict) else None
+        if not isinstance(value, ast.Dict):
+            return None
+        table = {_string(k): _origin(v) for k, v in zip(value.keys, value.values, strict=True)}
+        if any(k is None or v is None for k, v in table.items()):
+            return None
+        return table  # type: ignore[return-value]
+
+    def alias_maker(self, node: ast.FunctionDef) -> None:
+        """transformers 5.14's `_create_module_alias(alias, target)`: a function that puts a
+        module at `sys.modules[alias]` and serves `import_module(target, ...)` through it."""
+        params = [a.arg for a in node.args.args]
+        alias = target = None
+        for child in ast.walk(node):
+            if isinstance(child, ast.Assign) and len(child.targets) == 1:
+                slot = child.targets[0]
+                if isinstance(slot, ast.Subscript) and ast.unparse(slot.value) == "sys.modules":
+                    key = slot.slice
+                    alias = key.id if isinstance(key, ast.Name) and key.id in params else alias
+            elif _call_name(child) == "import_module" and child.args:  # type: ignore[union-attr]
+                first = child.args[0]  # type: ignore[union-attr]
+                target = first.id if isinstance(first, ast.Name) and first.id in params else target
+        if alias and target:
+            self.alias_makers[node.name] = (params.index(alias), params.index(target))
+        else:
+            self.alias_makers.pop(node.name, None)
+
+    def made_alias(self, call: ast.Call, alias_at: int, target_at: int) -> None:
+        """One call of an alias maker with literal arguments (`f"{__name__}.x"` for the alias
+        names a submodule of this module)."""
+        if len(call.args) <= max(alias_at, target_at) or call.keywords:
+            return
+        alias, target = _own_name(call.args[alias_at]), _string(call.args[target_at])
+        if alias is not None and target is not None:
+            self.made_aliases[alias] = target
 
     # -- results ---------------------------------------------------------------------------
 
@@ -233,12 +280,13 @@ class ExportsCollector:
         """The lazy exports with absolute module names (`package`: the module's package)."""
         if self.lazy_call is not None:
             return self._replacing(self.lazy_call, package)
-        if self.getattr_names:
+        if self.getattr_names or self.getattr_computed:
             names = {
                 name: tuple(_absolute(where, package) for where in wheres)
                 for name, wheres in self.getattr_names.items()
             }
-            return LazyExports(names=names, replaces=False)
+            computed = tuple(dict.fromkeys(self.getattr_computed))
+            return LazyExports(names=names, replaces=False, computed=computed)
         return None
 
     def _replacing(self, call: ast.Call, package: str) -> LazyExports:
@@ -308,14 +356,16 @@ class ExportsCollector:
         return None
 
     def aliases(self, package: str) -> dict[str, str]:
-        """Legacy submodule -> real submodule, when an import hook serves the table."""
-        if not self.finder:
-            return {}
-        return {
+        """Legacy submodule -> real submodule: an alias table an import hook serves, and the
+        modules an alias maker put in `sys.modules`."""
+        found = {
             f"{package}.{old}": f"{package}.{new}"
-            for table in self.alias_tables.values()
+            for table in (self.alias_tables.values() if self.finder else ())
             for old, new in table.items()
         }
+        for alias, target in self.made_aliases.items():
+            found[f"{package}.{alias}"] = _absolute(target, package)
+        return found
 
 
 def _compared_names(test: ast.expr, param: str) -> set[str]:
@@ -337,7 +387,40 @@ def _compared_names(test: ast.expr, param: str) -> set[str]:
     return set()
 
 
+def _own_name(node: ast.expr) -> str | None:
+    """ "x.y" from `f"{__name__}.x.y"`: a dotted name below the module defining it."""
+    if not isinstance(node, ast.JoinedStr) or len(node.values) != 2:
+        return None
+    head, tail = node.values
+    if not (isinstance(head, ast.FormattedValue) and ast.unparse(head.value) == "__name__"):
+        return None
+    rest = _string(tail)
+    if rest is None or not rest.startswith("."):
+        return None
+    name = rest[1:]
+    return name if all(part.isidentifier() for part in name.split(".")) else None
+
+
+def _origin(node: ast.expr) -> str | None:
+    """A lazy table's value: "module", "module:attr", or ("module", "attr") as "module:attr"."""
+    text = _string(node)
+    if text is not None:
+        return text
+    parts = _strings(node) if isinstance(node, ast.Tuple) else None
+    return f"{parts[0]}:{parts[1]}" if parts is not None and len(parts) == 2 else None
+
+
+def _returns_a_value(body: list[ast.stmt]) -> bool:
+    """A block that returns something (not only raises): the name is served there."""
+    return any(
+        isinstance(node, ast.Return) and node.value is not None
+        for statement in body
+        for node in ast.walk(statement)
+    )
+
+
 def _absolute(where: str, package: str) -> str:
+    """`where` ("module" or "module:attr", perhaps relative) made absolute from `package`."""
     level = len(where) - len(where.lstrip("."))
     if level == 0:
         return where

@@ -22,7 +22,13 @@ from canary.analysis.model import (
     ParseError,
     Span,
 )
-from canary.analysis.parameters import FunctionNode, parameters, renames, source_text
+from canary.analysis.parameters import (
+    FunctionNode,
+    decorator_names,
+    parameters,
+    renames,
+    source_text,
+)
 from canary.analysis.skeleton import blank_bodies
 
 
@@ -145,6 +151,7 @@ class _Indexer:
             _span(node, self.ends),
             renames(node),
             source_text(node.returns),
+            decorator_names(node),
         )
 
     def statement(self, node: ast.stmt, block: int) -> None:

@@ -65,6 +65,7 @@ class FunctionInfo:
     span: Span
     renames: tuple[Rename, ...] = ()
     returns: str | None = None  # the return annotation as source text
+    decorators: tuple[str, ...] = ()  # as written, a call by its callee: "staticmethod", "x.setter"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -88,10 +89,12 @@ class LazyExports:
     what an import sees), and a module-level `__getattr__` (PEP 562) that imports on demand."""
 
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> modules
+    # (a module's "module:attr" when the name is served from another attribute name)
     folders: tuple[str, ...] = ()  # packages whose submodules export their `__all__`
     extra: tuple[str, ...] = ()  # names given directly (`extra_objects={"__version__": ...}`)
     replaces: bool = True
     complete: bool = True  # False when part of the structure is built in a way not read here
+    computed: tuple[str, ...] = ()  # names the module's `__getattr__` returns itself
 
 
 @dataclass

@@ -145,15 +145,21 @@ class Namespace:
         if name in lazy.extra:
             own = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
             return Found(module, own, f"{name} is given to {module.name}'s lazy module")
+        if name in lazy.computed:
+            own = tuple(b for b in module.bindings.get("__getattr__", []) if not b.typing_only)
+            return Found(module, own, f"{name} is computed by {module.name}.__getattr__")
         for origin in lazy.names.get(name, ()):
+            origin, _, attr = origin.partition(":")
+            attr = attr or name
             target = self.lookup(origin)
             if target is None:
                 continue
-            if origin == f"{module.name}.{name}":  # a submodule served as an attribute
+            if origin == f"{module.name}.{attr}":  # a submodule served as an attribute
                 return Found(target, (), f"{name} is the submodule {origin}, {how}")
-            found = self._find(target, name, set(seen), hops - 1) or self._submodule(target, name)
+            found = self._find(target, attr, set(seen), hops - 1) or self._submodule(target, attr)
             if found is not None:
-                return Found(found.module, found.bindings, f"{how} from {found.module.name}")
+                where = found.module.name if attr == name else f"{found.module.name}.{attr}"
+                return Found(found.module, found.bindings, f"{how} from {where}")
         for folder in lazy.folders:
             found = self._in_folder(module, folder, name, hops - 1)
             if found is not None:

@@ -80,6 +80,13 @@ def _literal(node: ast.expr | None) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
+def decorator_names(node: FunctionNode | ast.ClassDef) -> tuple[str, ...]:
+    """Each decorator as written, a call by its callee (`@dataclass(frozen=True)`: "dataclass")."""
+    return tuple(
+        source_text(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list
+    )
+
+
 def renames(node: FunctionNode) -> tuple[Rename, ...]:
     """`@deprecate_kwarg("old", "1.0", new_name="new")` and the like, read from the call."""
     found = []

@@ -35,8 +35,11 @@ _BODY_START = re.compile(r"\n( *)(?=[^\s\0])")
 _OPEN = "([{"
 _CLOSE = ")]}"
 
-#: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562).
+#: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562), and a
+#: function that puts modules into `sys.modules` makes alias modules (transformers 5.14's
+#: `_create_module_alias`).
 _KEPT = frozenset({"__getattr__"})
+_KEPT_WHEN = "sys.modules["
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ def blank_bodies(text: str) -> Skeleton | None:
         if end is None:
             return None
         resume = end
-        if match.group(2) in _KEPT:
+        if match.group(2) in _KEPT or masked.find(_KEPT_WHEN, first.start(), end) != -1:
             continue
         last = len(masked[first.start() : end].rstrip()) + first.start()
         line += masked.count("\n", counted, first.start() + 1)

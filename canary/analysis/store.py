@@ -29,17 +29,18 @@ V = TypeVar("V")
 def _fn(fn: FunctionInfo) -> list[Any]:
     params = [[p.name, p.kind, p.default, p.annotation] for p in fn.params]
     renames = [[r.old, r.new, r.version, r.raises] for r in fn.renames]
-    return [params, fn.span.start, fn.span.end, renames, fn.returns]
+    return [params, fn.span.start, fn.span.end, renames, fn.returns, list(fn.decorators)]
 
 
 def _unfn(name: str, data: list[Any]) -> FunctionInfo:
-    params, start, end, renames, returns = data
+    params, start, end, renames, returns, decorators = data
     return FunctionInfo(
         name,
         tuple(Param(*p) for p in params),
         Span(start, end),
         tuple(Rename(*r) for r in renames),
         returns,
+        tuple(decorators),
     )
 
 
@@ -47,15 +48,16 @@ def _lazy(lazy: LazyExports | None) -> list[Any] | None:
     if lazy is None:
         return None
     names = {k: list(v) for k, v in lazy.names.items()}
-    return [names, list(lazy.folders), list(lazy.extra), lazy.replaces, lazy.complete]
+    folders, extra, computed = list(lazy.folders), list(lazy.extra), list(lazy.computed)
+    return [names, folders, extra, lazy.replaces, lazy.complete, computed]
 
 
 def _unlazy(data: list[Any] | None) -> LazyExports | None:
     if data is None:
         return None
-    names, folders, extra, replaces, complete = data
+    names, folders, extra, replaces, complete, computed = data
     names = {k: tuple(v) for k, v in names.items()}
-    return LazyExports(names, tuple(folders), tuple(extra), replaces, complete)
+    return LazyExports(names, tuple(folders), tuple(extra), replaces, complete, tuple(computed))
 
 
 def dump(info: ModuleInfo) -> dict[str, Any]:

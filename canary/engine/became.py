@@ -29,7 +29,7 @@ from canary.engine import bounded_regex
 from canary.engine.contracts import evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
-from canary.matrix.model import Check, Contract
+from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
 
 MAX_SEARCH_MODULES = 800
 MAX_SEARCH_BYTES = 24 * 1024 * 1024
@@ -99,28 +99,27 @@ def subject_of(contract: Contract, hierarchy: Hierarchy) -> Subject | None:
     module = namespace.lookup(contract.module)
     if module is None:
         return None
-    if contract.symbol is not None:
-        found = namespace.find(module, contract.symbol)
+    wanted = contract.subject
+    if isinstance(wanted, SymbolSubject):
+        found = namespace.find(module, wanted.name)
         if isinstance(found, str):
             return None
         if not found.bindings:
             return _whole(found.module)
         return _span(
-            found.module, found.bindings[0].span.start, found.bindings[0].span.end, contract.symbol
+            found.module, found.bindings[0].span.start, found.bindings[0].span.end, wanted.name
         )
-    if contract.class_ is not None:
-        variants = module.classes.get(contract.class_)
+    if isinstance(wanted, ClassSubject):
+        variants = module.classes.get(wanted.name)
         if not variants:
             return None
-        return _span(
-            module, variants[0].span.start, variants[0].span.end, f"class {contract.class_}"
-        )
-    if contract.function is not None:
-        found_fn = _function(module, contract.function, hierarchy)
+        return _span(module, variants[0].span.start, variants[0].span.end, f"class {wanted.name}")
+    if isinstance(wanted, FunctionSubject):
+        found_fn = _function(module, wanted.name, hierarchy)
         if found_fn is None:
             return None
         where, fn = found_fn
-        subject = _span(where, fn.span.start, fn.span.end, contract.function)
+        subject = _span(where, fn.span.start, fn.span.end, wanted.name)
         return Subject(subject.name, subject.path, subject.start, subject.text, fn)
     return _whole(module)
 
@@ -180,7 +179,7 @@ def _moved_with_text(
 ) -> tuple[Became, Subject] | None:
     """A subject still there in name (a thin subclass left behind, a re-export stub) whose
     text went with a definition of the same name in another module: that definition."""
-    name = (contract.function or contract.class_ or contract.symbol or "").split(".")[0]
+    name = contract.subject.name.split(".")[0] if contract.subject is not None else ""
     if not name:
         return None
     places, searched = find_definitions(new, name, contract.module, skip=after.path)
@@ -198,13 +197,12 @@ def _moved_with_text(
 def _missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
     """The name to look for elsewhere: the subject's, or the method's when the class is there
     (not a dunder: every class has one of those)."""
-    if contract.symbol is not None:
-        return contract.symbol
-    if contract.class_ is not None:
-        return contract.class_
-    if contract.function is None:
+    wanted = contract.subject
+    if isinstance(wanted, SymbolSubject | ClassSubject):
+        return wanted.name
+    if wanted is None:
         return None
-    class_name, _, method = contract.function.rpartition(".")
+    class_name, _, method = wanted.name.rpartition(".")
     module = hierarchy.namespace.lookup(contract.module)
     if class_name and module is not None and module.classes.get(class_name):
         return None if method.startswith("__") and method.endswith("__") else method

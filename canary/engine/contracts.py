@@ -7,10 +7,11 @@ knowing (a keyword absorbed by **kwargs, a renamed keyword).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.bases import ClassRef, Hierarchy
@@ -19,7 +20,10 @@ from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
 from canary.analysis.similar import close_matches
 from canary.engine import bounded_regex
-from canary.matrix.model import Contract
+from canary.engine.calls import accepted, bind, described
+from canary.matrix.model import ClassSubject, Contract, FunctionSubject, SymbolSubject
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -126,40 +130,6 @@ def _no_method(cls_name: str, method: str, methods: Iterable[str]) -> str:
     return f"{cls_name} has no method {method}{has}"
 
 
-def _accepted(fn: FunctionInfo, name: str, version: Version | None) -> str | None:
-    """How `fn` accepts the keyword `name`: "" as a parameter, else the way it is taken in;
-    None when a call passing `name=` would raise TypeError."""
-    by_name = {p.name: p for p in fn.params}
-    param = by_name.get(name)
-    if param is not None and param.kind in ("normal", "kwonly"):
-        return ""
-    for rename in fn.renames:
-        if rename.old != name or _refused(rename.raises, rename.version, version):
-            continue
-        target = by_name.get(rename.new) if rename.new else None
-        if target is not None and target.kind in ("normal", "kwonly"):
-            return f"{name} renamed to {rename.new} by @deprecate_kwarg"
-    kwargs = next((p for p in fn.params if p.kind == "kwarg"), None)
-    if kwargs is not None:
-        return f"{name} absorbed by **{kwargs.name}"
-    return None
-
-
-def _refused(raises: bool, since: str | None, version: Version | None) -> bool:
-    """A deprecation that raises from `since` on refuses the old keyword there (and wherever
-    the version cannot be told, rather than passing on a guess)."""
-    if not raises:
-        return False
-    try:
-        return version is None or since is None or version >= Version(since.lstrip("v"))
-    except InvalidVersion:
-        return True
-
-
-def _names(fn: FunctionInfo) -> str:
-    return render(tuple(type(p)(p.name, p.kind) for p in fn.params))
-
-
 def _function_verdict(
     module: ModuleInfo,
     fn: FunctionInfo,
@@ -169,14 +139,20 @@ def _function_verdict(
 ) -> Verdict:
     missing = [p for p in contract.params if p not in fn.names]
     if missing:
-        return _fail(f"params of {qualname} are {_names(fn)}; missing {', '.join(missing)}")
+        names = described(fn, "")
+        return _fail(f"params of {qualname} are {names}; missing {', '.join(missing)}")
     notes = []
     for name in contract.accepts:
-        how = _accepted(fn, name, version)
+        how = accepted(fn, name, version)
         if how is None:
-            return _fail(f"{qualname}{_names(fn)} does not accept {name}")
+            return _fail(f"{described(fn, qualname)} does not accept {name}")
         if how:
             notes.append(how)
+    if contract.call is not None:
+        refused = bind(fn, contract.call, version, method="." in qualname)
+        if refused:
+            return _fail(f"a call {contract.call} of {described(fn, qualname)} fails: {refused}")
+        notes += [how for k in contract.call.keywords if (how := accepted(fn, k, version))]
     if contract.signature is not None:
         pin = contract.signature
         difference = first_difference(fn.params, pin.params, fn.returns, pin.returns)
@@ -187,11 +163,11 @@ def _function_verdict(
             )
     verdict = _source_verdict(module.segment(fn.span), qualname, contract)
     if verdict.holds and notes:
-        return _pass("; ".join(notes))
+        return _pass("; ".join(dict.fromkeys(notes)))
     return verdict
 
 
-def _first_holding(variants: list, verdict_of: Callable[[object], Verdict]) -> Verdict:
+def _first_holding(variants: Sequence[T], verdict_of: Callable[[T], Verdict]) -> Verdict:
     """Names defined twice (if/else branches) hold when any definition satisfies the check."""
     verdict = _fail("")
     for variant in variants:
@@ -226,22 +202,24 @@ def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None =
 def _evaluate_in(
     module: ModuleInfo, contract: Contract, hierarchy: Hierarchy, version: Version | None
 ) -> Verdict:
-    if contract.symbol is not None:
-        return _evaluate_symbol(module, contract, hierarchy.namespace)
-    if contract.class_ is not None:
-        ref = _class_variants(module, contract.class_)
+    subject = contract.subject
+    if isinstance(subject, SymbolSubject):
+        return _evaluate_symbol(module, subject.name, contract, hierarchy.namespace)
+    if isinstance(subject, ClassSubject):
+        ref = _class_variants(module, subject.name)
         if isinstance(ref, Verdict):
             return ref
         return _first_holding(
             list(ref.variants), lambda cls: _class_verdict(hierarchy, ref, cls, contract)
         )
-    if contract.function is not None:
-        return _evaluate_function(module, contract, hierarchy, version)
+    if isinstance(subject, FunctionSubject):
+        return _evaluate_function(module, subject, contract, hierarchy, version)
     return _source_verdict(module.text, f"module {module.name}", contract)
 
 
-def _evaluate_symbol(module: ModuleInfo, contract: Contract, namespace: Namespace) -> Verdict:
-    name = contract.symbol
+def _evaluate_symbol(
+    module: ModuleInfo, name: str, contract: Contract, namespace: Namespace
+) -> Verdict:
     found = namespace.find(module, name)
     if isinstance(found, str):
         return _fail(found) if found else _missing_name(module, name, "symbol", module.bindings)
@@ -254,9 +232,13 @@ def _evaluate_symbol(module: ModuleInfo, contract: Contract, namespace: Namespac
 
 
 def _evaluate_function(
-    module: ModuleInfo, contract: Contract, hierarchy: Hierarchy, version: Version | None
+    module: ModuleInfo,
+    subject: FunctionSubject,
+    contract: Contract,
+    hierarchy: Hierarchy,
+    version: Version | None,
 ) -> Verdict:
-    name = contract.function
+    name = subject.name
 
     def judge(where: ModuleInfo, note: str = "") -> Callable[[FunctionInfo], Verdict]:
         def verdict(fn: FunctionInfo) -> Verdict:
@@ -267,13 +249,13 @@ def _evaluate_function(
 
         return verdict
 
-    if "." not in name:
+    if subject.owner is None:
         variants = module.functions.get(name)
         if not variants:
             return _missing_name(module, name, "function", module.functions)
         return _first_holding(variants, judge(module))
-    class_name, method = name.split(".")
-    ref = _class_variants(module, class_name)
+    method = subject.method
+    ref = _class_variants(module, subject.owner)
     if isinstance(ref, Verdict):
         return ref
 

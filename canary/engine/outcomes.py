@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
+
+from canary.untrusted import showable, showable_lines
 
 
 class Status(str, enum.Enum):
@@ -22,16 +23,6 @@ class Status(str, enum.Enum):
         return self in (Status.FAIL, Status.ERROR)
 
 
-#: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL and
-#: C1 (escape sequences), line and paragraph separators, bidirectional overrides
-_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def showable(text: str) -> str:
-    """`text` with every character a terminal would act on written as its escape."""
-    return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)
-
-
 @dataclass(frozen=True)
 class Place:
     """A line of upstream source: its text (made showable), file and 1-based line."""
@@ -41,8 +32,9 @@ class Place:
     line: int = 0
 
     def __post_init__(self) -> None:
-        if _UNSHOWABLE.search(self.text):
-            object.__setattr__(self, "text", showable(self.text))
+        shown = showable(self.text)
+        if shown != self.text:
+            object.__setattr__(self, "text", shown)
 
     def to_json(self) -> dict[str, str | int]:
         return {"text": self.text, "path": self.path, "line": self.line}
@@ -94,7 +86,8 @@ class Result:
     """One cell of the check x version grid; field order is the JSON contract of SPEC.
 
     The detail quotes upstream and index text (file names, URLs, server messages): it is made
-    showable here, once, so no report can carry an escape sequence to a terminal."""
+    showable here, once, so no report can carry an escape sequence to a terminal, a second
+    line, or a workflow command to a CI log."""
 
     upstream: str
     check: str
@@ -112,10 +105,12 @@ class Result:
     diff: str = ""
 
     def __post_init__(self) -> None:
-        if _UNSHOWABLE.search(self.detail):
-            object.__setattr__(self, "detail", showable(self.detail))
-        if _UNSHOWABLE.search(self.diff):  # newlines and tabs are not in it: they stay
-            object.__setattr__(self, "diff", showable(self.diff))
+        shown = showable(self.detail)
+        if shown != self.detail:
+            object.__setattr__(self, "detail", shown)
+        shown = showable_lines(self.diff)  # a diff keeps its lines (and tabs)
+        if shown != self.diff:
+            object.__setattr__(self, "diff", shown)
 
     def to_json(self) -> dict:
         data: dict = {

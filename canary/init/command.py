@@ -23,6 +23,7 @@ from canary.init.workflows import (
     nightly_workflow,
     pr_workflow,
 )
+from canary.matrix.config import PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
 from canary.scan.command import notes
@@ -102,6 +103,23 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
     plan.written.append(f"{lock}: {len(labels)} versions ({', '.join(shown)})")
 
 
+def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
+    """`[tool.canary]` in pyproject.toml (created when missing), the rest of it kept as it was,
+    so every command and the pytest plugin find the matrices."""
+    path = root / PYPROJECT
+    try:
+        text = table_text(path.read_text(encoding="utf-8") if path.is_file() else "", [folder])
+    except (OSError, ValueError) as exc:  # tomlkit's ParseError is a ValueError
+        plan.problems.append(f"{PYPROJECT}: [tool.canary] not added: {exc}")
+        return
+    if text is None:
+        plan.kept.append(f"{PYPROJECT} (has [tool.canary]; left as it is)")
+        return
+    if not dry_run:
+        path.write_text(text, encoding="utf-8")
+    plan.written.append(f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]')
+
+
 def init_main(
     path: str,
     folder: str,
@@ -151,6 +169,7 @@ def init_main(
             dry_run,
             plan,
         )
+        _table(root, matrices.as_posix(), dry_run, plan)
     report(plan, notes, matrices.as_posix(), path, dry_run, out)
     return 1 if plan.problems or not plan.matrices else 0
 
@@ -187,8 +206,9 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
         "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"
         "     you support is a patch that no-ops or crashes there.\n"
-        f"  3. Commit {folder}/ and .github/workflows/; the pull-request workflow checks every\n"
-        "     locked release, the nightly adds main and refreshes the locks.\n"
+        f"  3. Commit {folder}/, pyproject.toml and .github/workflows/; the pull-request\n"
+        "     workflow checks every locked release, the nightly adds main and refreshes the\n"
+        "     locks.\n"
         "  4. For the nightly's lock pull request: Settings > Actions > General > Workflow\n"
         "     permissions > Allow GitHub Actions to create and approve pull requests.\n"
         f"  5. Later, `{scan}` adds the checks of patches written since;\n"

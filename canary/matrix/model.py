@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
 LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
-CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "own")
+CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "own")
+CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
 CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
 ACK_KEYS = ("reason", "until_date")
@@ -70,22 +72,68 @@ class MatrixError(CanaryError):
 
 
 @dataclass(frozen=True)
+class SymbolSubject:
+    """`symbol: NAME`: a name bound at module scope, by any statement."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ClassSubject:
+    """`class: NAME`: a class defined in the module."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class FunctionSubject:
+    """`function: NAME` or `function: Class.method`: a function or a method defined there."""
+
+    name: str  # as written
+
+    @property
+    def owner(self) -> str | None:
+        """The class of a method, None for a module-level function."""
+        return self.name.split(".")[0] if "." in self.name else None
+
+    @property
+    def method(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+#: What a check is about within its module: at most one subject, of one of three kinds.
+Subject = SymbolSubject | ClassSubject | FunctionSubject
+
+
+@dataclass(frozen=True)
 class Contract:
     """The testable part of a check: one module and, optionally, one subject in it."""
 
     module: str
-    symbol: str | None = None
-    class_: str | None = None
-    function: str | None = None
+    subject: Subject | None = None
     methods: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
     signature: Signature | None = None
+    call: CallShape | None = None
     own: bool = False  # methods must be defined in the class's own body, not inherited
     contains: tuple[str, ...] = ()
     matches: tuple[re.Pattern[str], ...] = ()
     not_contains: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """A `call:` pin: how many positionals the call passes and which keywords."""
+
+    args: int = 0
+    keywords: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        given = [f"{self.args} positional{'s' if self.args > 1 else ''}"] if self.args else []
+        given += [f"{k}=" for k in self.keywords]
+        return f"({', '.join(given)})"
 
 
 @dataclass(frozen=True)
@@ -226,20 +274,106 @@ def load_matrix(path: Path | str, *, checks_required: bool = True) -> Matrix:
         raise MatrixError(path, line, f"invalid YAML: {problem}") from None
     except RecursionError:
         raise MatrixError(path, None, "invalid YAML: nested too deeply") from None
-    return _Loader(path, checks_required).matrix(data)
+    return _MatrixReader(path, checks_required).matrix(data)
 
 
-class _Loader:
-    """Walks the marked YAML tree; holds the path so every error can name it."""
+class _Errors:
+    """Every error of one file, collected so reading goes on past the first (packaging's
+    `_ErrorCollector`): a maintainer fixes them all in one edit."""
 
-    def __init__(self, path: Path, checks_required: bool = True):
-        self.path = path
-        self.checks_required = checks_required
-        self.lines: dict[str, int] = {}
+    def __init__(self) -> None:
         self.errors: list[MatrixError] = []
 
-    def fail(self, line: int | None, message: str, check: str = "") -> MatrixError:
-        return MatrixError(self.path, line, message, check=check)
+    def attempt(self, read: Callable[[], Any], default: Any = None) -> Any:
+        """`read()`, or `default` with its error kept for the report."""
+        try:
+            return read()
+        except MatrixError as exc:
+            self.errors.append(exc)
+            return default
+
+    def add(self, error: MatrixError) -> None:
+        self.errors.append(error)
+
+    def finalize(self) -> None:
+        if self.errors:
+            raise MatrixError.several(self.errors)
+
+
+class _Reader:
+    """Typed getters over the marked YAML of one scope, the file or one check (`label` is its
+    id, or `#N` while the id is unknown), so that every error names the file, line and check."""
+
+    def __init__(self, path: Path, label: str = ""):
+        self.path = path
+        self.label = label
+
+    def fail(self, line: int | None, message: str) -> MatrixError:
+        return MatrixError(self.path, line, message, check=self.label)
+
+    def unknown_keys(self, data: MarkedDict, allowed: tuple[str, ...], what: str) -> None:
+        for key in data:
+            if key in allowed:
+                continue
+            hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise self.fail(data.lines.get(key), f"{key}: unknown key in {what}{suggestion}")
+
+    def string(
+        self,
+        data: MarkedDict,
+        key: str,
+        *,
+        required: bool = False,
+        pattern: re.Pattern[str] | None = None,
+    ) -> str | None:
+        if key not in data:
+            if required:
+                raise self.fail(data.line, f"{key}: required key is missing")
+            return None
+        value = data[key]
+        line = data.lines[key]
+        if not isinstance(value, str):
+            hint = ' (quote versions, e.g. "0.20")' if isinstance(value, float | int) else ""
+            raise self.fail(line, f"{key}: must be a string, not {_kind(value)}{hint}")
+        if pattern is not None and not pattern.match(value):
+            raise self.fail(line, f"{key}: {value!r} is not a valid {key}")
+        return value
+
+    def strings(self, data: MarkedDict, key: str) -> tuple[str, ...]:
+        value = data.get(key, [])
+        line = data.lines.get(key, data.line)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(line, f"{key}: must be a list of strings, not {_kind(value)}")
+        return tuple(value)
+
+    def version(self, value: Any, line: int, key: str) -> Version:
+        if not isinstance(value, str):
+            raise self.fail(line, f"{key}: version must be a quoted string, not {_kind(value)}")
+        try:
+            return Version(value)
+        except InvalidVersion:
+            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 version") from None
+
+    def specifier(self, value: Any, line: int, key: str) -> SpecifierSet:
+        if not isinstance(value, str):
+            raise self.fail(line, f"{key}: must be a PEP 440 specifier string")
+        try:
+            return SpecifierSet(value)
+        except InvalidSpecifier:
+            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 specifier") from None
+
+
+class _MatrixReader(_Reader):
+    """The file's top level: its header, its versions, and each check through a _CheckReader."""
+
+    def __init__(self, path: Path, checks_required: bool = True):
+        super().__init__(path)
+        self.checks_required = checks_required
+        self.lines: dict[str, int] = {}
+        self.errors = _Errors()
 
     def matrix(self, data: Any) -> Matrix:
         """The whole file is read even past an error, so that every error is reported."""
@@ -249,27 +383,27 @@ class _Loader:
             raise self.fail(1, f"the top level must be a mapping, not {_kind(data)}")
         for key in data:
             self.lines[key] = data.lines[key]
-        self.attempt(lambda: self.unknown_keys(data, TOP_KEYS, "matrix"))
-        upstream = self.attempt(
+        attempt = self.errors.attempt
+        attempt(lambda: self.unknown_keys(data, TOP_KEYS, "matrix"))
+        upstream = attempt(
             lambda: self.string(data, "upstream", required=True, pattern=_ID), "unnamed"
         )
-        github = self.attempt(lambda: self.string(data, "github", pattern=_GITHUB))
-        tag = self.attempt(lambda: self.tag(data), "v{version}")
-        versions = self.attempt(
+        github = attempt(lambda: self.string(data, "github", pattern=_GITHUB))
+        tag = attempt(lambda: self.tag(data), "v{version}")
+        versions = attempt(
             lambda: self.version_spec(data.get("versions"), data.lines.get("versions", data.line)),
             VersionSpec(),
         )
-        package = self.attempt(lambda: self.string(data, "package", pattern=_DOTTED))
-        pypi = self.attempt(lambda: self.string(data, "pypi"))
-        src = self.attempt(lambda: self.string(data, "src"))
+        package = attempt(lambda: self.string(data, "package", pattern=_DOTTED))
+        pypi = attempt(lambda: self.string(data, "pypi"))
+        src = attempt(lambda: self.string(data, "src"))
         checks = self.checks(data)
         ids = {check.id for check in checks}
         ignore_line = data.lines.get("ignore", data.line)
-        ignored = self.attempt(
+        ignored = attempt(
             lambda: read_ignored(data.get("ignore"), ignore_line, ids, self.fail, _ID), ()
         )
-        if self.errors:
-            raise MatrixError.several(self.errors)
+        self.errors.finalize()
         return Matrix(
             path=self.path,
             upstream=upstream,
@@ -284,14 +418,6 @@ class _Loader:
             ignored=ignored,
         )
 
-    def attempt(self, read: Callable[[], Any], default: Any = None) -> Any:
-        """`read()`, or `default` with its error kept for the report."""
-        try:
-            return read()
-        except MatrixError as exc:
-            self.errors.append(exc)
-            return default
-
     def tag(self, data: MarkedDict) -> str:
         tag = self.string(data, "tag") or "v{version}"
         if "{version}" not in tag:
@@ -302,14 +428,14 @@ class _Loader:
         checks_data = data.get("checks")
         line = data.lines.get("checks", data.line)
         if not isinstance(checks_data, list):
-            self.errors.append(
+            self.errors.add(
                 self.fail(line, f"checks: must be a list of checks, not {_kind(checks_data)}")
             )
             return ()
         if not checks_data and self.checks_required:
-            self.errors.append(self.fail(line, "checks: is empty; a matrix needs a check"))
+            self.errors.add(self.fail(line, "checks: is empty; a matrix needs a check"))
         checks = [
-            self.attempt(lambda i=i, c=c: self.check(c, checks_data, i))
+            self.errors.attempt(functools.partial(self.check, c, checks_data, i))
             for i, c in enumerate(checks_data)
         ]
         seen: dict[str, int] = {}
@@ -320,64 +446,17 @@ class _Loader:
             line = yamlmarks.line_of(checks_data, i, line)
             if check_id in seen:
                 message = f"id: duplicate id (first used on line {seen[check_id]})"
-                self.errors.append(self.fail(line, message, check_id))
+                self.errors.add(_Reader(self.path, check_id).fail(line, message))
             seen.setdefault(check_id, line)
         return tuple(c for c in checks if c is not None)
 
-    # -- generic typed getters ------------------------------------------------------------
-
-    def unknown_keys(self, data: MarkedDict, allowed: tuple[str, ...], what: str, check=""):
-        for key in data:
-            if key in allowed:
-                continue
-            hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            raise self.fail(data.lines.get(key), f"{key}: unknown key in {what}{suggestion}", check)
-
-    def string(
-        self, data: MarkedDict, key: str, *, required=False, pattern=None, check=""
-    ) -> str | None:
-        if key not in data:
-            if required:
-                raise self.fail(data.line, f"{key}: required key is missing", check)
-            return None
-        value = data[key]
-        line = data.lines[key]
-        if not isinstance(value, str):
-            hint = ' (quote versions, e.g. "0.20")' if isinstance(value, float | int) else ""
-            raise self.fail(line, f"{key}: must be a string, not {_kind(value)}{hint}", check)
-        if pattern is not None and not pattern.match(value):
-            raise self.fail(line, f"{key}: {value!r} is not a valid {key}", check)
-        return value
-
-    def strings(self, data: MarkedDict, key: str, check="") -> tuple[str, ...]:
-        value = data.get(key, [])
-        line = data.lines.get(key, data.line)
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(line, f"{key}: must be a list of strings, not {_kind(value)}", check)
-        return tuple(value)
-
-    def version(self, value: Any, line: int, key: str, check="") -> Version:
-        if not isinstance(value, str):
-            raise self.fail(
-                line, f"{key}: version must be a quoted string, not {_kind(value)}", check
-            )
-        try:
-            return Version(value)
-        except InvalidVersion:
-            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 version", check) from None
-
-    def specifier(self, value: Any, line: int, key: str, check="") -> SpecifierSet:
-        if not isinstance(value, str):
-            raise self.fail(line, f"{key}: must be a PEP 440 specifier string", check)
-        try:
-            return SpecifierSet(value)
-        except InvalidSpecifier:
-            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 specifier", check) from None
-
-    # -- versions -------------------------------------------------------------------------
+    def check(self, data: Any, parent: Any, index: int) -> Check:
+        line = yamlmarks.line_of(parent, index, getattr(parent, "line", None))
+        if not isinstance(data, MarkedDict):
+            raise self.fail(line, f"checks[{index}]: must be a mapping, not {_kind(data)}")
+        raw_id = data.get("id")
+        label = raw_id if isinstance(raw_id, str) else f"#{index + 1}"
+        return _CheckReader(self.path, label).read(data, line)
 
     def version_spec(self, data: Any, line: int) -> VersionSpec:
         if data is None:
@@ -418,38 +497,36 @@ class _Loader:
             broken=dict(broken),
         )
 
-    # -- checks ---------------------------------------------------------------------------
 
-    def check(self, data: Any, parent: Any, index: int) -> Check:
-        line = yamlmarks.line_of(parent, index, getattr(parent, "line", None))
-        if not isinstance(data, MarkedDict):
-            raise self.fail(line, f"checks[{index}]: must be a mapping, not {_kind(data)}")
-        raw_id = data.get("id")
-        label = raw_id if isinstance(raw_id, str) else f"#{index + 1}"
-        self.unknown_keys(data, CHECK_KEYS, "a check", label)
-        check_id = self.string(data, "id", required=True, pattern=_ID, check=label)
-        why = self.string(data, "why", check=check_id) or ""
-        severity = self.string(data, "severity", check=check_id) or "error"
+class _CheckReader(_Reader):
+    """One check: its id, gates, acknowledged breaks and contract (or alternatives)."""
+
+    def read(self, data: MarkedDict, line: int) -> Check:
+        self.unknown_keys(data, CHECK_KEYS, "a check")
+        check_id = self.string(data, "id", required=True, pattern=_ID) or self.label
+        why = self.string(data, "why") or ""
+        severity = self.string(data, "severity") or "error"
         if severity not in SEVERITIES:
             raise self.fail(
-                data.lines["severity"],
-                f"severity: must be one of {', '.join(SEVERITIES)}",
-                check_id,
+                data.lines["severity"], f"severity: must be one of {', '.join(SEVERITIES)}"
             )
-        common = {
-            "id": check_id,
-            "why": why,
-            "line": line,
-            "severity": severity,
-            "gate": self.gate(data, check_id),
-            "broken": self.acknowledgements(data, check_id),
-            "lines": dict(data.lines),
-        }
-        if "any_of" in data:
-            return Check(**common, any_of=self.alternatives(data, check_id))
-        return Check(**common, contract=self.contract(data, check_id, inherited_module=None))
+        gate = self.gate(data)
+        broken = self.acknowledgements(data)
+        alternatives = self.alternatives(data) if "any_of" in data else ()
+        contract = None if alternatives else self.contract(data, inherited_module=None)
+        return Check(
+            id=check_id,
+            why=why,
+            line=line,
+            severity=severity,
+            gate=gate,
+            contract=contract,
+            any_of=alternatives,
+            broken=broken,
+            lines=dict(data.lines),
+        )
 
-    def acknowledgements(self, data: MarkedDict, check_id: str) -> tuple[Acknowledgement, ...]:
+    def acknowledgements(self, data: MarkedDict) -> tuple[Acknowledgement, ...]:
         """`broken:` on a check: version or range -> reason, or -> {reason, until_date}."""
         if "broken" not in data:
             return ()
@@ -461,32 +538,29 @@ class _Loader:
                 "broken: must map a version or PEP 440 range to a reason, "
                 'e.g. {"1.14.0": "why"} or {">=1.14,<1.15": {reason: "why", until_date: '
                 "2027-03-01}}",
-                check_id,
             )
         acks = []
         for key, value in table.items():
             key_line = table.lines[key]
             if not isinstance(key, str) or key[:1].isdigit():
-                self.version(key, key_line, f"broken: {key}", check_id)
+                self.version(key, key_line, f"broken: {key}")
             else:
-                self.specifier(key, key_line, f"broken: {key!r}", check_id)
-            reason, until = self.acknowledgement_value(value, key_line, str(key), check_id)
+                self.specifier(key, key_line, f"broken: {key!r}")
+            reason, until = self.acknowledgement_value(value, key_line, str(key))
             acks.append(Acknowledgement(str(key), reason, key_line, until))
         return tuple(acks)
 
     def acknowledgement_value(
-        self, value: Any, line: int, key: str, check_id: str
+        self, value: Any, line: int, key: str
     ) -> tuple[str, datetime.date | None]:
         if isinstance(value, str) and value.strip():
             return value, None
         if not isinstance(value, MarkedDict):
-            raise self.fail(
-                line, f"broken: {key}: must be a reason, or {{reason, until_date}}", check_id
-            )
-        self.unknown_keys(value, ACK_KEYS, f"broken: {key}", check_id)
-        reason = self.string(value, "reason", required=True, check=check_id)
+            raise self.fail(line, f"broken: {key}: must be a reason, or {{reason, until_date}}")
+        self.unknown_keys(value, ACK_KEYS, f"broken: {key}")
+        reason = self.string(value, "reason", required=True)
         if not reason or not reason.strip():
-            raise self.fail(value.lines["reason"], f"broken: {key}: reason is empty", check_id)
+            raise self.fail(value.lines["reason"], f"broken: {key}: reason is empty")
         until = value.get("until_date")
         if until is None:
             return reason, None
@@ -499,66 +573,62 @@ class _Loader:
             raise self.fail(
                 value.lines["until_date"],
                 f"broken: {key}: until_date must be a date such as 2027-03-01",
-                check_id,
             )
         return reason, until
 
-    def gate(self, data: MarkedDict, check_id: str) -> SpecifierSet | None:
+    def gate(self, data: MarkedDict) -> SpecifierSet | None:
         parts = []
         bounds = {}
         for key, op in (("since", ">="), ("until", "<")):
             if key in data:
-                bounds[key] = self.version(data[key], data.lines[key], key, check_id)
+                bounds[key] = self.version(data[key], data.lines[key], key)
                 parts.append(f"{op}{bounds[key]}")
         if len(bounds) == 2 and bounds["since"] >= bounds["until"]:
             raise self.fail(
                 data.lines["until"],
                 f"until: {data['until']} is not after since: {data['since']}; "
                 "the check could never run",
-                check_id,
             )
         if "versions" in data:
-            spec = self.specifier(data["versions"], data.lines["versions"], "versions", check_id)
+            spec = self.specifier(data["versions"], data.lines["versions"], "versions")
             parts.append(str(spec))
         return SpecifierSet(",".join(p for p in parts if p)) if parts else None
 
-    def alternatives(self, data: MarkedDict, check_id: str) -> tuple[Contract, ...]:
+    def alternatives(self, data: MarkedDict) -> tuple[Contract, ...]:
         items = data["any_of"]
         line = data.lines["any_of"]
         if not isinstance(items, list) or len(items) < 2:
-            raise self.fail(line, "any_of: must be a list of at least two alternatives", check_id)
+            raise self.fail(line, "any_of: must be a list of at least two alternatives")
         extra = [key for key in CONTRACT_KEYS if key in data and key != "module"]
         if extra:
             raise self.fail(
                 data.lines[extra[0]],
                 f"{extra[0]}: put it inside the any_of alternatives (only `module` is shared)",
-                check_id,
             )
-        module = self.string(data, "module", pattern=_DOTTED, check=check_id)
+        module = self.string(data, "module", pattern=_DOTTED)
         contracts = []
         for i, item in enumerate(items):
             item_line = yamlmarks.line_of(items, i, line)
             if not isinstance(item, MarkedDict):
-                raise self.fail(item_line, f"any_of[{i}]: must be a mapping", check_id)
-            self.unknown_keys(item, CONTRACT_KEYS, "an any_of alternative", check_id)
-            contracts.append(self.contract(item, check_id, inherited_module=module))
+                raise self.fail(item_line, f"any_of[{i}]: must be a mapping")
+            self.unknown_keys(item, CONTRACT_KEYS, "an any_of alternative")
+            contracts.append(self.contract(item, inherited_module=module))
         return tuple(contracts)
 
-    def contract(self, data: MarkedDict, check_id: str, inherited_module: str | None) -> Contract:
-        module = self.string(data, "module", pattern=_DOTTED, check=check_id) or inherited_module
+    def contract(self, data: MarkedDict, inherited_module: str | None) -> Contract:
+        module = self.string(data, "module", pattern=_DOTTED) or inherited_module
         if module is None:
-            raise self.fail(data.line, "module: required key is missing", check_id)
+            raise self.fail(data.line, "module: required key is missing")
         subjects = [key for key in SUBJECT_KEYS if key in data]
         if len(subjects) > 1:
             raise self.fail(
                 data.lines[subjects[1]],
                 f"{subjects[1]}: a check has one subject; {' and '.join(subjects)} both given",
-                check_id,
             )
-        symbol = self.string(data, "symbol", pattern=_NAME, check=check_id)
-        class_ = self.string(data, "class", pattern=_NAME, check=check_id)
-        function = self.function_name(data, check_id)
-        lists = {key: self.strings(data, key, check_id) for key in LIST_KEYS}
+        symbol = self.string(data, "symbol", pattern=_NAME)
+        class_ = self.string(data, "class", pattern=_NAME)
+        function = self.function_name(data)
+        lists = {key: self.strings(data, key) for key in LIST_KEYS}
         for key, needs, present in (
             ("methods", "class", class_),
             ("bases", "class", class_),
@@ -566,82 +636,109 @@ class _Loader:
             ("accepts", "function", function),
         ):
             if lists[key] and present is None:
-                raise self.fail(
-                    data.lines[key], f"{key}: needs `{needs}` in the same check", check_id
-                )
+                raise self.fail(data.lines[key], f"{key}: needs `{needs}` in the same check")
         for key in ("methods", "params", "accepts"):
             for name in lists[key]:
                 if not _NAME.match(name):
-                    raise self.fail(data.lines[key], f"{key}: {name!r} is not a name", check_id)
+                    raise self.fail(data.lines[key], f"{key}: {name!r} is not a name")
         patterns = []
         for regex in lists["matches"]:
             try:
                 patterns.append(re.compile(regex, re.MULTILINE))
             except re.error as exc:
                 raise self.fail(
-                    data.lines["matches"], f"matches: bad regex {regex!r}: {exc}", check_id
+                    data.lines["matches"], f"matches: bad regex {regex!r}: {exc}"
                 ) from None
         return Contract(
             module=module,
-            symbol=symbol,
-            class_=class_,
-            function=function,
+            subject=_subject(symbol, class_, function),
             methods=lists["methods"],
             bases=lists["bases"],
             params=lists["params"],
             accepts=lists["accepts"],
-            signature=self.signature(data, check_id, function),
-            own=self.own(data, check_id, class_, function),
+            signature=self.signature(data, function),
+            call=self.call(data, function),
+            own=self.own(data, class_, function),
             contains=lists["contains"],
             matches=tuple(patterns),
             not_contains=lists["not_contains"],
         )
 
-    def signature(self, data: MarkedDict, check_id: str, function: str | None) -> Signature | None:
-        text = self.string(data, "signature", check=check_id)
+    def signature(self, data: MarkedDict, function: str | None) -> Signature | None:
+        text = self.string(data, "signature")
         if text is None:
             return None
         line = data.lines["signature"]
         if function is None:
-            raise self.fail(line, "signature: needs `function` in the same check", check_id)
+            raise self.fail(line, "signature: needs `function` in the same check")
         if not text.strip().startswith("("):
             raise self.fail(
-                line,
-                f"signature: {text!r} must start with '(', e.g. '(self, x, *, y=None)'",
-                check_id,
+                line, f"signature: {text!r} must start with '(', e.g. '(self, x, *, y=None)'"
             )
         try:
             params, returns = parse_signature(text)
         except (SyntaxError, ValueError, RecursionError) as exc:
             why = getattr(exc, "msg", None) or str(exc)
             raise self.fail(
-                line, f"signature: {text!r} is not a Python signature ({why})", check_id
+                line, f"signature: {text!r} is not a Python signature ({why})"
             ) from None
         return Signature(text.strip(), params, returns)
 
-    def own(self, data: MarkedDict, check_id: str, class_: str | None, function: str | None):
+    def call(self, data: MarkedDict, function: str | None) -> CallShape | None:
+        """`call: {args: N, keywords: [a, b]}`: a call of that shape must bind."""
+        if "call" not in data:
+            return None
+        value, line = data["call"], data.lines["call"]
+        if function is None:
+            raise self.fail(line, "call: needs `function` in the same check")
+        if not isinstance(value, MarkedDict):
+            raise self.fail(
+                line,
+                f"call: must be a mapping such as {{args: 1, keywords: [a]}}, not {_kind(value)}",
+            )
+        self.unknown_keys(value, CALL_KEYS, "call")
+        args = value.get("args", 0)
+        if not isinstance(args, int) or isinstance(args, bool) or args < 0:
+            raise self.fail(
+                value.lines.get("args", line),
+                f"call: args: must be a count (0 or more), not {args!r}",
+            )
+        keywords = self.strings(value, "keywords")
+        for name in keywords:
+            if not _NAME.match(name):
+                raise self.fail(value.lines["keywords"], f"call: keywords: {name!r} is not a name")
+        if len(set(keywords)) != len(keywords):
+            raise self.fail(value.lines["keywords"], "call: keywords: a keyword is given twice")
+        return CallShape(args, keywords)
+
+    def own(self, data: MarkedDict, class_: str | None, function: str | None) -> bool:
         if "own" not in data:
             return False
         line = data.lines["own"]
         if not isinstance(data["own"], bool):
-            raise self.fail(line, f"own: must be true or false, not {_kind(data['own'])}", check_id)
+            raise self.fail(line, f"own: must be true or false, not {_kind(data['own'])}")
         if class_ is None and (function is None or "." not in function):
-            raise self.fail(
-                line, "own: needs `class` (with methods) or `function: Class.method`", check_id
-            )
+            raise self.fail(line, "own: needs `class` (with methods) or `function: Class.method`")
         return data["own"]
 
-    def function_name(self, data: MarkedDict, check_id: str) -> str | None:
-        name = self.string(data, "function", check=check_id)
+    def function_name(self, data: MarkedDict) -> str | None:
+        name = self.string(data, "function")
         if name is not None:
             parts = name.split(".")
             if len(parts) > 2 or not all(_NAME.match(p) for p in parts):
                 raise self.fail(
-                    data.lines["function"],
-                    f"function: {name!r} must be NAME or Class.method",
-                    check_id,
+                    data.lines["function"], f"function: {name!r} must be NAME or Class.method"
                 )
         return name
+
+
+def _subject(symbol: str | None, class_: str | None, function: str | None) -> Subject | None:
+    """The one subject given (the reader has refused two)."""
+    if symbol is not None:
+        return SymbolSubject(symbol)
+    if class_ is not None:
+        return ClassSubject(class_)
+    return None if function is None else FunctionSubject(function)
 
 
 def _kind(value: Any) -> str:

@@ -27,23 +27,20 @@ from pathlib import Path
 
 import pytest
 
+from canary.pytest_plugin.selection import CheckItemBase, is_lock_beside_matrix, is_matrix
+
 #: On an xdist worker: the matrix files it collects, or True for all of them.
 _WORKER_COLLECTS = pytest.StashKey[frozenset[Path] | bool]()
 
 
-def is_matrix(path: Path) -> bool:
-    """A file the plugin collects: a YAML file in a folder named `matrices`."""
-    return path.suffix in (".yaml", ".yml") and path.parent.name == "matrices"
-
-
-def configure_xdist(config: pytest.Config, item_type: type[pytest.Item]) -> None:
+def configure_xdist(config: pytest.Config) -> None:
     """Decide where this process runs check items (called at `pytest_configure`, before
     xdist's own, which is trylast)."""
     if config.getoption("pyargs", False):
         return  # module names: which hold matrices only collection tells; workers run all
     if hasattr(config, "workerinput"):  # an xdist worker
         config.stash[_WORKER_COLLECTS] = bool(_failed_checks(config)) or _named_inside(config)
-        config.pluginmanager.register(WorkerSide(item_type), "canary-xdist-worker")
+        config.pluginmanager.register(WorkerSide(), "canary-xdist-worker")
     elif config.getoption("dist", "no") != "no" and config.getoption("tx", None):
         if config.getoption("collectonly"):
             return  # xdist lists items in this process itself
@@ -54,7 +51,7 @@ def configure_xdist(config: pytest.Config, item_type: type[pytest.Item]) -> None
             config.option.tx = []
             config.pluginmanager.register(_NoWorkers(), "canary-no-workers")
         else:
-            config.pluginmanager.register(ControllerSide(item_type), "canary-xdist-controller")
+            config.pluginmanager.register(ControllerSide(), "canary-xdist-controller")
 
 
 def collects_here(config: pytest.Config, matrix: Path) -> bool:
@@ -72,7 +69,8 @@ def _failed_checks(config: pytest.Config) -> list[str]:
     if cache is None or not config.getoption("lf", False):
         return []
     failed = cache.get("cache/lastfailed", {})
-    return [nodeid for nodeid in failed if is_matrix(Path(nodeid.partition("::")[0]))]
+    root = config.rootpath
+    return [nodeid for nodeid in failed if is_matrix(config, root / nodeid.partition("::")[0])]
 
 
 def _paths(config: pytest.Config) -> Iterable[tuple[str, Path, bool]]:
@@ -85,7 +83,9 @@ def _paths(config: pytest.Config) -> Iterable[tuple[str, Path, bool]]:
 
 
 def _named_inside(config: pytest.Config) -> frozenset[Path]:
-    return frozenset(path for _arg, path, inside in _paths(config) if inside and is_matrix(path))
+    return frozenset(
+        path for _arg, path, inside in _paths(config) if inside and is_matrix(config, path)
+    )
 
 
 def _only_matrices(config: pytest.Config) -> bool:
@@ -96,21 +96,21 @@ def _only_matrices(config: pytest.Config) -> bool:
         return False
     for _arg, path, _inside in _paths(config):
         if path.is_file():
-            if not is_matrix(path):
+            if not is_matrix(config, path):
                 return False
-        elif not path.is_dir() or not _holds_only_matrices(path):
+        elif not path.is_dir() or not _holds_only_matrices(path, config):
             return False
     return True
 
 
-def _holds_only_matrices(folder: Path) -> bool:
+def _holds_only_matrices(folder: Path, config: pytest.Config) -> bool:
     """Every file under the folder is a matrix or a lock beside it (`__pycache__` aside)."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = [name for name in dirs if name != "__pycache__"]
         here = Path(root)
         for name in files:
             path = here / name
-            if not (is_matrix(path) or (path.suffix == ".lock" and here.name == "matrices")):
+            if not (is_matrix(config, path) or is_lock_beside_matrix(config, path)):
                 return False
     return True
 
@@ -129,7 +129,7 @@ def _may_hold_matrices(folder: Path, config: pytest.Config) -> bool:
             dirs.clear()
             continue
         seen.add(here.resolve())
-        if any(is_matrix(here / name) for name in files):
+        if any(is_matrix(config, here / name) for name in files):
             return True
         dirs[:] = [
             name
@@ -147,12 +147,9 @@ def _is_venv(folder: Path) -> bool:
 class WorkerSide:
     """An xdist worker: it reports no check item to the controller."""
 
-    def __init__(self, item_type: type[pytest.Item]) -> None:
-        self.item_type = item_type
-
     @pytest.hookimpl(tryfirst=True)  # before xdist's worker sends the ids it collected
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        session.items[:] = [item for item in session.items if not isinstance(item, self.item_type)]
+        session.items[:] = [item for item in session.items if not isinstance(item, CheckItemBase)]
 
 
 class _NoWorkers:
@@ -166,8 +163,7 @@ class ControllerSide:
     workers are done (a failure among the workers' tests with `-x` stops before them, as it
     would in one process that ran the tests first)."""
 
-    def __init__(self, item_type: type[pytest.Item]) -> None:
-        self.item_type = item_type
+    def __init__(self) -> None:
         self.collecting = False
         self.items: list[pytest.Item] | None = None
         self.session: pytest.Session | None = None
@@ -182,7 +178,7 @@ class ControllerSide:
         args = [
             arg
             for arg, path, _inside in _paths(config)
-            if is_matrix(path) or (path.is_dir() and _may_hold_matrices(path, config))
+            if is_matrix(config, path) or (path.is_dir() and _may_hold_matrices(path, config))
         ]
         if not args:
             return None  # nothing for this process: xdist as usual
@@ -195,16 +191,20 @@ class ControllerSide:
         self.session = session
         return True
 
-    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """While the controller collects, only matrix files (the workers take the rest)."""
-        if self.collecting and not is_matrix(collection_path) and not collection_path.is_dir():
+        if (
+            self.collecting
+            and not is_matrix(config, collection_path)
+            and not collection_path.is_dir()
+        ):
             return True
         return None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if self.collecting:  # another plugin's items from a matrix file: a worker runs them
-            items[:] = [item for item in items if isinstance(item, self.item_type)]
+            items[:] = [item for item in items if isinstance(item, CheckItemBase)]
 
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from canary.engine.outcomes import Result, RunReport
 from canary.reports.grid import build_grids, order_versions, spans_text
-from canary.reports.markdown import md_escape
+from canary.reports.markdown import code_span
 
 Key = tuple[str, str, str]
 
@@ -118,5 +118,5 @@ def drift_parts(found: Drift) -> list[str]:
     parts = ["## New since the baseline"]
     for title, count, items in _sections(found):
         parts.append(f"\n**{title}**: {count or 'none'}\n")
-        parts += [f"- {md_escape(item)}" for item in items]
+        parts += [f"- {code_span(item)}" for item in items]
     return parts

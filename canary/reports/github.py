@@ -15,6 +15,7 @@ from canary.engine.outcomes import RunReport, Status
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import build_grids, grouped, spans_text
 from canary.reports.text import QUIET, finding_lines, summary_line
+from canary.reports.workflow import command, paused
 
 LEVEL = {
     Status.FAIL: "error",
@@ -22,21 +23,6 @@ LEVEL = {
     Status.WARN: "warning",
     Status.XPASS: "notice",
 }
-
-
-def _data(text: str) -> str:
-    """Escapes for a workflow command's message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _property(text: str) -> str:
-    """Escapes for a workflow command's property value."""
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def _command(level: str, message: str, **properties: str | int) -> str:
-    props = ",".join(f"{key}={_property(str(value))}" for key, value in properties.items())
-    return f"::{level} {props}::{_data(message)}" if props else f"::{level}::{_data(message)}"
 
 
 def repo_path(matrix: str) -> str:
@@ -62,14 +48,17 @@ def annotations(report: RunReport) -> list[str]:
                     where["line"] = info.lines[check]
                 title = f"canary {grid.name}::{check}[{spans_text(versions, grid.versions)}]"
                 message = f"{status.value}: {detail}" if detail else status.value
-                lines.append(_command(LEVEL[status], message, **where, title=title))
+                lines.append(command(LEVEL[status], message, **where, title=title))
     order = version_order(report)
     for fault in faults:
-        lines.append(_command("error", fault.line(order), title="canary: a source was not read"))
+        lines.append(command("error", fault.line(order), title="canary: a source was not read"))
     return lines
 
 
 def render_github(report: RunReport) -> str:
+    """The annotations, then the findings (text canary did not write: commands stopped)."""
+    lines = annotations(report)
     findings = [text for _, text in finding_lines(report)]
-    group = ["::group::canary: findings by check", *findings, "::endgroup::"] if findings else []
-    return "\n".join([*annotations(report), *group, summary_line(report)]) + "\n"
+    if findings:
+        lines += ["::group::canary: findings by check", *paused(findings), "::endgroup::"]
+    return "\n".join([*lines, summary_line(report)]) + "\n"

@@ -9,6 +9,7 @@ the output is cut at whole rows or blocks under `limit` bytes and says so, never
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
@@ -24,7 +25,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.text import QUIET, stats_line
-from canary.reports.transition import markdown_notes
+from canary.reports.transition import fence, markdown_notes
 
 EMOJI = {
     Status.PASS: "✅",
@@ -40,9 +41,30 @@ NONE = "\u2013"
 SUMMARY_LIMIT = 1024 * 1024
 
 
+#: what GitHub would turn into a link, an image or a mention outside code: brackets become
+#: entities, a word joiner (U+2060) follows `@` and sits inside `://`
+_LINKING = {"[": "&#91;", "]": "&#93;", "@": "@\u2060", "://": ":\u2060//"}
+_LINKING_RE = re.compile("|".join(map(re.escape, _LINKING)))
+
+
 def md_escape(text: str) -> str:
-    """Text safe inside a table cell: no pipes, no newlines, no raw HTML."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    """Text safe inside a table cell or HTML: no pipes, no newlines, no raw HTML, no link,
+    image or mention."""
+    escaped = html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    return _LINKING_RE.sub(lambda m: _LINKING[m.group()], escaped)
+
+
+def code_span(text: str) -> str:
+    """Untrusted text as inline code: GitHub links, embeds and mentions nothing in it (no
+    `@org/team`, image or link), and no HTML. The fence is longer than any run of backticks in
+    the text; the padding spaces are the ones CommonMark strips."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {' '.join(text.split())} {fence}"
+
+
+def code_block(text: str) -> str:
+    """Untrusted lines as a fenced block whose fence no line of the text can close."""
+    return f"{fence(text)}\n{text}\n{fence(text)}"
 
 
 def _marker(grid: UpstreamGrid) -> Callable[[str], str]:
@@ -97,7 +119,7 @@ def _details(grid: UpstreamGrid) -> list[str]:
             continue
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
-            f"{md_escape(detail) or '(no detail)'}"
+            f"{code_span(detail) if detail else '(no detail)'}"
             + "".join(
                 "\n" + note
                 for note in markdown_notes((grid.cells[check, v] for v in versions), md_escape)

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from canary.cache.store import Cache
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
+from canary.matrix.config import find_config
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
@@ -59,8 +63,9 @@ class _File:
 
 def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_File]:
     base = root.parent if root.is_file() else root
+    table = find_config(base.absolute()).exclude  # the scanned repository's [tool.canary]
     files = []
-    selection = Selection(root, exclude)
+    selection = Selection(root, (*exclude, *table))
     for path in selection.files():
         name = path.relative_to(base).as_posix()
         try:
@@ -159,6 +164,7 @@ class Proposed:
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
     not_scanned: str = ""  # the downstream folders and globs scan did not read
+    unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
@@ -183,12 +189,21 @@ class Proposed:
                 f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
                 " (dead code for this range?):"
             )
-        return head + [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        head += [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        if self.unreached:
+            head.append(
+                f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
+                " gates to releases outside the range (no locked release would check it):"
+            )
+        return head + [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
         leave out the guarded names absent on both ends."""
         if self.reading is not None and self.reading.runs:
+            labels = [Version(label) for label in self.reading.labels]
+            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
+            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
             matrix = load_text(self.upstream, self.text())
             self.left_out = settle(matrix, self.proposals, self.reading)
             gone = {id(p) for p in self.left_out}
@@ -198,6 +213,14 @@ class Proposed:
         """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
         are ids other matrices of the upstream state or ignore."""
         return merge_text(existing, name, self.proposals, declined)
+
+
+def _reaches(gate: str, releases: list[Version]) -> bool:
+    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
+    if not gate or not releases:
+        return True
+    spec = SpecifierSet(gate)
+    return any(spec.contains(release, prereleases=True) for release in releases)
 
 
 def _name(proposal: Proposal) -> str:

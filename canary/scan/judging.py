@@ -4,8 +4,10 @@ A reviewer should tell real breakage from a misread at a glance. Each proposal i
 the engine on the newest release in range and on the lowest: one that holds on only one end
 is bisected over the releases between. One that appears later than the client's lowest
 release is gated there (`since`) with a comment saying so; one that broke within the range
-stays as it is, red, with a comment naming the first release it fails on; one that fails on
-both ends keeps a comment with the engine's own detail.
+stays as it is, red, with a comment naming the first release it fails on. One that fails on
+both ends is judged on the releases between, lowest first, until it holds: a module added
+within the range and changed again is gated from where it appears, and bisected from there;
+one that holds nowhere keeps a comment with the engine's own detail.
 """
 
 from __future__ import annotations
@@ -56,9 +58,12 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
     if not reading.runs:
         return []
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
-    pending, absent = [], []
+    pending, absent, probes = [], [], []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
         verdicts = {run.target.label: _verdict(run, check) for run in ends}
+        if _fails_on_both(verdicts) and len(reading.labels) > 2 and not proposal.gate:
+            probes.append((check, proposal, verdicts))
+            continue
         if _guarded_and_absent(proposal, verdicts):
             absent.append(proposal)
             continue
@@ -66,20 +71,73 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
         if bisection is not None:
             pending.append(bisection)
     _remember(ends)
+    first = _first_holding(matrix, [check for check, _, _ in probes], reading)
+    for check, proposal, verdicts in probes:
+        if check.id in first:
+            pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
+        elif _guarded_and_absent(proposal, verdicts):
+            absent.append(proposal)
+        else:
+            _judge_ends(check, proposal, verdicts, len(reading.labels))
     while unsettled := [b for b in pending if b.high - b.low > 1]:
         by_label: dict[str, list[_Bisection]] = {}
         for bisection in unsettled:
             by_label.setdefault(reading.labels[bisection.middle], []).append(bisection)
         for label, group in by_label.items():
-            # only the checks bisected here: remembered for those, the release stays closed
-            checks = tuple(bisection.check for bisection in group)
-            run = reading.judging(dataclasses.replace(matrix, checks=checks), label)
+            holding = _holding(matrix, [bisection.check for bisection in group], label, reading)
             for bisection in group:
-                bisection.narrow(_verdict(run, bisection.check)[0] in _OK)
-            _remember([run])
+                bisection.narrow(bisection.check.id in holding)
     for bisection in pending:
         _gate(bisection, reading)
     return absent
+
+
+def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) -> set[str]:
+    """The ids of the `checks` that hold on release `label`, judged alone (remembered for
+    those, the release stays closed on a second scan)."""
+    run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
+    holding = {check.id for check in checks if _verdict(run, check)[0] in _OK}
+    _remember([run])
+    return holding
+
+
+def _fails_on_both(verdicts: dict[str, tuple[Status, str]]) -> bool:
+    """Fails (or warns) on the newest and the lowest release, no source fault on either."""
+    statuses = [status for status, _ in verdicts.values()]
+    return len(statuses) == 2 and all(s in (Status.FAIL, Status.WARN) for s in statuses)
+
+
+def _first_holding(matrix: Matrix, checks: list[Check], reading: Reading) -> dict[str, int]:
+    """Check id -> the index in `reading.labels` of the first release between the ends it
+    holds on, for the checks failing on both ends (a module added, then changed again):
+    one release at a time from the lowest up, each judging only the checks still unplaced."""
+    found: dict[str, int] = {}
+    for index in range(1, len(reading.labels) - 1):
+        left = [check for check in checks if check.id not in found]
+        if not left:
+            break
+        found |= dict.fromkeys(_holding(matrix, left, reading.labels[index], reading), index)
+    return found
+
+
+def _appears(
+    check: Check,
+    proposal: Proposal,
+    verdicts: dict[str, tuple[Status, str]],
+    first: int,
+    reading: Reading,
+) -> _Bisection:
+    """Gate a check that holds from release `first` on (not on the lowest) there, and
+    bisect where it stops holding again before the newest."""
+    lowest = reading.labels[0]
+    detail = verdicts[lowest][1]
+    proposal.gate = f">={reading.labels[first]}"
+    proposal.notes.append(
+        f"scan: holds from {reading.labels[first]} on, not on {lowest} (lowest in range):"
+        f" {detail} -- gated"
+    )
+    newest = next(iter(verdicts))
+    return _Bisection(check, proposal, False, verdicts[newest][1], first, len(reading.labels) - 1)
 
 
 def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:

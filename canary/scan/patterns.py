@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 import functools
 
+from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
+from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
 from canary.scan.guards import Guard, conditions, tolerant_handlers
 from canary.scan.imports import Ref, Scopes, bind_import, resolve
@@ -26,7 +28,14 @@ from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations
 from canary.scan.source_helpers import returned_source
 from canary.scan.text_calls import sought
-from canary.scan.text_flow import Source, TextFlow, Texts, keep_known, rewriter_selection
+from canary.scan.text_flow import (
+    Pattern,
+    Source,
+    TextFlow,
+    Texts,
+    keep_known,
+    rewriter_selection,
+)
 
 
 class FileScanner(ast.NodeVisitor):
@@ -46,7 +55,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes = Scopes()
         self._tree = tree
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
-        self.alternatives = False  # inside an `or`: a text tested there is one option of several
+        self.within: ast.boolop | None = None  # the innermost `and`/`or` being visited
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
         # `try: from a import X` / `except ImportError: from b import X`, by alias node id:
         # the first import's fallback (and whether outer guards tolerate both failing), and
@@ -85,6 +94,8 @@ class FileScanner(ast.NodeVisitor):
             self._guarded(tolerant, handler.body)
         self._guarded([], node.orelse + node.finalbody)
         keep_known(self.scopes.top(), after_body)
+        upstream = [ref for ref in done_without(node) if ref.root in self.upstreams]
+        self.record.done_without += upstream
 
     visit_TryStar = visit_Try
 
@@ -233,7 +244,9 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.visit(expr)
         self.scopes.bind(node.name, None)
+        self.flow.classes.append((node.name, compiled_patterns(node.body)))
         self._in_scope(node.body, None)
+        self.flow.classes.pop()
 
     def _in_scope(
         self, body: list, args: ast.arguments | None, passed: dict[str, Ref] | None = None
@@ -245,7 +258,10 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.push(names)
         for name, ref in (passed or {}).items():
             self.scopes.bind(name, ref)
+        record = self.record
+        marks = len(record.done_without), len(record.probed)
         self._guarded([], body)
+        del record.done_without[marks[0] :], record.probed[marks[1] :]
         self.scopes.pop()
 
     # --- uses ------------------------------------------------------------------------------
@@ -260,19 +276,31 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            # `"a" in s or "b" in s` wants either; `"a" not in s or "b" not in s` wants both
-            required = isinstance(op, ast.NotIn) or not self.alternatives
-            if isinstance(op, ast.In | ast.NotIn) and required:
+            if isinstance(op, ast.In | ast.NotIn) and not self._alternative(op):
                 self.record.expects_texts(self.flow.source_of(right), self.flow.texts(left), left)
             left = right
         self.generic_visit(node)
 
+    def _alternative(self, op: ast.cmpop) -> bool:
+        """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
+        only when neither is there) want either text; `"a" not in s or "b" not in s` and
+        `"a" in s and "b" in s` want both."""
+        if isinstance(op, ast.In):
+            return isinstance(self.within, ast.Or)
+        return isinstance(self.within, ast.And)
+
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        """`"a" in src or "b" in src` looks for either text: neither is required alone."""
-        outer = self.alternatives
-        self.alternatives = outer or isinstance(node.op, ast.Or)
-        self.generic_visit(node)
-        self.alternatives = outer
+        """Each operand runs only when those before it did not decide: after `hasattr(X, "n")
+        and ...`, the uses of `X.n` are as guarded as inside `if hasattr(X, "n"):`."""
+        outer = self.within
+        self.within = node.op
+        depth = len(self.record.guards)
+        for value in node.values:
+            self.visit(value)
+            body, orelse = conditions(value, self._upstream)
+            self.record.guards += body if isinstance(node.op, ast.And) else orelse
+        del self.record.guards[depth:]
+        self.within = outer
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._registers(node)
@@ -322,6 +350,9 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.GUARD, owner.child(name), node)
         elif func.id == "getattr":  # with a default, absence is tolerated
             self.record.add(Role.ACCESS, owner.child(name), node, tolerated=len(node.args) > 2)
+            if len(node.args) > 2:
+                self.record.probed.append(owner.child(name))
+                self.record.done_without.append(owner.child(name))
         else:
             value = node.args[2] if len(node.args) > 2 else None
             self._patch(owner.child(name), value, node)
@@ -344,5 +375,7 @@ def scan_tree(
     names, whose mentions in sought texts mark them as the downstream's.
     """
     scanner = FileScanner(tree, file, upstreams, calls, own)
+    for name, regex in compiled_patterns(tree.body).items():  # used above where it is bound
+        scanner.scopes.bind(name, Pattern(regex))
     scanner.visit(tree)
     return scanner

@@ -150,7 +150,9 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
         return locate(finding.ref, modules)
     target = place(finding.ref, views, call=finding.role is Role.KWARGS)
     if target is None or target.absent:
-        return None if finding.role in (Role.PATCH, Role.GUARD) else locate(finding.ref, modules)
+        if finding.role in (Role.PATCH, Role.GUARD):
+            return None
+        return _unread(locate(finding.ref, modules), finding.role)
     if finding.role in _NAMESPACE_ROLES and len(target.path) == 1 and target.kind != "module":
         # `from m import n`, `m.n`, `m.n = x` need m to bind n, wherever n is defined
         parts = finding.ref.parts
@@ -158,6 +160,17 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
         if namespace is not None and namespace.kind == "module" and not namespace.path:
             return Target(namespace.module, parts[-1:], "value")
     return target
+
+
+def _unread(target: Target, role: Role) -> Target | None:
+    """A module-level name no release read defines, placed by names: at most that the module
+    binds it (`symbol`: it may re-export it from a third-party package, as transformers does
+    `causal_conv1d_fn`), never a signature of a module that does not define it."""
+    if len(target.path) != 1 or role in (Role.CONTAINS, Role.MATCHES):
+        return target
+    if role in (Role.KWARGS, Role.WRAPPER):
+        return None
+    return Target(target.module, target.path, "value")
 
 
 def _collect(

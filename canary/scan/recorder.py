@@ -24,6 +24,10 @@ class Recorder:
         self.own = own
         self.findings: list[Finding] = []
         self.guards: list[Guard] = []
+        # in the scope being visited: what the client does without (absence.py), and the
+        # names it reads with a default, which it injects when they are missing
+        self.done_without: list[Ref] = []
+        self.probed: list[Ref] = []
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -40,11 +44,14 @@ class Recorder:
     ) -> None:
         """Record a use; one with a `fallback` is tolerated exactly as `tolerated` says."""
         guards = [g for g in self.guards if g.covers(ref)]
-        if role is Role.PATCH and any(g.kind == "shim" for g in guards):
+        if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
         if fallback is None:
             tolerated = (
-                tolerated or role is Role.GUARD or any(g.kind == "tolerates" for g in guards)
+                tolerated
+                or role is Role.GUARD
+                or any(g.kind == "tolerates" for g in guards)
+                or any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)

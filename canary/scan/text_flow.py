@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
+from canary.scan.compiled import class_attribute
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
     argument,
@@ -132,6 +133,8 @@ class TextFlow:
         self.scopes = scopes
         self.calls = calls
         self.upstream = upstream
+        # the enclosing classes, innermost last: (name, its class-level compiled patterns)
+        self.classes: list[tuple[str, dict[str, str]]] = []
 
     def parts(self, expr: ast.expr) -> tuple[str, ...]:
         ref = resolve(expr, self.scopes)
@@ -248,6 +251,10 @@ class TextFlow:
         if isinstance(expr, ast.Name):
             bound = self.scopes.lookup(expr.id)
             return bound if isinstance(bound, Pattern) else None
+        if isinstance(expr, ast.Attribute) and self.classes:  # `self._RE`, `cls._RE`
+            name, patterns = self.classes[-1]
+            regex = patterns.get(class_attribute(expr, name) or "")
+            return Pattern(regex) if regex else None
         if isinstance(expr, ast.Call) and self.parts(expr.func) == ("re", "compile"):
             regex = self.text(argument(expr, 0, "pattern"))
             flags = inline_flags(argument(expr, 1, "flags"))

@@ -16,6 +16,7 @@ import yaml
 from action_runner import ACTION, ActionRunner
 from adopter import publish, upstream_index
 from test_workflows import readme_pair
+from workflow_commands import acted_on, own
 
 from canary.action import nightly as nightly_steps
 from canary.action.rest import GitHub
@@ -44,17 +45,23 @@ FAILING_LINE = MATRIX.splitlines().index("  - id: disable-gradient-checkpointing
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
+def upstream(tmp_path, monkeypatch):
+    """The package index serving trl, on loopback."""
+    with upstream_index(monkeypatch, tmp_path / "cache") as server:
+        yield server
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch, upstream):
     """A downstream repository with canary/trl.yaml, locked while only trl 1.0.0 existed."""
     workspace = tmp_path / "repo"
     (workspace / "canary").mkdir(parents=True)
     (workspace / "canary" / "trl.yaml").write_text(MATRIX, encoding="utf-8")
-    with upstream_index(monkeypatch, tmp_path / "cache") as server:
-        publish(server, ["1.0.0"])
-        monkeypatch.chdir(workspace)
-        assert main(["lock", "canary/trl.yaml"]) == 0
-        publish(server, ["1.0.0", "1.1.0"])
-        yield workspace
+    publish(upstream, ["1.0.0"])
+    monkeypatch.chdir(workspace)
+    assert main(["lock", "canary/trl.yaml"]) == 0
+    publish(upstream, ["1.0.0", "1.1.0"])
+    return workspace
 
 
 def action(repo: Path, tmp_path: Path, env: dict[str, str] | None = None, **inputs: str):
@@ -429,3 +436,21 @@ def test_the_baseline_artifact_is_capped(tmp_path, httpserver, monkeypatch, limi
     with pytest.raises(ActionError, match=re.escape(message)):
         nightly_steps.previous_results(api, "canary-nightly-results")
     assert not (tmp_path / "canary-action" / "previous.json").exists()
+
+
+HOSTILE_TYPE = "text/x; ##[stop-commands]pwn"
+
+
+def test_index_text_is_no_workflow_command_in_the_log(repo, upstream, tmp_path):
+    """The project page's Content-Type carries the legacy command form; a matrix file's name
+    carries a new line and a command. The runner (a port of its parser) acts on canary's own
+    commands only: the annotations, its group, its pauses."""
+    page = upstream.routes["/simple/trl/"].body
+    upstream.add("/simple/trl/", page, content_type=HOSTILE_TYPE)
+    (repo / "canary" / "trl.yaml").rename(repo / "canary" / "x\n::add-mask::secret.yaml")
+    _, run = action(repo, tmp_path, matrices="canary", versions="1.1.0")
+    assert "unexpected content type" in run.stdout
+    assert "x\\n::add-mask::secret.yaml" in run.stdout  # the plan's list, escaped
+    acted = own(acted_on(run.stdout))
+    assert acted and {c.name for c in acted} == {"error", "group", "endgroup"}, acted
+    assert all(c.data.startswith(("canary", "error: ")) or c.name != "error" for c in acted)

@@ -58,6 +58,10 @@ def test_init_then_check_gives_the_expected_verdicts(repo, capsys, monkeypatch):
         assert (repo / path).is_file(), out
         assert f"wrote {path}" in out
     assert "wrote canary/trl.lock: 3 versions (1.0.0, 1.1.0, main)" in out
+    assert 'wrote pyproject.toml: [tool.canary] matrices = ["canary"]' in out
+    pyproject = (repo / "pyproject.toml").read_text()
+    original = (ROOT / "tests/fixtures/adopter/pyproject.toml").read_text()
+    assert pyproject == original + '\n[tool.canary]\nmatrices = ["canary"]\n'
     assert "Next:" in out and "canary check canary` and read" in out
     monkeypatch.chdir(repo)
     matrix = Path("canary/trl.yaml")
@@ -89,6 +93,7 @@ def test_a_second_run_writes_nothing(repo, capsys):
     assert snapshot(repo) == before
     assert "wrote" not in out
     assert out.count("(up to date)") == 3 and "kept canary/trl.lock" in out
+    assert "kept pyproject.toml (has [tool.canary]; left as it is)" in out
     assert "nothing missing: 1 matrices in canary/, both workflows" in out
 
 

@@ -59,12 +59,12 @@ def test_render_drift_markdown_groups_versions_into_spans():
     out = render_drift(drift(tonight(), baseline()), "markdown")
     assert out.splitlines()[0] == "## New since the baseline"
     assert "**Newly failing**: 4" in out
-    assert "- trl::a[1.2] pass → fail: a is fail" in out
-    assert f"- trl::a[1.3{DASH}main] absent → fail: a is fail" in out
+    assert "- ` trl::a[1.2] pass → fail: a is fail `" in out
+    assert f"- ` trl::a[1.3{DASH}main] absent → fail: a is fail `" in out
     assert "**Fixed**: 1" in out
-    assert "- trl::c[1.1] error → pass: c is error" in out
-    assert "**New versions**: 2" in out and "- trl: 1.3, main" in out
-    assert "**Gone versions**: 1" in out and "- trl: 1.0" in out
+    assert "- ` trl::c[1.1] error → pass: c is error `" in out
+    assert "**New versions**: 2" in out and "- ` trl: 1.3, main `" in out
+    assert "**Gone versions**: 1" in out and "- ` trl: 1.0 `" in out
 
 
 def test_render_drift_text_says_none_explicitly():

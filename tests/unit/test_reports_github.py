@@ -25,7 +25,7 @@ def test_messages_and_properties_are_escaped():
         Result("trl", "a", "1.0", Status.FAIL, "100% broken\nsecond line, really: yes")
     ]
     (line,) = annotations(report)
-    assert line.endswith("::fail: 100%25 broken%0Asecond line, really: yes")
+    assert line.endswith("::fail: 100%25 broken\\nsecond line, really: yes")  # one line
     assert "title=canary trl%3A%3Aa[1.0]" in line
 
 
@@ -42,14 +42,21 @@ def test_an_unreadable_source_is_one_annotation():
 
 
 def test_the_report_keeps_the_findings_in_a_group_and_ends_with_the_summary():
+    """The findings quote upstream text: the runner's commands are stopped around them, with a
+    token of their own each time."""
     report = build({"trl": (releases(2), {"a": "F."})})
     lines = render("github", report).splitlines()
+    stop, token = lines[2].split("::")[1:3]
+    assert (stop, len(token)) == ("stop-commands", len("canary-") + 32)
     assert lines[1:] == [
         "::group::canary: findings by check",
+        f"::stop-commands::{token}",
         "FAIL  trl::a[0.0.0] a is fail",
+        f"::{token}::",
         "::endgroup::",
         "1 pass, 1 fail",
     ]
+    assert render("github", report).splitlines()[2] != lines[2]
 
 
 def test_github_is_the_default_under_github_actions(monkeypatch):

@@ -66,8 +66,8 @@ def test_details_are_collapsed_and_said_once_per_span():
     block = out[out.index("<summary>trl :: grpo-params") :]
     block = block[: block.index("</details>")]
     assert "(51 not passing)" in block
-    assert f"- ❌ fail 0.10.0{DASH}main: grpo-params is fail" in block
-    assert "- 🚧 xfail 0.2.9: grpo-params is xfail" in block
+    assert f"- ❌ fail 0.10.0{DASH}main: ` grpo-params is fail `" in block
+    assert "- 🚧 xfail 0.2.9: ` grpo-params is xfail `" in block
     assert block.count("\n- ") == 2
     # the details come after every table, so a cut drops them first
     assert out.index("<details>") > out.index("| `lora` |")
@@ -81,13 +81,17 @@ def test_150_versions_stay_readable():
     assert len(out.encode()) < 5000
 
 
-def test_untrusted_detail_and_pipes_are_escaped():
+def test_untrusted_detail_is_code_that_no_backtick_run_closes():
+    """A detail is upstream text: a team mention, a remote image, a link, HTML, a fence of its
+    own. It is one code span, fenced by more backticks than any run in it, so GitHub renders
+    it as text: no mention, no image, no link, no tag."""
     report = sample()
-    evil = dataclasses.replace(report.results[0], detail="<script>x</script> | `tick`\nnext")
-    report.results[0] = evil
+    evil = "@org/team ![x](https://evil.example/x.png) [y](https://evil.example) <b>x</b> ``` |"
+    report.results[0] = dataclasses.replace(report.results[0], detail=evil + "\nnext")
     out = render("markdown", report)
-    assert "<script>" not in out
-    assert "&lt;script&gt;x&lt;/script&gt; \\| `tick` next" in out
+    (item,) = [line for line in out.splitlines() if "@org/team" in line]
+    assert item.endswith(f": ```` {evil}\\nnext ````"), item
+    assert out.count("@org/team") == 1
 
 
 def test_summary_counts_on_top():
@@ -134,3 +138,13 @@ def test_huge_run_is_capped_at_github_summary_limit():
     assert len(out.encode()) <= SUMMARY_LIMIT
     assert "**Truncated**" in out
     assert out.count("| `check-") == 250  # every table row survived; only details were cut
+
+
+def test_names_and_versions_outside_code_link_and_mention_nothing():
+    from canary.reports.markdown import md_escape
+
+    shown = md_escape("@org/team [x](https://evil.example) ![i](//e) <img> a|b")
+    assert shown == (
+        "@\u2060org/team &#91;x&#93;(https:\u2060//evil.example) !&#91;i&#93;(//e) "
+        "&lt;img&gt; a\\|b"
+    )

@@ -32,6 +32,8 @@ def core(version: str) -> bytes:
         text += "def new_api(model):\n    return model\n\n"
     if (major, minor) < (1, 3):
         text += "def old_api(model):\n    return model\n"
+    if (1, 1) <= (major, minor) < (1, 3):  # on neither end of the range
+        text += "def mid_api(model):\n    return model\n"
     return text.encode()
 
 
@@ -76,12 +78,12 @@ except ImportError:
 """
 
 
-def scanned(tmp_path) -> str:
+def scanned(tmp_path, downstream: str = DOWNSTREAM) -> str:
     """scan's output for a client declaring `fakeup>=1.0,<2`."""
     project = tmp_path / "client"
     (project / "client").mkdir(parents=True, exist_ok=True)
     (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
-    (project / "client" / "__init__.py").write_text(DOWNSTREAM)
+    (project / "client" / "__init__.py").write_text(downstream)
     status, text = canary("scan", str(project / "client"), "--upstream", "fakeup")
     assert status == 0
     return text
@@ -110,6 +112,47 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
     assert head in text
     assert "#   fakeup.core.ancient_api -- imported at __init__.py:8 (severity info" in text
     assert "ancient-api" not in checks
+
+
+def checks_of(text: str) -> dict[str, dict]:
+    return {c["id"]: c for c in yaml.safe_load(text.split("---\n", 1)[1])["checks"] or []}
+
+
+def test_a_check_holding_only_between_the_ends_is_gated_where_it_appears(index, tmp_path):
+    text = scanned(tmp_path, "from fakeup.core import mid_api, gone_api\n")
+    checks = checks_of(text)
+    assert checks["mid-api"]["since"] == "1.1.0"
+    assert "# scan: holds from 1.1.0 on, not on 1.0.0 (lowest in range)" in text
+    assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before" in text
+    assert "since" not in checks["gone-api"]  # holds nowhere: it stays, said where it fails
+    assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
+
+
+def test_a_name_no_release_defines_is_never_given_a_signature(index, tmp_path):
+    text = scanned(tmp_path, "from fakeup.core import kernel_fn\nkernel_fn(x=1, weight=2)\n")
+    checks = checks_of(text)
+    assert [(c["module"], c.get("symbol")) for c in checks.values()] == [
+        ("fakeup.core", "kernel_fn")
+    ]
+    assert "accepts" not in text.split("checks:")[1]
+
+
+def test_a_defined_name_keeps_its_signature_check(index, tmp_path):
+    text = scanned(tmp_path, "from fakeup.core import new_api\nnew_api(model=1)\n")
+    assert checks_of(text)["new-api-accepts"]["accepts"] == ["model"]
+
+
+def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_path):
+    downstream = (
+        "import fakeup\nfrom packaging.version import Version\n"
+        "if Version(fakeup.__version__) < Version('0.5'):\n    fakeup.core.old_api(model=1)\n"
+        "if Version(fakeup.__version__) >= Version('1.2'):\n    fakeup.core.new_api(model=1)\n"
+    )
+    text = scanned(tmp_path, downstream)
+    checks = checks_of(text)
+    assert "old-api-accepts" not in checks and checks["new-api-accepts"]["since"] == "1.2"
+    assert "# left out: 1 use the client gates to releases outside the range" in text
+    assert "#   fakeup.core.old_api (<0.5) -- used at __init__.py:4; called with keyword" in text
 
 
 def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):

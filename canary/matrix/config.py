@@ -1,0 +1,204 @@
+"""A project's canary configuration: the `[tool.canary]` table of its pyproject.toml.
+
+Found as ruff and pytest find theirs: the nearest pyproject.toml holding the table, walking up
+from the current folder. It says where the matrices are, so that `canary check`, `validate`,
+`lock`, `versions` and the pytest plugin agree on them when no matrix is named:
+
+    [tool.canary]
+    matrices = ["canary"]        # folders (their *.yaml), files or globs, from this file's folder
+    exclude = ["legacy"]         # downstream files and folders `canary scan` leaves out
+
+Without the table, `canary/` and `matrices/` of the current folder are looked for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from canary.errors import CanaryError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the 3.10 interpreter of CI
+    import tomli as tomllib
+
+#: Folders looked for when no `[tool.canary]` table says where the matrices are.
+DEFAULT_FOLDERS = ("canary", "matrices")
+PYPROJECT = "pyproject.toml"
+KEYS = ("matrices", "exclude")
+_GLOB = "*?["
+
+
+class ConfigError(CanaryError):
+    """A `[tool.canary]` table that does not read: file, line and key, each error on its line
+    (exit 2, no traceback)."""
+
+    def __init__(self, message: str, errors: list[ConfigError] | None = None):
+        super().__init__(message)
+        self.errors = errors or [self]
+
+    def lines(self) -> list[str]:
+        return [str(error) for error in self.errors]
+
+    @classmethod
+    def at(cls, path: Path, line: int | None, message: str) -> ConfigError:
+        return cls(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where the matrices are and what scan leaves out; entries relative to `root`."""
+
+    root: Path
+    matrices: tuple[str, ...] = DEFAULT_FOLDERS
+    exclude: tuple[str, ...] = ()
+    file: Path | None = None  # the pyproject.toml holding the table; None: the defaults
+
+    @property
+    def configured(self) -> bool:
+        return self.file is not None
+
+    def matrix_files(self) -> list[Path]:
+        """Every matrix the entries name, each once, in entry order (a folder's sorted)."""
+        return list(self._found)
+
+    @cached_property
+    def _found(self) -> dict[Path, None]:
+        seen: dict[Path, None] = {}
+        for entry in self.matrices:
+            for path in _expand(self.root, entry):
+                seen.setdefault(path, None)
+        return seen
+
+    @cached_property
+    def _resolved(self) -> frozenset[Path]:
+        return frozenset(path.resolve() for path in self._found)
+
+    def holds(self, path: Path) -> bool:
+        """Whether `path` is one of the project's matrices (the pytest plugin's question): one
+        the table names; without a table, a YAML file in a `matrices/` folder or in `canary/`
+        at the root (not any `canary/` folder: deployments name theirs so too)."""
+        if self.configured:
+            return path.resolve() in self._resolved
+        folder = path.parent
+        return path.suffix in (".yaml", ".yml") and (
+            folder.name == "matrices" or folder.resolve() == (self.root / "canary").resolve()
+        )
+
+    def looked_for(self) -> str:
+        """What was searched, for the error of a command that found no matrix."""
+        entries = ", ".join(f"{e}/*.yaml" if is_folder_entry(e) else e for e in self.matrices)
+        if self.configured:
+            return f"[tool.canary] matrices in {self.file} ({entries}) names no matrix file"
+        return (
+            f"no matrices given and none found: looked for {entries} in {self.root}; "
+            f"name one, or set `matrices` under [tool.canary] in {PYPROJECT}"
+        )
+
+
+def is_folder_entry(entry: str) -> bool:
+    return not any(c in entry for c in _GLOB) and not entry.endswith((".yaml", ".yml"))
+
+
+def _expand(root: Path, entry: str) -> list[Path]:
+    if any(c in entry for c in _GLOB):
+        return sorted(p for p in root.glob(entry) if p.suffix in (".yaml", ".yml") and p.is_file())
+    path = root / entry
+    if path.is_dir():
+        return sorted(path.glob("*.yaml"))
+    return [path] if path.is_file() else []
+
+
+def find_config(start: Path | None = None) -> Config:
+    """The nearest `[tool.canary]` table from `start` (default: the current folder) up, or
+    the defaults in `start` itself."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / PYPROJECT
+        if candidate.is_file():
+            table = _table(candidate)
+            if table is not None:
+                return _from_table(candidate, table)
+    return Config(root=here)
+
+
+def _table(path: Path) -> dict | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError.at(path, None, f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError.at(path, _line_of(str(exc)), f"not TOML: {exc}") from None
+    table = data.get("tool", {}).get("canary") if isinstance(data.get("tool"), dict) else None
+    return table if isinstance(table, dict) else None
+
+
+def _line_of(message: str) -> int | None:
+    """tomllib says where: "... (at line 3, column 5)"."""
+    _, found, rest = message.rpartition("(at line ")
+    number = rest.split(",")[0].rstrip(")")
+    return int(number) if found and number.isdigit() else None
+
+
+def _key_line(path: Path, key: str) -> int | None:
+    """The line of `key = ...` inside the table (tomllib keeps no positions)."""
+    inside = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = line.strip()
+        if text.startswith("["):
+            inside = text.replace(" ", "") == "[tool.canary]"
+        elif inside and text.split("=")[0].strip() == key:
+            return number
+    return None
+
+
+def _from_table(path: Path, table: dict) -> Config:
+    errors = []
+    for key in table:
+        if key not in KEYS:
+            near = difflib.get_close_matches(str(key), KEYS, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (known: {', '.join(KEYS)})"
+            message = f"[tool.canary]: unknown key {key!r}{hint}"
+            errors.append(ConfigError.at(path, _key_line(path, key), message))
+    values: dict[str, tuple[str, ...]] = {}
+    for key in KEYS:
+        value = table.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            message = f"[tool.canary] {key}: a path or glob, or a list of them"
+            errors.append(ConfigError.at(path, _key_line(path, key), message))
+            continue
+        values[key] = tuple(value)
+    if errors:
+        raise ConfigError("\n".join(str(e) for e in errors), errors)
+    return Config(
+        root=path.parent,
+        matrices=values.get("matrices", DEFAULT_FOLDERS),
+        exclude=values.get("exclude", ()),
+        file=path,
+    )
+
+
+def table_text(pyproject: str, matrices: list[str]) -> str | None:
+    """`pyproject` with a `[tool.canary]` table naming `matrices` added, everything else as it
+    was (tomlkit keeps comments and layout); None when it already has the table."""
+    import tomlkit
+
+    document = tomlkit.parse(pyproject)
+    tool = document.get("tool")
+    if tool is not None and "canary" in tool:
+        return None
+    table = tomlkit.table()
+    table.add("matrices", matrices)
+    if tool is None:
+        tool = tomlkit.table(is_super_table=True)
+        document.add("tool", tool)
+    tool.add("canary", table)
+    return tomlkit.dumps(document)

@@ -1,0 +1,252 @@
+"""The false alarms scan avoids by construction (issue: adoption you can merge), each pattern
+with the look-alike that must still give a hard contract."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from canary.scan.patterns import scan_tree
+from canary.scan.propose import propose
+
+UPSTREAMS = frozenset({"trl", "transformers"})
+
+
+def proposed(code: str) -> list[tuple]:
+    """(module, subject key, subject, assertion, values, severity) of every proposed check."""
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    result = propose(scanner.findings, scanner.modules)
+    return [
+        (p.subject.module, p.subject.key, p.subject.name, p.assertion, p.values, p.severity)
+        for checks in result.values()
+        for p in checks
+    ]
+
+
+SOURCE = "import inspect\nfrom trl import GRPOTrainer\nsrc = inspect.getsource(GRPOTrainer.step)\n"
+
+
+def texts(code: str) -> list[str]:
+    return [v for c in proposed(SOURCE + textwrap.dedent(code)) if c[3] == "contains" for v in c[4]]
+
+
+def test_texts_that_are_both_missing_before_giving_up_are_alternatives():
+    assert texts('if "old_a" not in src and "old_b" not in src:\n    raise RuntimeError\n') == []
+    assert texts('if ("old_a" not in src) and ("old_b" not in src):\n    return\n') == []
+    assert texts('if "old_a" in src or "old_b" in src:\n    pass\n') == []
+
+
+def test_texts_that_must_all_be_there_stay_required():
+    assert texts('if "old_a" not in src or "old_b" not in src:\n    raise RuntimeError\n') == [
+        "old_a",
+        "old_b",
+    ]
+    assert texts('if "old_a" in src and "old_b" in src:\n    pass\n') == ["old_a", "old_b"]
+
+
+def severities(code: str) -> dict[tuple, str]:
+    return {c[:4]: c[5] for c in proposed(textwrap.dedent(code))}
+
+
+def test_an_import_the_function_gives_up_without_tolerates_every_later_use():
+    code = """
+    def patch():
+        try:
+            from transformers.integrations.mxfp4 import replace_linear
+        except Exception as e:
+            return print(e)
+        replace_linear(model=1, config=2)
+    """
+    found = severities(code)
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+        "info"
+    )
+
+
+def test_an_import_whose_handler_binds_a_stand_in_tolerates_later_uses():
+    code = """
+    try:
+        from transformers.integrations.mxfp4 import replace_linear
+    except ImportError:
+        replace_linear = None
+    def patch():
+        replace_linear(model=1)
+    """
+    assert set(severities(code).values()) == {"info"}
+
+
+def test_an_import_whose_handler_goes_on_keeps_later_uses_hard():
+    code = """
+    def patch():
+        try:
+            from transformers.integrations.mxfp4 import replace_linear
+        except ImportError:
+            print("no mxfp4")
+        replace_linear(model=1)
+    """
+    found = severities(code)
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+        "error"
+    )
+
+
+def test_the_guard_ends_with_the_function_that_gave_up():
+    code = """
+    def patch():
+        try:
+            from transformers.integrations.mxfp4 import replace_linear
+        except ImportError:
+            return
+    def other():
+        from transformers.integrations.mxfp4 import replace_linear
+        replace_linear(model=1)
+    """
+    found = severities(code)
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+        "error"
+    )
+
+
+def test_a_name_read_with_a_default_then_injected_is_no_contract_of_upstream():
+    code = """
+    import transformers.models.auto.modeling_auto as auto_mod
+    def alias():
+        existing = getattr(auto_mod, "OLD_MAPPING_NAMES", None)
+        if existing is not None:
+            return
+        auto_mod.OLD_MAPPING_NAMES = auto_mod.NEW_MAPPING_NAMES
+    """
+    found = severities(code)
+    assert found[
+        ("transformers.models.auto.modeling_auto", "symbol", "OLD_MAPPING_NAMES", None)
+    ] == ("info")
+    assert found[
+        ("transformers.models.auto.modeling_auto", "symbol", "NEW_MAPPING_NAMES", None)
+    ] == ("error")
+
+
+def test_a_patch_of_a_name_read_without_a_default_is_a_contract():
+    code = """
+    import transformers.models.auto.modeling_auto as auto_mod
+    def alias():
+        existing = auto_mod.OLD_MAPPING_NAMES
+        auto_mod.OLD_MAPPING_NAMES = dict(existing)
+    """
+    assert severities(code) == {
+        ("transformers.models.auto.modeling_auto", "symbol", "OLD_MAPPING_NAMES", None): "error"
+    }
+
+
+def test_calls_through_a_name_read_with_a_default_are_tolerated():
+    code = """
+    from transformers.models.modernbert import modeling_modernbert as mb
+    def patch():
+        original = getattr(mb.ModernBertModel, "_update_attention_mask", None)
+        if original is None:
+            return
+        original(None, output_attentions=False)
+    """
+    assert set(severities(code).values()) == {"info"}
+
+
+def test_uses_after_hasattr_in_the_same_and_are_guarded():
+    code = """
+    import transformers.integrations.bitsandbytes as bnb
+    if bnb is not None and hasattr(bnb, "_replace") and bnb._replace.__name__ != "mine":
+        pass
+    """
+    assert set(severities(code).values()) == {"info"}
+
+
+def test_uses_before_hasattr_in_an_and_stay_hard():
+    code = """
+    import transformers.integrations.bitsandbytes as bnb
+    if bnb._replace.__name__ != "mine" and hasattr(bnb, "_other"):
+        pass
+    """
+    found = severities(code)
+    assert found[("transformers.integrations.bitsandbytes", "symbol", "_replace", None)] == "error"
+
+
+MODULE_REGEX = """
+import re
+from collections import defaultdict
+
+RL_FUNCTIONS = defaultdict(list)  # canary: rewrites trl.trainer.{key}
+
+def rewrite(function_name, function):
+    if function_name not in ("_compute_logps", "compute_ref_log_probs"):
+        return function
+    return _LOGPS_RE.sub(_repl, function)
+
+RL_FUNCTIONS["kto_trainer"].append(rewrite)
+
+_LOGPS_RE = re.compile(
+    r"shift_logits = completion_logits\\[:, :-1, :\\]\\.contiguous\\(\\)\\n"
+    r"\\s*per_token_logps = selective_log_softmax\\(",
+    re.DOTALL,
+)
+"""
+
+
+def matches(code: str) -> list[tuple]:
+    from canary.scan.callsites import CallSites
+    from canary.scan.rewriters import declared_registries
+
+    calls = CallSites()
+    calls.registries = declared_registries(code)
+    tree = ast.parse(textwrap.dedent(code))
+    scan_tree(tree, "pkg/rl.py", UPSTREAMS, calls)  # the first pass registers the rewriters
+    calls.frozen = True
+    scanner = scan_tree(tree, "pkg/rl.py", UPSTREAMS, calls)
+    result = propose(scanner.findings, scanner.modules)
+    return [(p.subject.module, p.values) for c in result.values() for p in c if p.assertion]
+
+
+def test_a_module_level_regex_compiled_after_its_use_is_a_matches_check():
+    assert matches(MODULE_REGEX) == [
+        (
+            "trl.trainer.kto_trainer",
+            [
+                r"(?s)shift_logits = completion_logits\[:, :-1, :\]\.contiguous\(\)\n"
+                r"\s*per_token_logps = selective_log_softmax\("
+            ],
+        )
+    ]
+
+
+def test_a_module_level_regex_applied_to_the_client_s_own_text_says_nothing():
+    code = MODULE_REGEX.replace("_LOGPS_RE.sub(_repl, function)", '_LOGPS_RE.sub(_repl, "mine")')
+    assert matches(code) == []
+
+
+CLASS_REGEX = """
+import inspect, re
+from trl.trainer.kto_trainer import KTOTrainer
+
+class Fixer:
+    _RE = re.compile(r"per_token_logps\\[.+\\] = 0\\.0")
+
+    def fix(self):
+        src = inspect.getsource(KTOTrainer._compute_logps)
+        return self._RE.sub("", src)
+"""
+
+
+def test_a_class_level_regex_applied_through_self_is_a_matches_check():
+    found = [c for c in proposed(CLASS_REGEX) if c[3] == "matches"]
+    assert found == [
+        (
+            "trl.trainer.kto_trainer",
+            "function",
+            "KTOTrainer._compute_logps",
+            "matches",
+            [r"per_token_logps\[.+\] = 0\.0"],
+            "error",
+        )
+    ]
+
+
+def test_a_class_level_regex_of_another_class_is_not_followed():
+    code = CLASS_REGEX.replace("self._RE.sub", "Other._RE.sub")
+    assert [c for c in proposed(code) if c[3] == "matches"] == []
