@@ -62,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         "summary": dict(statuses),
         "stats": report.stats,
         "parses": runner.modules.parses,
+        # telling what failing subjects became (canary.engine.became), and for how many
+        "explain_seconds": round(runner.explain_seconds, 3),
+        "explained": sorted(
+            f"{r.upstream}::{r.check}" for r in report.results if r.became is not None
+        ),
     }
     json.dump(line, sys.stdout)
     sys.stdout.write("\n")

@@ -22,11 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import report
+from bench.explain import explain_section
 from bench.floor import locked_files, measure_floor
 from bench.proc import Measured, measure
 from bench.report import Row, Section, table
 
-SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling")
+SECTIONS = ("cold", "warm", "pytest-path", "strategies", "scaling", "explain")
 #: pytest options of every measured pytest run: no cache folder written, and no plugin of
 #: canary's own test tools (hypothesis's imports hypothesis at the end of every session, 0.3 s
 #: here, which a user running the matrices does not have)
@@ -625,6 +626,9 @@ def main(argv: list[str] | None = None) -> int:
         if "scaling" in args.sections:
             cold_all = (cold.rows[0].median, output["stats"])
             parts.append(scaling_section(bench, cold_all, cache))
+            _emit(parts[-1])
+        if "explain" in args.sections:
+            parts.append(explain_section(bench).render())
             _emit(parts[-1])
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)

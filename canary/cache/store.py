@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 from canary.settings import default_cache_dir
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
+from canary.writes import atomic_replace
 
 if TYPE_CHECKING:
     from canary.sources.http import Reply
@@ -257,20 +257,11 @@ class Cache:
         path = self._path(kind, key)
         meta = {**entry.meta, "key": key, "sha256": hashlib.sha256(entry.data).hexdigest()}
         blob = _MAGIC + json.dumps(meta, sort_keys=True).encode() + b"\n" + entry.data
-        try:
+        try:  # no flush to disk: a torn entry fails its digest and is fetched again
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            atomic_replace(path, blob, durable=False)
         except OSError as exc:  # a read-only or full cache folder: an error, not a crash
             raise SourceError(f"cache folder {self.root}: cannot write: {_why(exc)}") from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(blob)
-            os.replace(tmp, path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise SourceError(f"cache folder {self.root}: cannot write: {_why(exc)}") from None
-            raise
 
 
 def _digest(key: str) -> str:

@@ -18,7 +18,7 @@ from canary.engine.hints import with_hints
 from canary.engine.judge import VersionRun, module_files
 from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
-from canary.engine.transitions import Transition, with_transitions
+from canary.engine.transitions import Explainer, Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.settings import Settings
@@ -203,16 +203,16 @@ class Runner:
         }
         explaining = time.perf_counter()
         order = {name: info.versions for name, info in upstreams.items()}
-        explainer = self._explainer(plan) if self.explains else lambda transition: None
-        results = with_transitions(results, order, explainer)
+        results = with_transitions(results, order, self._explainer(plan))
         self.explain_seconds += time.perf_counter() - explaining
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
         return RunReport(results=results, stats=stats, upstreams=upstreams)
 
-    def _explainer(self, plan: list[tuple[Matrix, Target]]):
-        """What a transition's subject became, read from both versions (None when a source
-        fault keeps it from being told: the failure itself is reported all the same)."""
+    def _explainer(self, plan: list[tuple[Matrix, Target]]) -> Explainer:
+        """What each transition's subject became, read from both versions, several at once
+        (None where a source fault keeps it from being told: the failure is reported all the
+        same); nothing unless `explains`."""
         where = {(m.upstream, t.label): (m, t) for m, t in plan}
 
         def told(transition: Transition) -> tuple[Became | None, str] | None:
@@ -225,7 +225,13 @@ class Runner:
                 return None
             return found.became, found.diff
 
-        return told
+        def tell_all(transitions: list[Transition]) -> list[tuple[Became | None, str] | None]:
+            if not self.explains or not transitions:
+                return [None] * len(transitions)
+            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(transitions)))) as pool:
+                return list(pool.map(told, transitions))
+
+        return tell_all
 
     def explain(
         self, matrix: Matrix, check: Check, old: Target, new: Target, diff_lines: int = DIFF_LINES

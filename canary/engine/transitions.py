@@ -60,24 +60,27 @@ def latest(transitions: Iterable[Transition]) -> list[Transition]:
     return list(by_check.values())
 
 
-#: (became, diff) for a transition, or None when it could not be told
-Explainer = Callable[[Transition], "tuple[Became | None, str] | None"]
+#: (became, diff) for each transition, or None where it could not be told
+Explainer = Callable[[list[Transition]], "list[tuple[Became | None, str] | None]"]
 
 
 def with_transitions(
     results: list[Result], order: dict[str, Sequence[str]], explain: Explainer
 ) -> list[Result]:
     """The results, each failure of a transition carrying it, and the first failure of each
-    check's latest transition what `explain` says the subject became."""
+    check's latest transition what `explain` says the subject became (it is asked once, for
+    all of them, so it can read the versions in parallel)."""
     found = find_transitions(results, order)
     if not found:
         return results
     of: dict[tuple[str, str, str], Transition] = {
         (t.upstream, t.check, version): t for t in found for version in t.failing
     }
-    told = {}
-    for transition in latest(found):
-        told[transition.upstream, transition.check, transition.first_fail] = explain(transition)
+    asked = latest(found)
+    told = {
+        (t.upstream, t.check, t.first_fail): answer
+        for t, answer in zip(asked, explain(asked), strict=True)
+    }
     out = []
     for result in results:
         key = (result.upstream, result.check, result.version)

@@ -28,6 +28,7 @@ from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
 from canary.scan.command import notes
 from canary.sources.tree import SourceError
+from canary.writes import WriteError, replace_file, write_new
 
 DEFAULT_FOLDER = "canary"
 
@@ -74,13 +75,19 @@ def default_branch(root: Path) -> str:
 
 def _place(root: Path, relative: str, text: str, dry_run: bool, plan: Plan, what: str = "") -> None:
     path = root / relative
+    if path.is_symlink():
+        plan.problems.append(f"{relative}: not written: it is a symbolic link")
+        return
     if path.exists():
         same = path.read_text(encoding="utf-8", errors="replace") == text
         plan.kept.append(f"{relative} ({'up to date' if same else 'exists; left as it is'})")
         return
     if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            write_new(root, path, text)
+        except WriteError as exc:
+            plan.problems.append(str(exc))
+            return
     plan.written.append(f"{relative}{what}")
 
 
@@ -116,7 +123,11 @@ def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
         plan.kept.append(f"{PYPROJECT} (has [tool.canary]; left as it is)")
         return
     if not dry_run:
-        path.write_text(text, encoding="utf-8")
+        try:
+            replace_file(root, path, text)
+        except WriteError as exc:
+            plan.problems.append(str(exc))
+            return
     plan.written.append(f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]')
 
 

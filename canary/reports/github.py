@@ -15,6 +15,7 @@ from canary.engine.outcomes import RunReport, Status
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import build_grids, grouped, spans_text
 from canary.reports.text import QUIET, finding_lines, summary_line
+from canary.reports.transition import explained
 from canary.reports.workflow import command, paused
 
 LEVEL = {
@@ -48,6 +49,8 @@ def annotations(report: RunReport) -> list[str]:
                     where["line"] = info.lines[check]
                 title = f"canary {grid.name}::{check}[{spans_text(versions, grid.versions)}]"
                 message = f"{status.value}: {detail}" if detail else status.value
+                found = explained(grid.cells[check, v] for v in versions)
+                message += "".join(f"\n{line}" for e in found for line in e.lines)
                 lines.append(command(LEVEL[status], message, **where, title=title))
     order = version_order(report)
     for fault in faults:

@@ -30,9 +30,11 @@ from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries
 from canary.scan.selection import Selection
 from canary.settings import Settings
+from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 @dataclass
@@ -272,18 +274,26 @@ def scan(
 
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     target = folder / f"{proposed.upstream}.yaml"
-    target.write_text(proposed.text(), encoding="utf-8")
+    replace_file(folder, target, proposed.text())
     out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
 
 
 def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
     target, others = merge_target(proposed.upstream, existing)
-    text = target.path.read_text(encoding="utf-8")
+    with open(target.path, encoding="utf-8", newline="") as handle:  # its own line ends
+        text = handle.read()
     merged, added = proposed.merged(text, str(target.path), others)
     if added:
-        target.path.write_text(merged, encoding="utf-8")
+        replace_file(target.path.parent, target.path, in_line_ends_of(text, merged))
     total = len(proposed.proposals)
     out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
+
+
+def in_line_ends_of(original: str, merged: str) -> str:
+    """`merged` with the new lines ended as every line of `original` is, when that is CRLF."""
+    if "\r\n" in original and not _LONE_LF.search(original):
+        return _LONE_LF.sub("\r\n", merged)
+    return merged
 
 
 def upstream_names(upstreams: Iterable[str] | None) -> list[str]:

@@ -29,6 +29,7 @@ def _load_bench() -> None:
 _load_bench()
 
 from bench.driver import spread  # noqa: E402
+from bench.explain import ungated  # noqa: E402
 from bench.floor import measure_floor  # noqa: E402
 from bench.proc import measure  # noqa: E402
 from bench.report import Row, Target, seconds  # noqa: E402
@@ -134,3 +135,17 @@ def test_scan_bench_scans_twice_and_compares_what_it_wrote(tmp_path, monkeypatch
     assert "first" in printed and "again (warm)" in printed
     assert "same matrices written: yes" in printed
     assert list((tmp_path / "cache").rglob("*"))  # the scan's own entries were kept there
+
+
+def test_the_explain_workload_is_the_matrices_without_their_gates(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "up.yaml").write_text(
+        "upstream: up\nchecks:\n  - {id: a, module: m, since: '1.0'}\n"
+        "  - {id: b, module: m, until: '2.0', why: kept}\n"
+    )
+    (folder / "up.lock").write_text("# lock\n")
+    (copy,) = ungated([folder / "up.yaml"], tmp_path / "out")
+    assert load_matrix(copy).checks[0].gate is None
+    assert [c.why for c in load_matrix(copy).checks] == ["", "kept"]
+    assert (tmp_path / "out" / "up.lock").read_text() == "# lock\n"

@@ -265,3 +265,12 @@ def test_explain_of_a_check_its_versions_could_not_be_read_for_is_an_error(upstr
     out = capsys.readouterr().out
     assert "  ERROR 1.0.0\u20132.0.0  offline: " in out
     assert out.splitlines()[-1] == "3 versions could not be read: where it broke is not known"
+
+
+def test_an_annotation_carries_the_transition_on_its_next_lines(upstream, capsys):
+    assert main(["check", "-q", "--format", "github"]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if f"title=canary {PROJECT}%3A%3Arewritten" in x)
+    assert line.endswith(
+        f"%0Abroke in 2.0.0 (held on 1.1.0)%0Aclosest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
+    )

@@ -44,9 +44,9 @@ def test_only_the_latest_transition_of_a_check_is_explained():
     results = row(P, F, P, F)
     asked = []
 
-    def explain(transition):
-        asked.append(transition.first_fail)
-        return Became("line", (Place("x = 1", "m.py", 3),)), "--- a\n+++ b"
+    def explain(transitions):
+        asked.extend(t.first_fail for t in transitions)
+        return [(Became("line", (Place("x = 1", "m.py", 3),)), "--- a\n+++ b")] * len(asked)
 
     out = with_transitions(results, {"up": [r.version for r in results]}, explain)
     assert asked == ["1.3.0"]
