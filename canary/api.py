@@ -105,16 +105,21 @@ def _holds(folder: Path, matrix: Matrix) -> bool:
 
 
 def lock(
-    matrices: Sequence[str | Path] = (), *, check: bool = False, settings: Settings | None = None
+    matrices: Sequence[str | Path] = (),
+    *,
+    check: bool = False,
+    accept_changed: Sequence[str] = (),
+    settings: Settings | None = None,
 ) -> LockReport:
     """Refresh the lock beside each matrix (with `check`, write nothing); the report says what
-    changed and `exit_code(check)` what `canary lock` exits with."""
+    changed and `exit_code(check)` what `canary lock` exits with. A release whose locked file
+    changed keeps its locked line unless its label is in `accept_changed`."""
     from canary.matrix.versions import refresh_locks
     from canary.sources.context import SourceContext
 
     paths = [str(p) for p in find_matrices(matrices)]
     with SourceContext(settings) as sources:
-        return refresh_locks(paths, check, sources)
+        return refresh_locks(paths, check, sources, accept_changed)
 
 
 def resolve(matrix: str | Path | Matrix, *, settings: Settings | None = None) -> Resolution:

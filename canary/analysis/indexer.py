@@ -12,6 +12,7 @@ import tokenize
 from dataclasses import replace
 
 from canary.analysis.budget import check_cost
+from canary.analysis.classbody import body_records, generator, subclass_generator
 from canary.analysis.exports import ExportsCollector
 from canary.analysis.model import (
     MAX_SOURCE_BYTES,
@@ -192,11 +193,24 @@ class _Indexer:
 
     def class_info(self, node: ast.ClassDef) -> ClassInfo:
         methods = _Definitions()
+        applies = None
         for child, block, _ in _flatten(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 methods.add(child.name, self.function(child), block)
+                applies = subclass_generator(child) or applies
         bases = tuple(ast.unparse(base) for base in node.bases)
-        return ClassInfo(node.name, bases, methods.table, _span(node, self.ends))
+        fields, assigned, slots = body_records(node.body)
+        return ClassInfo(
+            node.name,
+            bases,
+            methods.table,
+            _span(node, self.ends),
+            fields,
+            assigned,
+            slots,
+            generator(node),
+            applies,
+        )
 
 
 def decode(data: bytes, path: str) -> str:

@@ -73,11 +73,39 @@ class FunctionInfo:
 
 
 @dataclass(frozen=True)
+class Field:
+    """One annotated name of a class body, as a dataclass reads it (`x: int = field(...)`)."""
+
+    name: str
+    annotation: str | None
+    default: str | None = None  # source text; "<factory>" for a default_factory
+    kind: str = "field"  # "field", "classvar", "initvar", "kw_only" (the `_: KW_ONLY` marker)
+    init: bool = True  # field(init=False): no parameter of the generated __init__
+    kw_only: bool | None = None  # field(kw_only=...); None: the class's (or KW_ONLY's) choice
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Generator:
+    """What generates a class's `__init__` from its fields: `@dataclass(...)`, NamedTuple, or
+    `dataclass(cls, ...)` in a base's `__init_subclass__` (then it applies to subclasses)."""
+
+    how: str  # as said in a detail: "@dataclass", "NamedTuple", "dataclass() in __init_subclass__"
+    init: bool = True
+    kw_only: bool = False
+
+
+@dataclass(frozen=True)
 class ClassInfo:
     name: str
     bases: tuple[str, ...]
     methods: Mapping[str, list[FunctionInfo]]
     span: Span
+    fields: tuple[Field, ...] = ()  # annotated names of the body, in order
+    assigned: Mapping[str, int] = field(default_factory=dict)  # class-level names -> line
+    slots: tuple[str, ...] = ()  # a literal `__slots__`
+    generator: Generator | None = None  # what generates this class's __init__
+    subclass_generator: Generator | None = None  # what its __init_subclass__ applies
 
 
 @dataclass(frozen=True)

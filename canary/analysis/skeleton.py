@@ -35,10 +35,11 @@ _BODY_START = re.compile(r"\n( *)(?=[^\s\0])")
 _OPEN = "([{"
 _CLOSE = ")]}"
 
-#: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562), and a
+#: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562), a class's
+#: `__init_subclass__` may make its subclasses dataclasses (transformers 5's configs), and a
 #: function that puts modules into `sys.modules` makes alias modules (transformers 5.14's
 #: `_create_module_alias`).
-_KEPT = frozenset({"__getattr__"})
+_KEPT = frozenset({"__getattr__", "__init_subclass__"})
 _KEPT_WHEN = "sys.modules["
 
 

@@ -5,6 +5,7 @@ edited field is refused (and the module parsed again), never believed."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -12,7 +13,9 @@ from typing import Any, TypeVar
 from canary.analysis import (
     Binding,
     ClassInfo,
+    Field,
     FunctionInfo,
+    Generator,
     LazyExports,
     ModuleInfo,
     Param,
@@ -74,6 +77,11 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
                     {m: [_fn(f) for f in fs] for m, fs in c.methods.items()},
                     c.span.start,
                     c.span.end,
+                    [dataclasses.astuple(f) for f in c.fields],
+                    dict(c.assigned),
+                    list(c.slots),
+                    _generator(c.generator),
+                    _generator(c.subclass_generator),
                 ]
                 for c in classes
             ]
@@ -140,10 +148,28 @@ def _unfunctions(name: str, text: str) -> list[FunctionInfo]:
     return _unfns(name, json.loads(text))
 
 
+def _generator(generator: Generator | None) -> list[Any] | None:
+    return None if generator is None else list(dataclasses.astuple(generator))
+
+
+def _ungenerator(data: list[Any] | None) -> Generator | None:
+    return None if data is None else Generator(*data)
+
+
 def _unclasses(name: str, text: str) -> list[ClassInfo]:
     return [
-        ClassInfo(name, tuple(bases), Decoded(methods, _unfns), Span(s, e))
-        for bases, methods, s, e in json.loads(text)
+        ClassInfo(
+            name,
+            tuple(bases),
+            Decoded(methods, _unfns),
+            Span(s, e),
+            tuple(Field(*f) for f in fields),
+            assigned,
+            tuple(slots),
+            _ungenerator(generator),
+            _ungenerator(applies),
+        )
+        for bases, methods, s, e, fields, assigned, slots, generator, applies in json.loads(text)
     ]
 
 

@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
 from canary.analysis.bases import ClassRef, Hierarchy
+from canary.analysis.generated import init_of
 from canary.analysis.lines import line_at
 from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
@@ -263,11 +264,24 @@ def _evaluate_function(
         methods = cls.methods.get(method)
         if methods:
             return _first_holding(methods, judge(module))
+        if method == "__init__":
+            return _generated_or_inherited_init(ClassRef(module, (cls,)), cls)
         found = _inherited(hierarchy, ref, cls, method, contract.own)
         if isinstance(found, str):
             return _fail(found)
         owner, where, functions = found
         return _first_holding(functions, judge(owner.module, f"{method} {where}"))
+
+    def _generated_or_inherited_init(here: ClassRef, cls: ClassInfo) -> Verdict:
+        init = init_of(hierarchy, here)
+        if init is None or (contract.own and init.owner.key != here.key):
+            found = _inherited(hierarchy, ref, cls, method, contract.own)
+            return _fail(found) if isinstance(found, str) else _fail(f"{cls.name} has no __init__")
+        how = f"__init__ {init.how}" if init.how else ""
+        verdict = _first_holding(init.functions, judge(init.owner.module, how))
+        if not verdict.holds and init.generated:
+            return _fail(f"{verdict.detail} ({how})")
+        return verdict
 
     return _first_holding(list(ref.variants), in_class)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -405,16 +406,29 @@ class LockReport:
         return 1 if self.alarmed or (check and self.stale) else 0
 
 
-def refresh_locks(matrix_paths: list[str], check: bool, sources: Sources) -> LockReport:
+def refresh_locks(
+    matrix_paths: list[str], check: bool, sources: Sources, accept_changed: Collection[str] = ()
+) -> LockReport:
     """Refresh each lock and say what changed; with `check`, write nothing (a stale lock is
-    reported). A locked file whose bytes changed on the index is an alarm either way."""
+    reported). A locked file whose bytes changed on the index is an alarm either way, and its
+    locked line stays until a person accepts the new bytes (`accept_changed`: release labels),
+    so the alarm repeats on every refresh until then."""
     report = LockReport()
     for matrix_path in matrix_paths:
-        _refresh(load_matrix(matrix_path), check, report, sources)
+        _refresh(load_matrix(matrix_path), check, report, sources, frozenset(accept_changed))
     return report
 
 
-def _refresh(matrix: Matrix, check: bool, report: LockReport, sources: Sources) -> None:
+def _held(old: Resolution, new: Resolution, labels: set[str]) -> Resolution:
+    """`new` with the locked file of each of `labels` kept as it was."""
+    was = old.files()
+    releases = [(label, was[label] if label in labels else f) for label, f in new.releases]
+    return Resolution(releases, list(new.branches), list(new.yanked))
+
+
+def _refresh(
+    matrix: Matrix, check: bool, report: LockReport, sources: Sources, accepted: frozenset[str]
+) -> None:
     path = lock_path(matrix)
     resolution = resolve(matrix, sources.index, refresh=True)
     check_keys(matrix, resolution)
@@ -437,9 +451,20 @@ def _refresh(matrix: Matrix, check: bool, report: LockReport, sources: Sources) 
     report.lines.append(
         f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})"
     )
-    if old is not None and changes["changed"]:
+    alarmed = [label for label in changes["changed"] if label not in accepted]
+    if old is not None and alarmed:
         report.alarmed = True
-        report.lines += _alarms(path, old.resolution, resolution, changes["changed"])
+        report.lines += _alarms(path, old.resolution, resolution, alarmed)
+        report.lines.append(
+            f"{path}: the locked line of {', '.join(alarmed)} is kept; once you trust the new "
+            f"file, `canary lock --accept-changed VERSION` locks it"
+        )
+        resolution = _held(old.resolution, resolution, set(alarmed))
+    report.lines += [
+        f"{path}: {label}: the changed file is accepted and locked"
+        for label in changes["changed"]
+        if label in accepted
+    ]
     if not check:
         write_lock(matrix, resolution)
 

@@ -3,6 +3,8 @@ folder named, never half-written (canary/writes.py), and a merge keeps the file'
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import resource
 import signal
@@ -12,9 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from adopter import downstream_copy, publish, upstream_index
+from adopter import JSON_TYPE, downstream_copy, publish, upstream_index
 from commands import scan
 from paths import FIXTURES
+from servers import make_wheel
 
 from canary.cli.main import main
 from canary.init.workflows import PR_WORKFLOW
@@ -107,3 +110,30 @@ def test_merge_keeps_a_crlf_matrix_crlf(tmp_path):
     assert merged.startswith(own)
     assert merged.count(b"\n") == merged.count(b"\r\n") > own.count(b"\n")
     assert len(yaml.safe_load(merged)["checks"]) > 1
+
+
+def test_the_alarm_repeats_until_a_person_accepts_the_changed_file(tmp_path, index, capsys):
+    """trl 1.0.0's wheel is swapped on the index under the same name. Every refresh raises the
+    ALARM and keeps the locked line, until `--accept-changed 1.0.0`."""
+    publish(index, ["1.0.0"])
+    (tmp_path / "trl.yaml").write_text(MATRIX)
+    assert main(["lock", str(tmp_path / "trl.yaml")]) == 0
+    locked = (tmp_path / "trl.lock").read_text()
+    swapped = make_wheel("trl", "1.0.0", {"trl/__init__.py": b"evil = 1\n"})
+    page = json.loads(index.routes["/simple/trl/"].body)
+    index.add("/files/trl-1.0.0-py3-none-any.whl", swapped)
+    page["files"][0]["hashes"]["sha256"] = hashlib.sha256(swapped).hexdigest()
+    page["files"][0]["size"] = len(swapped)
+    index.add("/simple/trl/", json.dumps(page).encode(), content_type=JSON_TYPE)
+    capsys.readouterr()
+    for _ in range(2):
+        assert main(["lock", str(tmp_path / "trl.yaml")]) == 1
+        out = capsys.readouterr().out
+        assert "ALARM: 1.0.0: trl-1.0.0-py3-none-any.whl is not the file that was locked" in out
+        assert "`canary lock --accept-changed VERSION` locks it" in out
+        assert (tmp_path / "trl.lock").read_text() == locked
+    assert main(["lock", str(tmp_path / "trl.yaml"), "--accept-changed", "1.0.0"]) == 0
+    assert "1.0.0: the changed file is accepted and locked" in capsys.readouterr().out
+    assert hashlib.sha256(swapped).hexdigest() in (tmp_path / "trl.lock").read_text()
+    assert main(["lock", str(tmp_path / "trl.yaml")]) == 0
+    assert "up to date" in capsys.readouterr().out

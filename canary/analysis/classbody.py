@@ -1,0 +1,149 @@
+"""What a class body binds at class level, read at index time: its annotated fields (as a
+dataclass reads them), the names it assigns, a literal `__slots__`, and what generates its
+`__init__` (`@dataclass(...)`, `typing.NamedTuple`, or `dataclass(cls, ...)` called in its
+`__init_subclass__`, which transformers 5's `PreTrainedConfig` applies to every config class).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from canary.analysis.model import Field, Generator
+from canary.analysis.parameters import source_text
+
+#: Decorators and calls that make a class a dataclass (the last dotted part is enough).
+_DATACLASS = ("dataclass",)
+#: Bases whose subclasses get a generated `__new__` over their annotated fields.
+_NAMEDTUPLE = ("NamedTuple", "typing.NamedTuple")
+#: Calls that declare a field with options (`field(default=..., init=False)`, huggingface_hub's
+#: `validated_field(...)`), by how their name ends.
+_FIELD_CALLS = ("field",)
+
+
+def _last(text: str) -> str:
+    return text.rsplit(".", 1)[-1]
+
+
+def _flag(call: ast.Call, name: str, default: bool) -> bool:
+    for keyword in call.keywords:
+        if keyword.arg == name and isinstance(keyword.value, ast.Constant):
+            return bool(keyword.value.value)
+    return default
+
+
+def _dataclass_generator(node: ast.expr, how: str) -> Generator | None:
+    """`@dataclass`, `@dataclasses.dataclass(kw_only=True, init=False)` and the like."""
+    callee = node.func if isinstance(node, ast.Call) else node
+    if _last(source_text(callee) or "") not in _DATACLASS:
+        return None
+    if not isinstance(node, ast.Call):
+        return Generator(how)
+    return Generator(how, _flag(node, "init", True), _flag(node, "kw_only", False))
+
+
+def generator(node: ast.ClassDef) -> Generator | None:
+    """What generates the class's own `__init__`, if anything does."""
+    for decorator in node.decorator_list:
+        found = _dataclass_generator(decorator, "@dataclass")
+        if found is not None:
+            return found
+    if any(source_text(base) in _NAMEDTUPLE for base in node.bases):
+        return Generator("NamedTuple")
+    return None
+
+
+def subclass_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Generator | None:
+    """`dataclass(cls, kw_only=True, ...)` called in an `__init_subclass__`'s body."""
+    if node.name != "__init_subclass__" or not node.args.args:
+        return None
+    first = node.args.args[0].arg
+    for child in ast.walk(node):
+        if (
+            isinstance(child, ast.Call)
+            and child.args
+            and isinstance(child.args[0], ast.Name)
+            and child.args[0].id == first
+        ):
+            found = _dataclass_generator(child, "dataclass() in __init_subclass__")
+            if found is not None:
+                return found
+    return None
+
+
+def _annotation_kind(annotation: str) -> str:
+    head = _last(annotation.split("[", 1)[0])
+    if head == "ClassVar":
+        return "classvar"
+    if head == "InitVar":
+        return "initvar"
+    if head == "KW_ONLY":
+        return "kw_only"
+    return "field"
+
+
+def _field(node: ast.AnnAssign, name: str) -> Field:
+    annotation = source_text(node.annotation) or ""
+    kind = _annotation_kind(annotation)
+    value = node.value
+    if not isinstance(value, ast.Call):
+        return Field(name, annotation, source_text(value), kind, line=node.lineno)
+    options = {k.arg: k.value for k in value.keywords if k.arg}
+    callee = source_text(value.func) or ""
+    declares = _last(callee).endswith(_FIELD_CALLS) or (
+        isinstance(value.func, ast.Call)  # huggingface_hub's `interval(min=0)(default=0.02)`
+        and bool({"default", "default_factory"} & options.keys())
+    )
+    if not declares:
+        return Field(name, annotation, source_text(value), kind, line=node.lineno)
+    default = source_text(options.get("default"))
+    if "default_factory" in options:
+        default = "<factory>"
+    init = options.get("init")
+    kw_only = options.get("kw_only")
+    return Field(
+        name,
+        annotation,
+        default,
+        kind,
+        init=not (isinstance(init, ast.Constant) and init.value is False),
+        kw_only=kw_only.value if isinstance(kw_only, ast.Constant) else None,
+        line=node.lineno,
+    )
+
+
+def body_records(body: list[ast.stmt]) -> tuple[tuple[Field, ...], dict[str, int], tuple[str, ...]]:
+    """The class body's annotated fields, the names it binds at class level (with their
+    lines), and its literal `__slots__`."""
+    fields: list[Field] = []
+    assigned: dict[str, int] = {}
+    slots: tuple[str, ...] = ()
+    for node in body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            fields.append(_field(node, node.target.id))
+            if node.value is not None:
+                assigned.setdefault(node.target.id, node.lineno)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _names(target):
+                    assigned.setdefault(name, node.lineno)
+            if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+                slots = _slot_names(node.value)
+    return tuple(fields), assigned, slots
+
+
+def _names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [name for element in target.elts for name in _names(element)]
+    return []
+
+
+def _slot_names(node: ast.expr) -> tuple[str, ...]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (node.value,)
+    if isinstance(node, ast.Tuple | ast.List):
+        return tuple(
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        )
+    return ()
