@@ -64,7 +64,7 @@ class Bench:
             raise BenchError(f"no *.yaml under {self.folder}: run from the project root")
         self.codes = {AFTER: root.resolve()}
         if before is not None:
-            if not (before / "canary" / "cli.py").is_file():
+            if not (before / "canary" / "cli" / "main.py").is_file():
                 raise BenchError(f"--before {before}: not a canary checkout")
             self.codes[BEFORE] = before.resolve()
         self.scratch = Path(tempfile.mkdtemp(prefix="canary-bench-"))

@@ -52,14 +52,7 @@ class _PerAssertion:
 
     def result(self, check: Check) -> Result:
         run = self.run
-        fresh = VersionRun(run.matrix, run.target, run.tree, run.cache)
-        try:
-            return fresh.result(check)
-        finally:
-            fresh.close()
-
-    def close(self) -> None:
-        self.run.close()
+        return VersionRun(run.matrix, run.target, run.tree, run.cache).result(check)
 
 
 class ReparsingRunner(Runner):

@@ -243,8 +243,14 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
     """Parse `data` (never executing it) into a ModuleInfo; raises ParseError."""
     if len(data) > MAX_SOURCE_BYTES:
         raise ParseError(f"{path}: {len(data)} bytes is over the {MAX_SOURCE_BYTES} byte limit")
-    text = decode(data, path)
-    skeleton = blank_bodies(text)
+    return index_text(decode(data, path), name, path, is_package=is_package)
+
+
+def index_text(
+    text: str, name: str, path: str, *, is_package: bool, masked: str | None = None
+) -> ModuleInfo:
+    """The index of decoded source (whose `mask_text` may be given); raises ParseError."""
+    skeleton = blank_bodies(text, masked)
     try:
         tree = _parse(skeleton.text, path) if skeleton else None
     except ParseError:

@@ -1,4 +1,5 @@
-"""Module indexes keyed by content: identical files across releases are parsed once."""
+"""Module indexes keyed by content: identical files across releases are parsed once, and most
+of them only in the statements a check reads (canary.analysis.sparse)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import weakref
 from collections import OrderedDict
 
 from canary.analysis.indexer import decode, index_module
-from canary.analysis.model import ModuleInfo
+from canary.analysis.model import MAX_SOURCE_BYTES, ModuleInfo
+from canary.analysis.sparse import sparse_module
 
 
 def parse_here(data: bytes, name: str, path: str, *, is_package: bool) -> tuple[ModuleInfo, None]:
@@ -20,9 +22,10 @@ class ModuleCache:
     """Indexes keyed by (content hash, module name): identical files across releases parse once,
     and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 64, store=None, parse=parse_here):
+    def __init__(self, capacity: int = 64, store=None, parse=parse_here, sparse: bool = True):
         self.capacity = capacity
         self.store = store
+        self.sparse = sparse  # index name by name where it can (else always whole, and stored)
         # (data, name, path, is_package=) -> (index, its stored form or None); a
         # canary.analysis.pool.ParsePool parses and encodes in worker processes
         self.parse = parse
@@ -40,8 +43,14 @@ class ModuleCache:
                 self._items.move_to_end(key)
                 return self._items[key]
             info = self._held.get(key)
-        if info is None:
-            info = self.store.get(key, name, path, decode(data, path)) if self.store else None
+        text = decode(data, path) if info is None else ""
+        if info is None and self.store:
+            info = self.store.get(key, name, path, text)
+        if info is None and self.sparse and len(data) <= MAX_SOURCE_BYTES:
+            info = sparse_module(text, name, path, is_package=is_package)
+            if info is not None:
+                with self._lock:
+                    self.parses += 1  # parsed name by name as checks read it; not stored
         if info is None:
             info, encoded = self.parse(data, name, path, is_package=is_package)
             with self._lock:

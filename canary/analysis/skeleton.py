@@ -67,7 +67,8 @@ def _dedent_at(indent: int) -> re.Pattern[str]:
     return re.compile(rf"\n(?= {{0,{indent}}}[^\s\0])")
 
 
-def _balance(masked: str, start: int, end: int) -> int:
+def balance(masked: str, start: int, end: int) -> int:
+    """Brackets opened less brackets closed in masked[start:end]."""
     return sum(masked.count(c, start, end) for c in _OPEN) - sum(
         masked.count(c, start, end) for c in _CLOSE
     )
@@ -98,7 +99,7 @@ def _body_end(masked: str, body: int, indent: int) -> int | None:
     while True:
         match = pattern.search(masked, search_from)
         end = match.start() if match else len(masked)
-        if _balance(masked, body, end) == 0 and (match is None or masked[end - 1] != "\\"):
+        if balance(masked, body, end) == 0 and (match is None or masked[end - 1] != "\\"):
             return end
         if match is None:
             return None
@@ -117,14 +118,24 @@ def _defs(masked: str) -> Iterator[re.Match[str]]:
         at = masked.find("def ", at + 4)
 
 
-def blank_bodies(text: str) -> Skeleton | None:
-    """The skeleton of `text`, or None when it cannot be made exactly (parse `text` whole)."""
+def mask_text(text: str) -> str | None:
+    """`text` with comments blanked and strings masked, after a newline (so offsets are one
+    past the text's); None when this reading cannot be sure of the text's lines."""
     if "\r" in text or "\0" in text:
         return None
-    masked = "\n" + _TOKENS.sub(_mask, text)  # offsets are one past the text's from here on
+    masked = "\n" + _TOKENS.sub(_mask, text)
     if "'" in masked or '"' in masked:
         return None
     if ("\t" in masked or "\f" in masked) and _UNSURE_INDENT.search(masked):
+        return None
+    return masked
+
+
+def blank_bodies(text: str, masked: str | None = None) -> Skeleton | None:
+    """The skeleton of `text` (whose `mask_text` may be given), or None when it cannot be
+    made exactly (parse `text` whole)."""
+    masked = masked or mask_text(text)
+    if masked is None:
         return None
     lines = text.split("\n")
     ends: dict[int, int] = {}

@@ -14,6 +14,7 @@ from typing import TypeVar
 from packaging.version import Version
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.generated import init_of
 from canary.analysis.lines import line_at
@@ -94,8 +95,37 @@ def _class_verdict(
     for base in contract.bases:
         if not any(_base_matches(actual, base) for actual in cls.bases):
             return _fail(f"bases of {cls.name} are ({', '.join(cls.bases)})")
+    if contract.attributes or contract.assignable:
+        held = _attributes_verdict(hierarchy, ClassRef(ref.module, (cls,)), contract)
+        if not held.holds:
+            return held
+        notes.append(held.detail)
     verdict = _source_verdict(ref.module.segment(cls.span), f"class {cls.name}", contract)
     return _pass("; ".join(notes)) if verdict.holds and notes else verdict
+
+
+def _attributes_verdict(hierarchy: Hierarchy, ref: ClassRef, contract: Contract) -> Verdict:
+    """Each attribute bound by the class (or a base, unless `own`), each `assignable` one not
+    a property without a setter; the pass says how each is bound."""
+    table = attributes(hierarchy, ref, contract.own)
+    notes = []
+    for name in dict.fromkeys((*contract.attributes, *contract.assignable)):
+        bound = table.bound.get(name)
+        if bound is None:
+            detail = f"{ref.name} binds no attribute {name}"
+            detail += _similar(name, table.bound, "has")
+            if contract.own:
+                detail += " in its own body"
+            elif table.unresolved:
+                detail += "; not in its bases read here, and not known for " + ", ".join(
+                    str(u) for u in table.unresolved
+                )
+            return _fail(detail)
+        if name in contract.assignable and not bound.assignable:
+            return _fail(f"{name} of {bound.owner.qualname} is {bound.how}: it cannot be assigned")
+        where = "" if bound.owner.key == ref.key else f" of {bound.owner.qualname}"
+        notes.append(f"{name}: {bound.how}{where}")
+    return _pass("; ".join(notes))
 
 
 def _inherited(

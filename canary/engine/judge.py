@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import datetime
-import threading
 
 from packaging.version import Version
 
-from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.analysis import ModuleCache, ParseError
 from canary.analysis.bases import Hierarchy
 from canary.analysis.namespace import Namespace
 from canary.engine.bounded_regex import RegexError
 from canary.engine.contracts import Verdict, evaluate, evaluate_any
+from canary.engine.loader import ModuleLoader
 from canary.engine.outcomes import Result, Status
 from canary.engine.remembered import Verdicts
 from canary.matrix.model import Acknowledgement, Check, Matrix
@@ -20,15 +20,8 @@ from canary.sources.declared import VersionUnknown, declared_version
 from canary.sources.tree import SourceError, Tree
 
 
-def module_files(name: str) -> tuple[tuple[str, bool], ...]:
-    """Where a dotted module may live, in Python's lookup order, and whether that file is a
-    package: a package `m/__init__.py` wins over a module `m.py` beside it."""
-    base = name.replace(".", "/")
-    return (f"{base}/__init__.py", True), (f"{base}.py", False)
-
-
 class VersionRun:
-    """One matrix on one version; modules are looked up (and parsed) once each."""
+    """One matrix on one version; its modules are looked up once each by its loader."""
 
     def __init__(
         self,
@@ -43,20 +36,11 @@ class VersionRun:
         self.target = target
         self.tree = tree
         self.cache = cache
-        self._modules: dict[str, ModuleInfo | Exception | None] = {}
-        self._lock = threading.RLock()  # an alias is looked up while its name is loading
+        self.modules = ModuleLoader(tree, cache)
+        self.module = self.modules.module
         self._version: Version | VersionUnknown | None = target.version
-        namespace = Namespace(self.module, self.module_names, self.prefetch_modules)
+        namespace = Namespace(self.module, self.modules.module_names, self.modules.prefetch)
         self.hierarchy = Hierarchy(namespace)
-        self._module_names: list[str] | None = None
-
-    def close(self) -> None:
-        """Let go of what the run read. Its namespace holds the run's own methods, so the run,
-        its release's listing and its modules form a cycle only the garbage collector frees:
-        a cold run then kept every release until a full collection, which scanned them all
-        again (a tenth of the run's CPU) and held most of its memory."""
-        del self.hierarchy
-        self._modules.clear()
 
     @property
     def source(self) -> str:
@@ -75,74 +59,6 @@ class VersionRun:
         if isinstance(self._version, VersionUnknown):
             raise self._version
         return self._version
-
-    def module_names(self) -> list[str]:
-        """The dotted names of the version's modules, when its source lists them for free
-        (for "did you mean" hints only); empty when it cannot."""
-        if self._module_names is None:
-            files = getattr(self.tree, "files", None)
-            try:
-                listed = files() if files is not None else None
-            except SourceError:
-                listed = None
-            names = {
-                path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
-                for path in listed or ()
-                if path.endswith(".py")
-            }
-            self._module_names = sorted(names)
-        return self._module_names
-
-    def prefetch_modules(self, names: list[str]) -> None:
-        """Modules about to be looked up, fetched together where the source can (a wheel
-        merges neighbouring members into one request); best effort, as in Runner."""
-        prefetch = getattr(self.tree, "prefetch", None)
-        with self._lock:
-            wanted = [n for n in names if n not in self._modules]
-        if prefetch is None or not wanted:
-            return
-        try:
-            prefetch([path for name in wanted for path, _ in module_files(name)])
-        except SourceError:
-            return  # each module's own read reports its own fault
-
-    def module(self, name: str) -> ModuleInfo | None:
-        with self._lock:
-            if name not in self._modules:
-                self._modules[name] = self._load(name)
-            found = self._modules[name]
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    def _load(self, name: str) -> ModuleInfo | Exception | None:
-        if isinstance(self.tree, SourceError):
-            return self.tree
-        try:
-            for path, is_package in module_files(name):
-                data = self.tree.read(path)
-                if data is not None:
-                    return self.cache.get(data, name, path, is_package=is_package)
-        except (SourceError, ParseError) as exc:
-            return exc
-        return self._alias(name)
-
-    def _alias(self, name: str) -> ModuleInfo | Exception | None:
-        """A module that exists only in an alias table an ancestor package serves through an
-        import hook (transformers 5's legacy module paths): the target module stands in."""
-        parts = name.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            try:
-                package = self.module(".".join(parts[:cut]))
-            except (SourceError, ParseError):
-                return None
-            target = package.aliases.get(name) if package is not None else None
-            if target is not None and target != name:
-                try:
-                    return self.module(target)
-                except (SourceError, ParseError) as exc:
-                    return exc
-        return None
 
     def result(self, check: Check) -> Result:
         status, detail = self.judge(check)

@@ -15,7 +15,8 @@ from canary.analysis import ModuleCache, ParseError
 from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_hints
-from canary.engine.judge import VersionRun, module_files
+from canary.engine.judge import VersionRun
+from canary.engine.loader import module_files
 from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.engine.transitions import Explainer, Transition, with_transitions
@@ -159,7 +160,6 @@ class Runner:
                     results.append(version_run.result(check))
                 except Exception as exc:
                     results.append(unjudged(matrix, target, check, exc))
-            version_run.close()
             if verdicts is not None:
                 verdicts.save()
         if self.progress is not None:
@@ -242,12 +242,8 @@ class Runner:
             VersionRun(matrix, target, self.open_tree(matrix, target), self.modules)
             for target in (old, new)
         ]
-        try:
-            contract = held_contract(check, runs[0])
-            return explain(contract, runs[0], runs[1], diff_lines)
-        finally:
-            for run in runs:
-                run.close()
+        contract = held_contract(check, runs[0])
+        return explain(contract, runs[0], runs[1], diff_lines)
 
     def stats(self) -> dict[str, float]:
         if self.sources is None:

@@ -29,7 +29,17 @@ from canary.matrix.yamlmarks import MarkedDict
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
-LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
+LIST_KEYS = (
+    "methods",
+    "bases",
+    "attributes",
+    "assignable",
+    "params",
+    "accepts",
+    "contains",
+    "matches",
+    "not_contains",
+)
 CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "own")
 CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
@@ -113,6 +123,8 @@ class Contract:
     subject: Subject | None = None
     methods: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()  # bound by the class or a base
+    assignable: tuple[str, ...] = ()  # bound, and not a property without a setter
     params: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
     signature: Signature | None = None
@@ -632,12 +644,14 @@ class _CheckReader(_Reader):
         for key, needs, present in (
             ("methods", "class", class_),
             ("bases", "class", class_),
+            ("attributes", "class", class_),
+            ("assignable", "class", class_),
             ("params", "function", function),
             ("accepts", "function", function),
         ):
             if lists[key] and present is None:
                 raise self.fail(data.lines[key], f"{key}: needs `{needs}` in the same check")
-        for key in ("methods", "params", "accepts"):
+        for key in ("methods", "attributes", "assignable", "params", "accepts"):
             for name in lists[key]:
                 if not _NAME.match(name):
                     raise self.fail(data.lines[key], f"{key}: {name!r} is not a name")
@@ -654,6 +668,8 @@ class _CheckReader(_Reader):
             subject=_subject(symbol, class_, function),
             methods=lists["methods"],
             bases=lists["bases"],
+            attributes=lists["attributes"],
+            assignable=lists["assignable"],
             params=lists["params"],
             accepts=lists["accepts"],
             signature=self.signature(data, function),
@@ -718,7 +734,9 @@ class _CheckReader(_Reader):
         if not isinstance(data["own"], bool):
             raise self.fail(line, f"own: must be true or false, not {_kind(data['own'])}")
         if class_ is None and (function is None or "." not in function):
-            raise self.fail(line, "own: needs `class` (with methods) or `function: Class.method`")
+            raise self.fail(
+                line, "own: needs `class` (with methods or attributes) or `function: Class.method`"
+            )
         return data["own"]
 
     def function_name(self, data: MarkedDict) -> str | None:

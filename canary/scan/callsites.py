@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from canary.scan.imports import Ref
@@ -71,6 +72,16 @@ class CallSites:
         slots = self._passed.setdefault(function, {})
         seen = slots.get(slot, ref)
         slots[slot] = ref if _same(seen, ref) else _MIXED
+
+    def record_call(
+        self, function: str, call: ast.Call, upstream: Callable[[ast.expr], Ref | None]
+    ) -> None:
+        """Record the upstream objects (as `upstream` tells them) `call` passes `function`."""
+        slots = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+        for slot, value in slots:
+            ref = upstream(value)
+            if ref is not None:
+                self.record(function, slot, ref)
 
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
         """Parameter name -> the one upstream object every call passes to it."""

@@ -27,13 +27,15 @@ from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
-from canary.scan.rewriters import declared_registries
+from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
 from canary.settings import Settings
 from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# text of a file that may format a name into a module path (rewriters.inferred_registries)
+_FORMATS_PATHS = re.compile(rb"\b(?:eval|exec|import_module)\(")
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
 
@@ -94,9 +96,7 @@ def scan_path(
     result = ScanResult()
     files = _read(root, result, exclude)
     calls = CallSites()
-    for file in files:
-        if b"canary:" in file.data:
-            calls.registries |= declared_registries(file.data.decode("utf-8", "replace"))
+    calls.registries = _registries(files, upstreams)
     own = own_names(root)
     scans = FileScans(cache, upstreams, own, calls.registries)
     scanned = []
@@ -130,6 +130,23 @@ def scan_path(
         result.modules |= found[1]
         result.files += 1
     return result
+
+
+def _registries(files: list[_File], upstreams: frozenset[str]) -> dict[str, str]:
+    """The package's registries of rewriters: those a comment declares, and those found by
+    how the package applies them (rewriters.py), for the upstreams scanned."""
+    declared: dict[str, str] = {}
+    inferred: dict[str, str] = {}
+    for file in files:
+        if b"canary:" in file.data:
+            declared |= declared_registries(file.data.decode("utf-8", "replace"))
+        if _FORMATS_PATHS.search(file.data):
+            try:
+                found = inferred_registries(file.parsed())
+            except (SyntaxError, ValueError, RecursionError):
+                continue  # reported by the first pass
+            inferred |= {r: t for r, t in found.items() if t.split(".")[0] in upstreams}
+    return inferred | declared
 
 
 def own_names(root: Path) -> frozenset[str]:

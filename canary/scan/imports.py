@@ -26,28 +26,37 @@ class Scopes:
 
     A binding is whatever the caller stores (a Ref, a tainted source, ...); None marks a name
     that is bound locally to something unknown, so it hides an outer alias of the same name.
+    A class body's names are seen from that body only: as in Python, the methods in it look
+    past them (a method `create_lora_manager` calls the imported function of that name).
     """
 
     def __init__(self) -> None:
         self._stack: list[dict[str, object | None]] = [{}]
+        self._classes: set[int] = set()  # depths of the scopes that are class bodies
 
-    def push(self, shadowed: list[str]) -> None:
+    def push(self, shadowed: list[str], is_class: bool = False) -> None:
         self._stack.append(dict.fromkeys(shadowed))
+        if is_class:
+            self._classes.add(len(self._stack) - 1)
 
     def top(self) -> dict[str, object | None]:
         """The innermost scope's bindings (if/else branches start from the same ones)."""
         return self._stack[-1]
 
     def pop(self) -> None:
+        self._classes.discard(len(self._stack) - 1)
         self._stack.pop()
 
     def bind(self, name: str, value: object | None) -> None:
         self._stack[-1][name] = value
 
     def lookup(self, name: str) -> object | None:
-        for scope in reversed(self._stack):
-            if name in scope:
-                return scope[name]
+        innermost = len(self._stack) - 1
+        for depth in range(innermost, -1, -1):
+            if depth != innermost and depth in self._classes:
+                continue
+            if name in self._stack[depth]:
+                return self._stack[depth][name]
         return None
 
 
@@ -122,7 +131,29 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
     if isinstance(func, ast.Attribute) and func.attr == "get" and (name := _name(expr.args[0])):
         base = _namespace(func.value, scopes)
         return base.child(name) if base else None
-    unwrap = resolve(func, scopes)
-    if unwrap is not None and unwrap.parts == ("inspect", "unwrap"):
+    called = resolve(func, scopes)
+    if called is not None and called.parts == ("inspect", "unwrap"):
         return resolve(expr.args[0], scopes)
+    if called is not None and called.parts == ("importlib", "import_module"):
+        path = _name(expr.args[0])  # `importlib.import_module("a.b")` is module a.b
+        return Ref(tuple(path.split(".")), len(path.split("."))) if path else None
+    return None
+
+
+_MOCK_PATCH = ("unittest", "mock", "patch")
+
+
+def mock_patched(call: ast.Call, scopes: Scopes) -> tuple[Ref, ast.expr | None] | None:
+    """What `mock.patch("a.b.C.m", new)` or `mock.patch.object(C, "m", new)` replaces (as
+    a decorator, a context or started), and the replacement passed."""
+    called = resolve(call.func, scopes)
+    if called is None or not call.args:
+        return None
+    if called.parts == _MOCK_PATCH and (path := _name(call.args[0])):
+        new = call.args[1] if len(call.args) > 1 else None
+        return Ref(tuple(path.split(".")), 1), new
+    if called.parts == (*_MOCK_PATCH, "object") and len(call.args) > 1:
+        owner, name = resolve(call.args[0], scopes), _name(call.args[1])
+        new = call.args[2] if len(call.args) > 2 else None
+        return (owner.child(name), new) if owner and name else None
     return None

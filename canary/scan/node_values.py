@@ -4,6 +4,7 @@ constants, literal tables, call arguments, re flags, a replacement's parameters.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from canary.scan.guards import tolerant
 from canary.scan.imports import Ref
@@ -122,3 +123,33 @@ def local_functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFu
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     found[f"{node.name}.{item.name}"] = item
     return found
+
+
+def installed(
+    value: ast.expr | None,
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    lookup: Callable[[str], object | None],
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
+    """The local function (or lambda) a patch installs, if the file defines it (`functions`);
+    a name `lookup` finds bound in scope is not the module's def of that name."""
+    if isinstance(value, ast.Lambda):
+        return value
+    if isinstance(value, ast.Name) and lookup(value.id) is None:
+        return functions.get(value.id)
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return functions.get(f"{value.value.id}.{value.attr}")
+    return None
+
+
+def attribute_call(
+    call: ast.Call, lookup: Callable[[str], object | None]
+) -> tuple[str, ast.expr, str] | None:
+    """(the builtin, the object, the literal name) of `setattr(X, "n", v)`, `hasattr(X, "n")`
+    or `getattr(X, "n"[, d])`, unless the builtin's name is bound to something else."""
+    func = call.func
+    if not isinstance(func, ast.Name) or func.id not in ("setattr", "hasattr", "getattr"):
+        return None
+    if lookup(func.id) is not None or len(call.args) < 2:
+        return None
+    name = constant(call.args[1])
+    return (func.id, call.args[0], name) if name is not None else None

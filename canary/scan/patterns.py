@@ -16,23 +16,24 @@ from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
 from canary.scan.guards import Guard, conditions, tolerant_handlers
-from canary.scan.imports import Ref, Scopes, bind_import, resolve
+from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
-    constant,
+    attribute_call,
     import_fallbacks,
+    installed,
     local_functions,
     rewritten,
     wrapper_params,
 )
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations
+from canary.scan.self_attributes import HeldBySelf
 from canary.scan.source_helpers import returned_source
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
     Source,
     TextFlow,
-    Texts,
     keep_known,
     rewriter_selection,
 )
@@ -62,6 +63,7 @@ class FileScanner(ast.NodeVisitor):
         # the imports that are a fallback (part of the first's check, no check of their own)
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
+        self.held_by_self = HeldBySelf(tree)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @property
@@ -74,7 +76,7 @@ class FileScanner(ast.NodeVisitor):
         return local_functions(self._tree)
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
-        ref = resolve(expr, self.scopes)
+        ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
         return ref if ref and ref.root in self.upstreams else None
 
     def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
@@ -113,6 +115,8 @@ class FileScanner(ast.NodeVisitor):
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
+        if selected:  # the rewriter acts only where upstream has the method
+            self.record.add(Role.ACCESS, selected[1][0].ref, node.test)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
         self._guarded(body, node.body)
@@ -131,32 +135,16 @@ class FileScanner(ast.NodeVisitor):
         """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
         self.visit(node.iter)
         self.visit(node.target)
-        rows = self.flow.rows(node.iter)
-        if rows and isinstance(node.target, ast.Name):
-            self.scopes.bind(node.target.id, Texts(tuple(r[0] for r in rows if len(r) == 1)))
-        elif rows and isinstance(node.target, ast.Tuple):
-            for i, element in enumerate(node.target.elts):
-                if isinstance(element, ast.Name):
-                    column = tuple(r[i] for r in rows if len(r) > i and isinstance(r[i], str))
-                    self.scopes.bind(element.id, Texts(column) if column else None)
+        for name, value in self.flow.loop_bindings(node.target, node.iter):
+            self.scopes.bind(name, value)
         for item in (*node.body, *node.orelse):
             self.visit(item)
 
     visit_AsyncFor = visit_For
 
-    def _replacement(self, value: ast.expr | None) -> ast.AST | None:
-        """The local function (or lambda) a patch installs, if the file defines it."""
-        if isinstance(value, ast.Lambda):
-            return value
-        if isinstance(value, ast.Name) and self.scopes.lookup(value.id) is None:
-            return self.functions.get(value.id)
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-            return self.functions.get(f"{value.value.id}.{value.attr}")
-        return None
-
     def _patch(self, target: Ref, value: ast.expr | None, node: ast.AST) -> None:
         self.record.add(Role.PATCH, target, node)
-        replacement = self._replacement(value)
+        replacement = installed(value, self.functions, self.scopes.lookup)
         if isinstance(replacement, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             params = wrapper_params(replacement)
             if params:
@@ -179,13 +167,7 @@ class FileScanner(ast.NodeVisitor):
 
     # --- bindings --------------------------------------------------------------------------
 
-    def visit_Import(self, node: ast.Import) -> None:
-        self._imported(node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self._imported(node)
-
-    def _imported(self, node: ast.Import | ast.ImportFrom) -> None:
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         refs = bind_import(node, self.scopes)
         aliases = [alias for alias in node.names if alias.name != "*"] if refs else []
         for alias, ref in zip(aliases, refs, strict=True):
@@ -194,11 +176,10 @@ class FileScanner(ast.NodeVisitor):
             self.modules.add(".".join(ref.parts[: ref.known]))
             if id(alias) in self.fallen_back:
                 continue  # part of the check of the import it stands in for
-            fallback = self.fallbacks.get(id(alias))
-            if fallback is None:
-                self.record.add(Role.IMPORT, ref, node)
-            else:
-                self.record.add(Role.IMPORT, ref, node, tolerated=fallback[1], fallback=fallback[0])
+            fallback, tolerated = self.fallbacks.get(id(alias), (None, False))
+            self.record.add(Role.IMPORT, ref, node, tolerated=tolerated, fallback=fallback)
+
+    visit_ImportFrom = visit_Import
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._registers(node)
@@ -245,17 +226,21 @@ class FileScanner(ast.NodeVisitor):
             self.visit(expr)
         self.scopes.bind(node.name, None)
         self.flow.classes.append((node.name, compiled_patterns(node.body)))
-        self._in_scope(node.body, None)
+        self._in_scope(node.body, None, is_class=True)
         self.flow.classes.pop()
 
     def _in_scope(
-        self, body: list, args: ast.arguments | None, passed: dict[str, Ref] | None = None
+        self,
+        body: list,
+        args: ast.arguments | None,
+        passed: dict[str, Ref] | None = None,
+        is_class: bool = False,
     ) -> None:
         names: list[str] = []
         if args:
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
             names = [a.arg for a in every if a]
-        self.scopes.push(names)
+        self.scopes.push(names, is_class)
         for name, ref in (passed or {}).items():
             self.scopes.bind(name, ref)
         record = self.record
@@ -303,7 +288,10 @@ class FileScanner(ast.NodeVisitor):
         self.within = outer
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """`module.NAME += ...` needs NAME there, as a patch does."""
         self._registers(node)
+        if isinstance(node.target, ast.Attribute) and (ref := self._upstream(node.target)):
+            self._patch(ref, None, node)
         self.generic_visit(node)
 
     def _registers(self, node: ast.AST) -> None:
@@ -314,9 +302,12 @@ class FileScanner(ast.NodeVisitor):
         self._registers(node)
         if self._attribute_builtin(node):
             return
+        mocked = mock_patched(node, self.scopes)
+        if mocked and mocked[0].root in self.upstreams:
+            self._patch(mocked[0], mocked[1], node)
         func = node.func
         if isinstance(func, ast.Name):
-            self._passes(func.id, node)
+            self.calls.record_call(func.id, node, self._upstream)
         for found in sought(node, self.flow):
             if found.regex is None:
                 self.record.expects_texts(found.source, found.texts, found.node)
@@ -328,34 +319,23 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.KWARGS, callee, node, keywords)
         self.generic_visit(node)
 
-    def _passes(self, function: str, node: ast.Call) -> None:
-        """Record the upstream objects this call passes to a function (of the package)."""
-        slots = [*enumerate(node.args), *((k.arg, k.value) for k in node.keywords if k.arg)]
-        for slot, value in slots:
-            ref = self._upstream(value)
-            if ref is not None:
-                self.calls.record(function, slot, ref)
-
     def _attribute_builtin(self, node: ast.Call) -> bool:
-        """setattr/hasattr on an upstream object with a literal name; True when handled."""
-        func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ("setattr", "hasattr", "getattr"):
+        """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
+        found = attribute_call(node, self.scopes.lookup)
+        owner = self._upstream(found[1]) if found else None
+        if found is None or owner is None:
             return False
-        if self.scopes.lookup(func.id) is not None or len(node.args) < 2:
-            return False
-        owner, name = self._upstream(node.args[0]), constant(node.args[1])
-        if not owner or name is None:
-            return False
-        if func.id == "hasattr":
-            self.record.add(Role.GUARD, owner.child(name), node)
-        elif func.id == "getattr":  # with a default, absence is tolerated
-            self.record.add(Role.ACCESS, owner.child(name), node, tolerated=len(node.args) > 2)
+        builtin, _, name = found
+        ref = owner.child(name)
+        if builtin == "hasattr":
+            self.record.add(Role.GUARD, ref, node)
+        elif builtin == "getattr":  # with a default, absence is tolerated
+            self.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
             if len(node.args) > 2:
-                self.record.probed.append(owner.child(name))
-                self.record.done_without.append(owner.child(name))
+                self.record.probed.append(ref)
+                self.record.done_without.append(ref)
         else:
-            value = node.args[2] if len(node.args) > 2 else None
-            self._patch(owner.child(name), value, node)
+            self._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True

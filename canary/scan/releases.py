@@ -21,12 +21,14 @@ from canary.matrix.targets import Target
 from canary.matrix.versions import resolve
 from canary.scan.emit import Releases, render_matrix
 from canary.scan.places import Places
-from canary.scan.upstream import UpstreamView
+from canary.scan.upstream import Elsewhere, UpstreamView
 from canary.sources.index_file import release_key
 from canary.sources.tree import SourceError
 
 #: Without a declared range, a new matrix covers this many of the newest releases.
 RECENT_WINDOW = 10
+#: Most releases between the ends opened to find the class of a method neither end has.
+MAX_PROBES = 24
 
 
 @dataclass
@@ -44,12 +46,15 @@ class Reading:
     labels: list[str] = field(default_factory=list)
     _judging: Callable[[Matrix, str], VersionRun] | None = None
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
+    elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
 
     @property
     def views(self) -> list[UpstreamView]:
         places = self.places or [Places() for _ in self.runs]
         return [
-            UpstreamView(run.module, run.target.label, run.hierarchy.namespace, where.known)
+            UpstreamView(
+                run.module, run.target.label, run.hierarchy.namespace, where.known, self.elsewhere
+            )
             for run, where in zip(self.runs, places, strict=True)
         ]
 
@@ -123,7 +128,50 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
 
     places = [_places(runner, header.pypi, run.target) for run in runs]
     labels = sorted(by_label, key=Version)
-    return Reading(releases, runs, labels=labels, _judging=judging, places=places)
+    probes = _probes(labels, set(ends))
+    elsewhere = _elsewhere(lambda label: runner.version_run(header, by_label[label]), probes)
+    return Reading(
+        releases, runs, labels=labels, _judging=judging, places=places, elsewhere=elsewhere
+    )
+
+
+def _probes(labels: list[str], ends: set[str]) -> list[str]:
+    """The releases between the ends a method is looked for on: the newest of each minor
+    series, newest first (a name that lived only mid-range lived a minor series or more),
+    spread evenly over the range when there are more series than MAX_PROBES."""
+    newest: dict[tuple[int, ...], str] = {}
+    for label in labels:  # oldest first: the last of a series wins
+        newest[Version(label).release[:2]] = label
+    series = [label for label in reversed(newest.values()) if label not in ends]
+    if len(series) <= MAX_PROBES:
+        return series
+    step = (len(series) - 1) / (MAX_PROBES - 1)
+    return list(dict.fromkeys(series[round(i * step)] for i in range(MAX_PROBES)))
+
+
+def _elsewhere(open_run: Callable[[str], VersionRun], probes: list[str]) -> Elsewhere:
+    """(module, method) -> the class that defines it on the newest probed release that has
+    one; each release opened once, each answer remembered."""
+    views: dict[str, UpstreamView | None] = {}
+    answers: dict[tuple[str, str], str | None] = {}
+
+    def view(label: str) -> UpstreamView | None:
+        if label not in views:
+            run = open_run(label)
+            broken = isinstance(run.tree, SourceError)
+            views[label] = (
+                None if broken else UpstreamView(run.module, label, run.hierarchy.namespace)
+            )
+        return views[label]
+
+    def find(module: str, method: str) -> str | None:
+        if (module, method) not in answers:
+            owners = (v.class_with(module, method) for v in map(view, probes) if v is not None)
+            owner = next((o for o in owners if o is not None), None)
+            answers[module, method] = owner.name if owner else None
+        return answers[module, method]
+
+    return find
 
 
 def _places(runner: Runner, project: str, target: Target) -> Places:

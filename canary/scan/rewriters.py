@@ -13,6 +13,12 @@ Every function registered under a key (`.append(f)`, `.extend([f, g])`, `[key] =
 rewriter tests its first parameter against a method name (`if function_name != "training_step":
 return function`, `if function_name == "forward":`), to the source of that method of the class
 in the module that defines it.
+
+Without the comment, a registry is recognised by how the package uses it
+(`inferred_registries`): looked up by a name the package also formats into an upstream module
+path (`eval(f"trl.trainer.{trainer_file}")`, `importlib.import_module("trl.trainer." + f)`),
+with each entry of what the lookup gives called with two arguments, as a rewriter is
+(`for edit in RL_FUNCTIONS.get(trainer_file, []): source = edit(name, source)`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,12 @@ from __future__ import annotations
 import ast
 import re
 
+from canary.scan.source_helpers import own_statements
+
 _DECLARATION = re.compile(r"#\s*canary:\s*rewrites\s+(?P<module>[A-Za-z_][\w.]*\{key\}[\w.]*)")
+_PREFIX = re.compile(r"^[A-Za-z_][\w.]*\.$")
+# calls that take a dotted path as text: what their formatted names stand for
+_PATH_TAKERS = frozenset({"eval", "exec", "import_module"})
 _ASSIGNED = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?::[^=]*)?=")
 
 #: the path part that stands for "the class of this module that defines the method that follows"
@@ -105,3 +116,90 @@ def selected_methods(test: ast.expr, selector: str) -> tuple[tuple[str, ...], bo
     if isinstance(op, ast.NotEq | ast.NotIn):
         return names, False
     return None
+
+
+def _formatted(call: ast.Call) -> tuple[str, str] | None:
+    """(name, "pkg.mod.{key}") for `eval(f"pkg.mod.{name}...")` or `import_module("pkg.mod." +
+    name)`: the name holds the last part of a module path under pkg.mod."""
+    func = call.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if called not in _PATH_TAKERS or not call.args:
+        return None
+    text = call.args[0]
+    if isinstance(text, ast.JoinedStr) and len(text.values) >= 2:
+        head, name = text.values[0], text.values[1]
+        name = name.value if isinstance(name, ast.FormattedValue) else None
+    elif isinstance(text, ast.BinOp) and isinstance(text.op, ast.Add):
+        head, name = text.left, text.right
+    else:
+        return None
+    prefix = head.value if isinstance(head, ast.Constant) else None
+    if not (isinstance(prefix, str) and _PREFIX.match(prefix) and isinstance(name, ast.Name)):
+        return None
+    return name.id, prefix + "{key}"
+
+
+def _lookup(expr: ast.expr) -> tuple[str, str] | None:
+    """(registry, key name) for `R.get(key, ...)` or `R[key]`."""
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "get"
+        and isinstance(expr.func.value, ast.Name)
+        and expr.args
+        and isinstance(expr.args[0], ast.Name)
+    ):
+        return expr.func.value.id, expr.args[0].id
+    if (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.value, ast.Name)
+        and isinstance(expr.slice, ast.Name)
+    ):
+        return expr.value.id, expr.slice.id
+    return None
+
+
+def _applied(loop: ast.For, looked_up: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """(registry, key name) when the loop goes through a registry's entries and calls each
+    with two arguments."""
+    if not isinstance(loop.target, ast.Name):
+        return None
+    iterated = loop.iter
+    found = looked_up.get(iterated.id) if isinstance(iterated, ast.Name) else _lookup(iterated)
+    if found is None:
+        return None
+    entry = loop.target.id
+    for node in own_statements(loop.body):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == entry
+            and len(node.args) == 2
+        ):
+            return found
+    return None
+
+
+def inferred_registries(tree: ast.Module) -> dict[str, str]:
+    """Registry name -> module template, for the registries of rewriters the file applies."""
+    templates: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        formatted = _formatted(node) if isinstance(node, ast.Call) else None
+        if formatted:
+            name, template = formatted
+            templates[name] = template if templates.get(name, template) == template else None
+    found: dict[str, str] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        looked_up: dict[str, tuple[str, str]] = {}
+        for node in own_statements(fn.body):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, lookup = node.targets[0], _lookup(node.value)
+                if isinstance(target, ast.Name) and lookup:
+                    looked_up[target.id] = lookup
+        for node in own_statements(fn.body):
+            applied = _applied(node, looked_up) if isinstance(node, ast.For) else None
+            if applied and templates.get(applied[1]):
+                found[applied[0]] = templates[applied[1]]
+    return found

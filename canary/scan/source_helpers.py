@@ -26,7 +26,7 @@ class Returned:
     position: int | None
 
 
-def _own_statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a function's body, not those of the defs and classes nested in it."""
     pending: list[ast.AST] = list(body)
     while pending:
@@ -72,7 +72,7 @@ def returned_source(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Returned | No
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
     params = {name: i for i, name in enumerate(positional)}
     params |= {a.arg: -1 for a in args.kwonlyargs}
-    nodes = list(_own_statements(fn.body))
+    nodes = list(own_statements(fn.body))
     assigned: dict[str, list[ast.expr]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign):

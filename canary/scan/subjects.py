@@ -83,6 +83,9 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     generated `__init__` takes its fields) leaves the call unplaced, even if an older one has.
     """
     parts = _meaningful(ref.parts, any_class=True)
+    mid_range = _mid_range(parts, views)
+    if mid_range is not None:
+        return mid_range
     fallback: Target | None = None
     for view in views:
         found = view.resolve(parts)
@@ -106,6 +109,20 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
             continue
         return Target(definition.module, (definition.name,), definition.kind)
     return fallback
+
+
+def _mid_range(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Target | None:
+    """A method of "the class of this module that defines it" that no release read defines
+    but one between them does: placed on that class (a rewriter of a method that lived only
+    mid-range is the stale patch a check exists to show)."""
+    if ANY_CLASS not in parts[:-1] or not views:
+        return None
+    at = parts.index(ANY_CLASS)
+    module, method = ".".join(parts[:at]), parts[at + 1]
+    if any(view.class_with(module, method) for view in views):
+        return None
+    owner = views[0].elsewhere(module, method)
+    return Target(module, (owner.name, method), "class") if owner else None
 
 
 def locate(ref: Ref, modules: Collection[str]) -> Target:

@@ -155,6 +155,18 @@ class TextFlow:
         rows = literal_rows(expr)
         return rows[:MAX_TEXTS] if rows else ()
 
+    def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[tuple[str, Texts | None]]:
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+        rows = self.rows(iterated)
+        if rows and isinstance(target, ast.Name):
+            return [(target.id, Texts(tuple(r[0] for r in rows if len(r) == 1)))]
+        found: list[tuple[str, Texts | None]] = []
+        for i, element in enumerate(target.elts if rows and isinstance(target, ast.Tuple) else []):
+            if isinstance(element, ast.Name):
+                column = tuple(r[i] for r in rows if len(r) > i and isinstance(r[i], str))
+                found.append((element.id, Texts(column) if column else None))
+        return found
+
     def texts(self, expr: ast.expr | None) -> tuple[str, ...]:
         """The string constants `expr` may be: a literal, a name bound to some, a tuple of
         them (`startswith((a, b))`), or a concatenation of those (f-strings are not)."""
@@ -273,7 +285,8 @@ class TextFlow:
         lines = self._lines_of(value)
         if lines is not None:
             return lines
-        return self.source_of(value) or self.pattern_of(value) or resolve(value, self.scopes)
+        found = self.source_of(value) or self.pattern_of(value)
+        return found or resolve(value, self.scopes) or self.upstream(value)
 
     def _lines_of(self, expr: ast.expr) -> Lines | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""

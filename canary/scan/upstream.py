@@ -19,6 +19,8 @@ from canary.sources.tree import SourceError
 
 #: A dotted module name -> its index, or None when this release has no such module.
 ModuleLookup = Callable[[str], "ModuleInfo | None"]
+#: (module, method) -> the class of that module defining the method on some other release
+Elsewhere = Callable[[str, str], "str | None"]
 
 _MAX_HOPS = 12
 _MAX_BASES = 40
@@ -42,8 +44,11 @@ class UpstreamView:
         label: str,
         namespace: Namespace | None = None,
         places: dict[str, str] | None = None,
+        elsewhere: Elsewhere | None = None,
     ):
         self._lookup = lookup
+        # where a method no class of this release defines is found on others (releases.py)
+        self._elsewhere = elsewhere
         self.label = label
         self._namespace = namespace or Namespace(lookup)  # what lazy modules export
         self._places = {} if places is None else places  # what they were found to (places.py)
@@ -130,7 +135,7 @@ class UpstreamView:
         rest = parts[len(current.module.split(".")) :]
         while rest and current.kind == "module":
             if rest[0] == ANY_CLASS:
-                owner = self._class_with(current.module, rest[1]) if len(rest) > 1 else None
+                owner = self.class_with(current.module, rest[1]) if len(rest) > 1 else None
                 return (owner, rest[1:]) if owner else (current, ())
             found = self.define(current.module, rest[0])
             if found is None:
@@ -138,7 +143,13 @@ class UpstreamView:
             current, rest = found, rest[1:]
         return current, rest
 
-    def _class_with(self, module: str, method: str) -> Definition | None:
+    def elsewhere(self, module: str, method: str) -> Definition | None:
+        """The class of `module` that defines `method` on another release of the range, for
+        a method no class of this release defines (None: none, or not looked for)."""
+        name = self._elsewhere(module, method) if self._elsewhere else None
+        return Definition(module, name, "class") if name else None
+
+    def class_with(self, module: str, method: str) -> Definition | None:
         """The class of `module` that defines `method` itself (the first, in source order)."""
         info = self.module(module)
         for name, classes in info.classes.items() if info else ():

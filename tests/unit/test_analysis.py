@@ -42,10 +42,10 @@ def test_relative_imports_depend_on_the_module_name():
 
 def test_store_round_trip_equals_a_fresh_parse(tmp_path):
     name = "fakeup.trainer.grpo_trainer"
-    warm = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
+    warm = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())), sparse=False)
     parsed = warm.get(grpo_bytes(), name, "g.py", is_package=False)
     assert warm.parses == 1
-    cold_process = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
+    cold_process = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())), sparse=False)
     loaded = cold_process.get(grpo_bytes(), name, "g.py", is_package=False)
     assert cold_process.parses == 0
     assert loaded == parsed
@@ -54,10 +54,10 @@ def test_store_round_trip_equals_a_fresh_parse(tmp_path):
 def test_corrupt_store_entry_is_rebuilt(tmp_path):
     name = "fakeup.trainer.grpo_trainer"
     store = IndexStore(Cache(tmp_path, Stats()))
-    ModuleCache(store=store).get(grpo_bytes(), name, "g.py", is_package=False)
+    ModuleCache(store=store, sparse=False).get(grpo_bytes(), name, "g.py", is_package=False)
     (entry,) = [p for p in tmp_path.rglob("*") if p.is_file() and "index" in p.parts]
     entry.write_bytes(entry.read_bytes().replace(b'"bindings":{', b'"bindings":['))
-    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
+    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())), sparse=False)
     info = cache.get(grpo_bytes(), name, "g.py", is_package=False)
     assert cache.parses == 1
     assert "GRPOTrainer" in info.classes
@@ -67,12 +67,12 @@ def test_corrupt_store_entry_is_rebuilt(tmp_path):
 def test_an_edited_index_field_is_refused_not_believed(tmp_path):
     """A well-formed edit (a method renamed in the stored index) must not flip a verdict."""
     name = "fakeup.trainer.grpo_trainer"
-    parsed = ModuleCache(store=IndexStore(Cache(tmp_path, Stats()))).get(
+    parsed = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())), sparse=False).get(
         grpo_bytes(), name, "g.py", is_package=False
     )
     (entry,) = [p for p in tmp_path.rglob("*") if p.is_file() and "index" in p.parts]
     entry.write_bytes(entry.read_bytes().replace(b'"GRPOTrainer"', b'"GRPOTrainex"'))
-    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())))
+    cache = ModuleCache(store=IndexStore(Cache(tmp_path, Stats())), sparse=False)
     assert cache.get(grpo_bytes(), name, "g.py", is_package=False) == parsed
     assert cache.parses == 1
 

@@ -404,3 +404,33 @@ def test_unreadable_tree_is_error_for_every_check(tmp_path):
     result = run.result(matrix.checks[0])
     assert result.status is Status.ERROR
     assert "http://x/y.whl: reset" in result.detail
+
+
+def test_a_version_run_is_freed_by_reference_counting_alone(tmp_path):
+    """The run's loader holds its modules and nothing that points back at the run, so dropping
+    the run frees it and every module it read without a garbage collection."""
+    import gc
+    import weakref
+
+    from canary.sources.local import LocalTree
+
+    path = tmp_path / "fakeup.yaml"
+    path.write_text(
+        "upstream: fakeup\nsrc: src\nchecks:\n"
+        "  - {id: base, module: fakeup.trainer.grpo_trainer, class: GRPOTrainer,"
+        " methods: [train]}\n"
+    )
+    matrix = load_matrix(path)
+    run = VersionRun(
+        matrix, Target.parse("2.0.0"), LocalTree(CHECKOUT, "fakeup", "src"), ModuleCache(0)
+    )
+    run.result(matrix.checks[0])
+    module = weakref.ref(run.module("fakeup.trainer.base"))
+    freed = weakref.ref(run)
+    gc.disable()
+    try:
+        del run
+        assert freed() is None
+        assert module() is None
+    finally:
+        gc.enable()

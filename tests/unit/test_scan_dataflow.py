@@ -118,6 +118,24 @@ EXPECTED = {
         (
             "trl.trainer.grpo_trainer",
             "function",
+            "GRPOTrainer._generate_single_turn",
+            "contains",
+            ['self.llm.collective_rpc("reload_weights")'],
+            "error",
+            None,
+        ),
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
+            "GRPOTrainer._move_model_to_vllm",
+            None,
+            None,
+            "error",
+            None,
+        ),
+        (
+            "trl.trainer.grpo_trainer",
+            "function",
             "GRPOTrainer._prepare_inputs",
             "contains",
             ["with torch.inference_mode():"],
@@ -225,4 +243,8 @@ def test_without_the_upstream_scan_places_by_names_and_says_so():
     assert "not read (releases not read: offline" in text and "placed by names only" in text
     trl = [summary(c) for c in matrices(text)["trl"]["checks"]]
     assert trl[0][:4] == ("trl.trainer.grpo_trainer", None, None, "contains")
-    assert trl[0][4] == ["with torch.inference_mode():", "per_token_logps.mean()"]
+    assert trl[0][4] == [
+        'self.llm.collective_rpc("reload_weights")',
+        "with torch.inference_mode():",
+        "per_token_logps.mean()",
+    ]

@@ -491,3 +491,186 @@ def test_fallbacks_across_upstreams_or_under_other_handlers_are_not_alternatives
         from transformers import AutoModelForVision2Seq as Auto
     """
     assert [f[1] for f in fallbacks(other)] == [None, None]
+
+
+def test_an_attribute_set_from_an_upstream_default_is_that_class_in_every_method():
+    code = """
+    from transformers.trainer import Trainer
+
+    class Manager:
+        def load(self):
+            return self._trainer_cls.from_pretrained("x", revision="main")
+
+    def old_init(self, trainer_cls=Trainer):
+        self._trainer_cls = trainer_cls
+    """
+    assert (
+        "transformers.trainer",
+        "function",
+        "Trainer.from_pretrained",
+        "accepts",
+        ["revision"],
+        "error",
+    ) in proposed(code)
+
+
+def test_an_attribute_set_from_two_defaults_or_only_assigned_is_nothing_upstream():
+    code = """
+    from transformers.trainer import Trainer
+    from trl import SFTTrainer
+
+    class Manager:
+        def __init__(self, trainer_cls=Trainer):
+            self._trainer_cls = trainer_cls
+
+        def other(self, trainer_cls=SFTTrainer):
+            self._trainer_cls = trainer_cls
+
+        def load(self):
+            return self._trainer_cls.from_pretrained("x", revision="main")
+
+    class Holder:
+        def __init__(self, trainer_cls=Trainer):
+            self._cls = trainer_cls
+    """
+    found = proposed(code)
+    assert not [p for p in found if p[3] == "accepts"]
+    assert not [p for p in found if "from_pretrained" in str(p[2])]
+
+
+def test_a_method_named_as_an_imported_function_calls_the_import():
+    code = """
+    from trl.trainer.utils import selective_log_softmax
+
+    class Fast:
+        def selective_log_softmax(self, logits, index):
+            return selective_log_softmax(logits, index, temperature=1.0)
+    """
+    assert (
+        "trl.trainer.utils",
+        "function",
+        "selective_log_softmax",
+        "accepts",
+        ["temperature"],
+        "error",
+    ) in proposed(code)
+
+
+def test_a_name_bound_in_the_class_body_is_seen_from_the_class_body():
+    code = """
+    from trl.trainer.utils import selective_log_softmax
+
+    class Fast:
+        selective_log_softmax = staticmethod(lambda *a, **k: None)
+        value = selective_log_softmax(1, 2, temperature=1.0)
+    """
+    assert not [p for p in proposed(code) if p[3] == "accepts"]
+
+
+REGISTRY = """
+import importlib
+
+FIXES = {}
+
+def run(trainer_file):
+    module = importlib.import_module("trl.trainer." + trainer_file)
+    fixes = FIXES.get(trainer_file, [])
+    for fix in fixes:
+        source = fix("train", source)
+"""
+
+
+def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
+    from canary.scan.rewriters import inferred_registries
+
+    assert inferred_registries(ast.parse(REGISTRY)) == {"FIXES": "trl.trainer.{key}"}
+    formatted = REGISTRY.replace('"trl.trainer." + trainer_file', 'f"trl.models.{trainer_file}"')
+    assert inferred_registries(ast.parse(formatted)) == {"FIXES": "trl.models.{key}"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ('fix("train", source)', "fix(source)"),  # entries called with one argument
+        ('"trl.trainer." + trainer_file', "trainer_file"),  # the key names no module path
+        ("FIXES.get(trainer_file, [])", "FIXES.get(other, [])"),  # looked up by another name
+        ('"trl.trainer."', '"trl trainer "'),  # not a dotted path
+    ],
+)
+def test_no_registry_where_the_lookup_or_the_application_is_not_a_rewriters(change):
+    from canary.scan.rewriters import inferred_registries
+
+    assert inferred_registries(ast.parse(REGISTRY.replace(*change))) == {}
+
+
+def test_a_key_formatted_into_two_different_paths_names_no_registry():
+    from canary.scan.rewriters import inferred_registries
+
+    code = REGISTRY + '\ndef other(trainer_file):\n    eval(f"peft.tuners.{trainer_file}")\n'
+    assert inferred_registries(ast.parse(code)) == {}
+
+
+def test_a_module_imported_by_name_then_patched_needs_its_class():
+    code = """
+    import importlib
+
+    def forward(self, hidden_states, mask=None):
+        return hidden_states
+
+    m = importlib.import_module("transformers.models.llama.modeling_llama")
+    m.LlamaAttention.forward = forward
+    """
+    assert proposed(code) == [
+        (
+            "transformers.models.llama.modeling_llama",
+            "function",
+            "LlamaAttention.forward",
+            None,
+            [],
+            "error",
+        )
+    ]
+
+
+def test_mock_patch_and_patch_object_of_upstream_names_are_patches():
+    code = """
+    from unittest import mock
+    from unittest.mock import patch
+    from transformers.trainer import Trainer
+
+    def step(self, model, inputs):
+        return 0
+
+    with mock.patch("transformers.trainer.Trainer.training_step", step):
+        pass
+
+    @patch.object(Trainer, "compute_loss", step)
+    def run():
+        pass
+    """
+    patched = {p[2] for p in proposed(code) if p[0] == "transformers.trainer"}
+    assert {"Trainer.training_step", "Trainer.compute_loss"} <= patched
+
+
+def test_augmented_assignment_into_an_upstream_namespace_needs_the_name():
+    code = """
+    import transformers.trainer as tr
+    tr.TRAINER_STATE_NAME += ".bak"
+    """
+    assert ("transformers.trainer", "symbol", "TRAINER_STATE_NAME", None, [], "error") in proposed(
+        code
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import importlib\nm = importlib.import_module(name)\nm.Cls.forward = f",  # no literal
+        'from unittest import mock\nmock.patch("os.path.join", f)',  # not an upstream
+        'from unittest import mock\nmock.patch.object(helper, "compute_loss", f)',  # not upstream
+        "import transformers.trainer as tr\nx = tr.TRAINER_STATE_NAME\nx += 'a'",  # a local name
+    ],
+)
+def test_look_alikes_of_those_patches_propose_no_patch(code):
+    assert not [p for p in proposed(code) if p[2] and p[2].endswith(("forward", "join", "loss"))]
+    assert not [p for p in proposed(code) if "TRAINER_STATE_NAME" in str(p[2]) and p[3]]

@@ -1,0 +1,203 @@
+"""Module indexes built name by name, from the statements that mention the name.
+
+A check reads one class, one function or one name of a module that defines hundreds; parsing
+and indexing the whole module was most of a cold run's CPU. Every record the indexer keeps
+under a name (its bindings, its class with the methods, its function) comes from top-level
+statements (canary.analysis.outline) whose text holds that name where a statement binds or
+defines one (`class NAME`, `NAME =`, `import NAME`, `as NAME`, ...), so those statements alone
+are parsed, with every other line blank (spans and errors name the module's real lines), and
+indexed by the same indexer: the records are the ones a whole parse makes (the oracle:
+`python -m bench.oracle` over the files the shipped matrices read, and property tests on
+generated modules).
+
+Listing every name of a table (a did-you-mean hint) takes the whole index. A module whose
+exports may be served by statements that do not name what they serve (a lazy module, a
+module-level `__getattr__`, an import hook, an alias maker) is indexed whole; `__all__` and
+star imports are read from the statements that hold them.
+
+So the statements a check reads decide `error`: a syntax error in a statement it does not read
+is not seen (as one inside a function body never was), and a module check reads the text alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from canary.analysis.indexer import index_text
+from canary.analysis.model import ModuleInfo
+from canary.analysis.outline import Outline, outline
+from canary.analysis.skeleton import mask_text
+
+#: Words after which a module's exports may depend on statements that need not name what they
+#: export (a lazy module, an import hook): such a module is indexed whole.
+_LAZY_WORDS = ("LazyModule", "meta_path")
+#: Words that together may make an alias maker (a def that fills `sys.modules[...]` through
+#: `import_module`) whose calls add aliases: such a module is indexed whole too.
+_ALIAS_WORDS = ("sys.modules", "import_module")
+_GETATTR = re.compile("__getattr__")
+_ALL = re.compile("__all__")
+_STAR = re.compile(r"import[\s\\]*\*")
+#: After a name: an assignment, augmented assignment or annotation, or the name in a list.
+_BOUND_AFTER = re.compile(r"[\s\\]*(?:(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)|[:,)\]])")
+_GAP = " \t\n\\"  # whitespace, newlines and backslash continuations
+_DEFINING = ("class", "def")
+_BINDING = ("class", "def", "import", "as")
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _whole_word(masked: str, match: re.Match[str]) -> bool:
+    start, end = match.span()
+    return not _is_word_char(masked[start - 1]) and not (
+        end < len(masked) and _is_word_char(masked[end])
+    )
+
+
+def _before(masked: str, at: int) -> tuple[str, bool]:
+    """The word (or the punctuation character) before offset `at`, and whether a gap
+    separates them."""
+    end = at
+    while masked[end - 1] in _GAP and end > 1:
+        end -= 1
+    start = end
+    while _is_word_char(masked[start - 1]):
+        start -= 1
+    return (masked[start:end] if start < end else masked[end - 1]), end < at
+
+
+def _defines(masked: str, match: re.Match[str]) -> bool:
+    """Whether a class or def statement may define the name matched (`class NAME`)."""
+    if not _whole_word(masked, match):
+        return False
+    word, gap = _before(masked, match.start())
+    return gap and word in _DEFINING
+
+
+def _binds(masked: str, match: re.Match[str]) -> bool:
+    """Whether a statement may bind the name matched: defined, imported (`import NAME`,
+    `as NAME`, in a list), or a target of an assignment or annotation, alone or in a tuple."""
+    if not _whole_word(masked, match):
+        return False
+    word, gap = _before(masked, match.start())
+    if word in ",([*" or (gap and word in _BINDING):
+        return True
+    return _BOUND_AFTER.match(masked, match.end()) is not None
+
+
+def _star(masked: str, match: re.Match[str]) -> bool:
+    return not _is_word_char(masked[match.start() - 1])
+
+
+def _getattr(masked: str, match: re.Match[str]) -> bool:
+    return _whole_word(masked, match) and _before(masked, match.start()) == ("def", True)
+
+
+_ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
+
+
+class _Statements:
+    """One module's text and outline, and the indexes of the statement sets parsed so far."""
+
+    def __init__(self, text: str, shape: Outline, name: str, path: str, is_package: bool):
+        self.text = text
+        self.outline = shape
+        self.name = name
+        self.path = path
+        self.is_package = is_package
+        self._parsed: dict[tuple[int, ...], ModuleInfo] = {}
+        self._naming: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._whole: ModuleInfo | None = None
+
+    def index(self, chosen: tuple[int, ...]) -> ModuleInfo:
+        """The index of the `chosen` statements alone (raises ParseError)."""
+        info = self._parsed.get(chosen)
+        if info is None:
+            shape = self.outline
+            text = shape.text_of(self.text, chosen)
+            masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
+            info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
+            self._parsed[chosen] = info  # two threads may build it: the records are equal
+        return info
+
+    def naming(self, table: str, key: str) -> ModuleInfo:
+        """The index of the statements that may hold `table` records of `key`."""
+        chosen = self._naming.get((table, key))
+        if chosen is None:
+            pattern = re.compile(re.escape(key))
+            chosen = self.outline.mentioning(pattern, _ACCEPT[table])
+            self._naming[table, key] = chosen
+        return self.index(chosen)
+
+    def whole(self) -> ModuleInfo:
+        if self._whole is None:
+            self._whole = index_text(self.text, self.name, self.path, is_package=self.is_package)
+        return self._whole
+
+
+class _ByName(Mapping[str, Any]):
+    """One record table (bindings, classes or functions) of a module, looked up name by name;
+    listing it takes the whole index."""
+
+    __slots__ = ("_statements", "_table")
+
+    def __init__(self, statements: _Statements, table: str):
+        self._statements = statements
+        self._table = table
+
+    def _records(self, key: str) -> Mapping[str, Any]:
+        return getattr(self._statements.naming(self._table, key), self._table)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._records(key)[key]
+
+    def get(self, key: str, default=None):
+        return self._records(key).get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._records(key)
+
+    def _all(self) -> Mapping[str, Any]:
+        return getattr(self._statements.whole(), self._table)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def _lazy_exports(shape: Outline) -> bool:
+    """Whether the module's exports may be served lazily (canary.analysis.exports)."""
+    masked = shape.masked
+    if any(w in masked for w in _LAZY_WORDS) or all(w in masked for w in _ALIAS_WORDS):
+        return True
+    defined = shape.mentioning(_GETATTR, _getattr)
+    return any(shape.keyword(i) != "class" for i in defined)
+
+
+def sparse_module(text: str, name: str, path: str, *, is_package: bool) -> ModuleInfo | None:
+    """The module indexed name by name, or None when it must be indexed whole (its text is one
+    the outline cannot be sure of, or its exports may be lazy); raises ParseError when the
+    statements its exports come from do not parse."""
+    masked = mask_text(text)
+    shape = outline(masked) if masked is not None else None
+    if shape is None or _lazy_exports(shape):
+        return None
+    statements = _Statements(text, shape, name, path, is_package)
+    chosen = {*shape.mentioning(_ALL, _whole_word), *shape.mentioning(_STAR, _star)}
+    exports = statements.index(tuple(sorted(chosen)))
+    return ModuleInfo(
+        name=name,
+        path=path,
+        text=text,
+        bindings=_ByName(statements, "bindings"),
+        classes=_ByName(statements, "classes"),
+        functions=_ByName(statements, "functions"),
+        star_imports=exports.star_imports,
+        typing_star_imports=exports.typing_star_imports,
+        all_names=exports.all_names,
+    )

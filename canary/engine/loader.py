@@ -1,0 +1,95 @@
+"""The modules of one version, each looked up (read and indexed) once: what a version's judging
+reads, kept apart from the judging so nothing it holds points back at the run."""
+
+from __future__ import annotations
+
+import threading
+
+from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.sources.tree import SourceError, Tree
+
+
+def module_files(name: str) -> tuple[tuple[str, bool], ...]:
+    """Where a dotted module may live, in Python's lookup order, and whether that file is a
+    package: a package `m/__init__.py` wins over a module `m.py` beside it."""
+    base = name.replace(".", "/")
+    return (f"{base}/__init__.py", True), (f"{base}.py", False)
+
+
+class ModuleLoader:
+    """One version's modules by dotted name; a fault is remembered and raised on every lookup."""
+
+    def __init__(self, tree: Tree | SourceError, cache: ModuleCache):
+        self.tree = tree
+        self.cache = cache
+        self._modules: dict[str, ModuleInfo | Exception | None] = {}
+        self._lock = threading.RLock()  # an alias is looked up while its name is loading
+        self._module_names: list[str] | None = None
+
+    def module_names(self) -> list[str]:
+        """The dotted names of the version's modules, when its source lists them for free
+        (for "did you mean" hints only); empty when it cannot."""
+        if self._module_names is None:
+            files = getattr(self.tree, "files", None)
+            try:
+                listed = files() if files is not None else None
+            except SourceError:
+                listed = None
+            names = {
+                path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+                for path in listed or ()
+                if path.endswith(".py")
+            }
+            self._module_names = sorted(names)
+        return self._module_names
+
+    def prefetch(self, names: list[str]) -> None:
+        """Modules about to be looked up, fetched together where the source can (a wheel
+        merges neighbouring members into one request); best effort, as in Runner."""
+        prefetch = getattr(self.tree, "prefetch", None)
+        with self._lock:
+            wanted = [n for n in names if n not in self._modules]
+        if prefetch is None or not wanted:
+            return
+        try:
+            prefetch([path for name in wanted for path, _ in module_files(name)])
+        except SourceError:
+            return  # each module's own read reports its own fault
+
+    def module(self, name: str) -> ModuleInfo | None:
+        with self._lock:
+            if name not in self._modules:
+                self._modules[name] = self._load(name)
+            found = self._modules[name]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _load(self, name: str) -> ModuleInfo | Exception | None:
+        if isinstance(self.tree, SourceError):
+            return self.tree
+        try:
+            for path, is_package in module_files(name):
+                data = self.tree.read(path)
+                if data is not None:
+                    return self.cache.get(data, name, path, is_package=is_package)
+        except (SourceError, ParseError) as exc:
+            return exc
+        return self._alias(name)
+
+    def _alias(self, name: str) -> ModuleInfo | Exception | None:
+        """A module that exists only in an alias table an ancestor package serves through an
+        import hook (transformers 5's legacy module paths): the target module stands in."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                package = self.module(".".join(parts[:cut]))
+            except (SourceError, ParseError):
+                return None
+            target = package.aliases.get(name) if package is not None else None
+            if target is not None and target != name:
+                try:
+                    return self.module(target)
+                except (SourceError, ParseError) as exc:
+                    return exc
+        return None
