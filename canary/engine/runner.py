@@ -228,7 +228,9 @@ class Runner:
         def tell_all(transitions: list[Transition]) -> list[tuple[Became | None, str] | None]:
             if not self.explains or not transitions:
                 return [None] * len(transitions)
-            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(transitions)))) as pool:
+            with ThreadPoolExecutor(
+                max_workers=max(1, min(self.settings.jobs, len(transitions)))
+            ) as pool:
                 return list(pool.map(told, transitions))
 
         return tell_all
