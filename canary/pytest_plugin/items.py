@@ -16,7 +16,6 @@ import contextlib
 import functools
 import gc
 import os
-import time
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -26,6 +25,7 @@ import pytest
 
 from canary.analysis import ModuleCache
 from canary.analysis.pool import ParsePool
+from canary.compat.pytest import SetupErrorText, node_relpath, phase_report, setup_stack
 from canary.engine.outcomes import Result, Status
 from canary.engine.runner import Runner, local_selector
 from canary.errors import CanaryError, ExitCode
@@ -151,7 +151,7 @@ class UpstreamNode(pytest.Collector):
     def where(self) -> str:
         """The matrix file as reports name it (relative to the rootdir), found once: pytest
         resolves each item's path again."""
-        return self.session._node_location_to_relpath(self.path)
+        return node_relpath(self.session, self.path)
 
     def collect(self):
         for target in self.targets:
@@ -165,7 +165,7 @@ class UpstreamNode(pytest.Collector):
                 )
 
 
-class CheckItem(CheckItemBase):
+class CheckItem(CheckItemBase, SetupErrorText):
     def __init__(self, *, check: Check, target: Target, **kwargs):
         super().__init__(**kwargs)
         self.check = check
@@ -184,7 +184,7 @@ class CheckItem(CheckItemBase):
         other tests set up before the next one (or the session's end), and for --pdb."""
         if nextitem is None or self.config.option.usepdb:
             return False
-        held = getattr(getattr(self.session, "_setupstate", None), "stack", None)
+        held = setup_stack(self.session)
         if held is None:
             return False  # a pytest whose setup state this plugin does not know
         return not held or set(held) <= set(nextitem.listchain())
@@ -198,12 +198,8 @@ class CheckItem(CheckItemBase):
         keywords = dict.fromkeys(self.keywords, 1)
 
         def report(when: str, outcome: str = "passed", longrepr=None, **extra: str) -> None:
-            now = time.time()
-            hooks.pytest_runtest_logreport(
-                report=pytest.TestReport(
-                    nodeid, location, keywords, outcome, longrepr, when, (), 0, now, now, **extra
-                )
-            )
+            made = phase_report(nodeid, location, keywords, outcome, longrepr, when, **extra)
+            hooks.pytest_runtest_logreport(report=made)
 
         result = self.judged()
         if result.status is Status.ERROR:
@@ -265,12 +261,9 @@ class CheckItem(CheckItemBase):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
-    def _repr_failure_py(self, excinfo, style=None):
-        # pytest renders setup errors through this hook rather than repr_failure; an
-        # unavailable source is a message for the maintainer, not a canary traceback.
-        if isinstance(excinfo.value, SourceUnavailable):
-            return self.repr_failure(excinfo, style)
-        return super()._repr_failure_py(excinfo, style=style)
+    def setup_error_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
+        # an unavailable source is a message for the maintainer, not a canary traceback
+        return str(excinfo.value) if isinstance(excinfo.value, SourceUnavailable) else None
 
     def reportinfo(self):
         return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
