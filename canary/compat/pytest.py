@@ -45,7 +45,7 @@ def phase_report(
         duration=0,
         start=now,
         stop=now,
-        **extra,
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -57,6 +57,6 @@ class SetupErrorText(pytest.Item):
     def setup_error_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         return None
 
-    def _repr_failure_py(self, excinfo, style=None):  # type: ignore[no-untyped-def]
+    def _repr_failure_py(self, excinfo, style=None):
         text = self.setup_error_text(excinfo)
         return text if text is not None else super()._repr_failure_py(excinfo, style=style)

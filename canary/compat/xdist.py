@@ -11,7 +11,7 @@ import pytest
 try:
     import xdist as _xdist
 except ImportError:  # pragma: no cover - the extra is installed wherever the tests run
-    _xdist = None  # type: ignore[assignment]
+    _xdist = None
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,8 @@ class ProgressSink(Protocol):
     def start(self, total: int, releases: int) -> None: ...
 
     def advance(self, upstream: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -99,9 +101,9 @@ class Runner:
         if self.source == "index" and target.branch:
             raise SourceError(f"{where}: a branch is read from GitHub, and --source is index")
         if not target.branch and self.source != "github":
-            tree = self.context.release_tree(matrix.pypi, target.label, target.file)
-            if tree is not None:
-                return tree
+            release = self.context.release_tree(matrix.pypi, target.label, target.file)
+            if release is not None:
+                return release
             if self.source == "index":
                 raise SourceError(f"{where}: no readable file on the package index")
         if not matrix.github:
@@ -130,18 +132,17 @@ class Runner:
         self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None
     ) -> VersionRun:
         """One version's checks; with verdicts that cover them all, the tree is not opened."""
-        if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+        if _covered(verdicts, matrix, target):
             tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
             return VersionRun(matrix, target, tree, self.modules, verdicts)
         try:
             tree = self.open_tree(matrix, target)
         except SourceError as exc:
             tree = exc
-        prefetch = getattr(tree, "prefetch", None)
-        if prefetch is not None:  # neighbouring members in one request each
+        if not isinstance(tree, SourceError):  # neighbouring members in one request each
             # best effort: each check reads its own modules and reports their own fault
             with contextlib.suppress(SourceError):
-                prefetch(module_paths(matrix))
+                tree.prefetch(module_paths(matrix))
         return VersionRun(matrix, target, tree, self.modules, verdicts)
 
     def judge(self, matrix: Matrix, target: Target) -> list[Result]:
@@ -174,7 +175,7 @@ class Runner:
         pending: dict[int, Verdicts | None] = {}
         for at, (matrix, target) in enumerate(plan):
             verdicts = self.verdicts(matrix, target)
-            if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+            if _covered(verdicts, matrix, target):
                 batches[at] = self._judge(matrix, target, verdicts)
             else:
                 pending[at] = verdicts
@@ -250,7 +251,15 @@ class Runner:
     def stats(self) -> dict[str, float]:
         if self.sources is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
-        return self.context.stats.as_dict()
+        counts: dict[str, float] = dict(self.context.stats.as_dict())
+        return counts
+
+
+def _covered(verdicts: Verdicts | None, matrix: Matrix, target: Target) -> bool:
+    """Whether remembered verdicts answer every check of the matrix on this release."""
+    if verdicts is None or target.version is None:
+        return False
+    return verdicts.covers(matrix.checks, target.version)
 
 
 class _Deferred:
@@ -272,6 +281,14 @@ class _Deferred:
 
     def read_meta(self, path: str) -> bytes | None:
         return self._opened().read_meta(path)
+
+    def files(self) -> list[str] | None:
+        """Only an opened tree lists its files: a listing (for hints) is no reason to open it."""
+        return self._tree.files() if self._tree is not None else None
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        if self._tree is not None:  # asking for files ahead is no reason to open it
+            self._tree.prefetch(paths)
 
 
 def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:

@@ -37,7 +37,8 @@ from canary.sources.tree import SourceError
 class Project(Protocol):
     """One project on the index (canary.sources.index provides it)."""
 
-    versions: list[str]
+    @property
+    def versions(self) -> list[str]: ...
 
     def files(self, version: str) -> list[IndexFile]: ...
 

@@ -172,8 +172,14 @@ class CheckItem(CheckItemBase, SetupErrorText):
         self.target = target
 
     @property
+    def upstream(self) -> UpstreamNode:
+        """The node of the matrix this item is a check of (its parent)."""
+        assert isinstance(self.parent, UpstreamNode)
+        return self.parent
+
+    @property
     def matrix(self) -> Matrix:
-        return self.parent.matrix
+        return self.upstream.matrix
 
     def judged(self) -> Result:
         key = (str(self.matrix.path), self.target.label)
@@ -192,7 +198,7 @@ class CheckItem(CheckItemBase, SetupErrorText):
     def run_protocol(self) -> None:
         """pytest's reports for this item, from its result: what pytest's own protocol
         (runner, skipping) would report, without the fixture and capture machinery."""
-        hooks = self.parent.hooks
+        hooks = self.upstream.hooks
         nodeid, location = self.nodeid, self.location
         hooks.pytest_runtest_logstart(nodeid=nodeid, location=location)
         keywords = dict.fromkeys(self.keywords, 1)
@@ -270,4 +276,4 @@ class CheckItem(CheckItemBase, SetupErrorText):
 
     @cached_property
     def location(self) -> tuple[str, int | None, str]:
-        return self.parent.where, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
+        return self.upstream.where, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"

@@ -7,12 +7,17 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 import re
+import sys
 
 import pytest
-import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 from paths import ROOT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # what canary itself reads pyproject.toml with there
+    import tomli as tomllib
 
 
 def allowed(distribution: str) -> Requirement:
