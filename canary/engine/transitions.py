@@ -39,7 +39,8 @@ def find_transitions(
     found = []
     for (upstream, check), cells in rows.items():
         versions = [v for v in order.get(upstream, ()) if v in cells]
-        versions += [v for v in cells if v not in set(versions)]
+        known = set(versions)
+        versions += [v for v in cells if v not in known]
         held, failing = "", list[str]()
         for version in versions:
             status = cells[version].status

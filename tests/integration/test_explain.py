@@ -24,6 +24,9 @@ GRPO_OLD = f"""class GRPOTrainer:
         is_moe = getattr(model, "is_moe", False)
         {OLD_LINE}
         self.model = model
+
+    def compute_loss(self, model, inputs):
+        return 0.0
 """
 GRPO_NEW = """class GRPOTrainer:
     def __init__(self, model, args):
@@ -57,6 +60,8 @@ def release(version: str) -> dict[str, bytes]:
         f"{PROJECT}/grpo.py": (GRPO_NEW if new else GRPO_OLD).encode(),
         f"{PROJECT}/experimental/__init__.py": b"",
     }
+    if new:  # GRPOTrainer.compute_loss became a function of its own module
+        files[f"{PROJECT}/losses.py"] = b"def compute_loss(model, inputs):\n    return 0.0\n"
     if new:
         files[f"{PROJECT}/experimental/kto/__init__.py"] = b""
         files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = (
@@ -84,6 +89,7 @@ checks:
     contains: ["{OLD_LINE}"]
   - {{id: removed, module: {PROJECT}.core, function: helper}}
   - {{id: steady, module: {PROJECT}.core, function: run}}
+  - {{id: method-gone, module: {PROJECT}.grpo, class: GRPOTrainer, methods: [compute_loss]}}
   - id: left-behind
     module: {PROJECT}.trainer
     function: DPOTrainer.__init__
@@ -136,6 +142,12 @@ def test_check_json_carries_the_transition_and_what_each_subject_became(upstream
     assert behind["text"] == f"{PROJECT}.experimental.dpo.DPOTrainer.__init__"
     assert (behind["path"], behind["line"]) == (f"{PROJECT}/experimental/dpo.py", 5)
     assert "diff" not in rows["left-behind", "2.0.0"]  # the same text: only the move is news
+
+    method = rows["method-gone", "2.0.0"]["moved_to"]
+    assert (method["text"], method["path"]) == (
+        f"{PROJECT}.losses.compute_loss",
+        f"{PROJECT}/losses.py",
+    )
 
     removed = rows["removed", "2.0.0"]["moved_to"]
     assert removed["text"] == "" and removed["searched"] >= 5
