@@ -11,7 +11,6 @@ from typing import NamedTuple
 from canary._version import __version__
 from canary.cli.help import EXIT_CODES, HelpFormatter
 from canary.cli.interrupt import end_now
-from canary.engine.interrupted import Interrupted
 from canary.errors import CanaryError, ExitCode
 
 
@@ -72,8 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return args.run(args)
-    except KeyboardInterrupt:
-        exc = Interrupted()  # outside a run's judging (the lock's resolution, scan, init)
+    except KeyboardInterrupt:  # outside a run's judging (the lock's resolution, scan, init)
+        from canary.engine.interrupted import Interrupted  # not loaded by `canary cache info`
+
+        exc = Interrupted()
     except CanaryError as caught:
         exc = caught
     for line in exc.lines():
