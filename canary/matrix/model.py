@@ -232,25 +232,31 @@ class Matrix:
         return MatrixError(self.path, self.line_of(key), f"{key}: {message}")
 
 
-def refuse_empty_gates(matrix: Matrix, releases: list[Version]) -> None:
-    """A check whose `versions` gate admits none of the matrix's releases can never run on
-    one, and a check's `broken` entry that covers none of them acknowledges nothing (a typo,
-    or a release gone): mistakes, refused before anything runs (all of them at once)."""
+def refuse_empty_gates(
+    matrix: Matrix, releases: list[Version], branches: list[str] | None = None
+) -> None:
+    """A check whose gate admits none of the matrix's releases can never run on one, and a
+    check's `broken` entry that covers none of them acknowledges nothing (a typo, or a release
+    gone): mistakes, refused before anything runs (all of them at once). A `since`/`until`
+    gate is let be when the matrix checks a branch, which its declared version may admit."""
     if not releases:
         return
     span = f"{len(releases)} releases ({min(releases)} to {max(releases)})"
-    errors = [
-        MatrixError(
-            matrix.path,
-            check.line_of("versions"),
-            f"versions: {str(check.gate)!r} admits none of the {span}; the check would never run",
-            check=check.id,
+    errors = []
+    for check in matrix.checks:
+        if check.gate is None or any(check.gate.contains(v, prereleases=True) for v in releases):
+            continue
+        key = next((k for k in ("versions", "until", "since") if k in check.lines), None)
+        if key is None or (key != "versions" and branches):
+            continue
+        errors.append(
+            MatrixError(
+                matrix.path,
+                check.line_of(key),
+                f"{key}: {str(check.gate)!r} admits none of the {span}; the check would never run",
+                check=check.id,
+            )
         )
-        for check in matrix.checks
-        if "versions" in check.lines
-        and check.gate is not None
-        and not any(check.gate.contains(v, prereleases=True) for v in releases)
-    ]
     errors += [
         MatrixError(
             matrix.path,

@@ -146,9 +146,9 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
 
 def check_keys(matrix: Matrix, resolution: Resolution) -> None:
     """`anchors` and `broken` must name resolved releases (a typo would silently check less),
-    and no check's `versions` gate may exclude them all."""
+    and no check's gate may exclude them all (nor a branch)."""
     known = {label for label, _ in resolution.releases}
-    refuse_empty_gates(matrix, [Version(label) for label in known])
+    refuse_empty_gates(matrix, [Version(label) for label in known], resolution.branches)
     for key, names in (
         ("versions.anchors", matrix.versions.anchors),
         ("versions.broken", list(matrix.versions.broken)),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import yaml
 
 from canary.errors import CanaryError
+from canary.scan.call_shapes import shape_yaml, stated_shape
 from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -24,6 +25,7 @@ KNOWN_REPOS = {
 }
 _ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _ID_SUFFIX["matches"] = "-source-regex"
+_ID_SUFFIX["call"] = "-call"
 # assertions whose values are names: a merge adds the names newly used to what a check lists
 _NAME_LISTS = ("methods", "accepts", "params")
 
@@ -100,7 +102,9 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
             for alternative in (subject, subject.fallback):
                 first, *rest = _subject_lines(alternative, f"{pad}      ")
                 lines += [f"{pad}    - {first.lstrip()}", *rest]
-        if proposal.assertion:
+        if proposal.assertion == "call":
+            lines.append(f"{pad}  call: {shape_yaml(proposal.values[0])}")
+        elif proposal.assertion:
             values = ", ".join(quote(v) for v in proposal.values)
             lines.append(f"{pad}  {proposal.assertion}: [{values}]")
         if proposal.gate:
@@ -161,6 +165,11 @@ def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None,
             # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
             for stated in ("params", "accepts") if assertion == "params" else (assertion,):
                 facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
+    if (shape := stated_shape(check.get("call"))) is not None:
+        facts.append((check.get("module"), keys[0], subject, "call", {shape}))
+    elif any(k in check for k in ("params", "accepts", "signature")):
+        # the user states the parameters themselves: a call's shape is theirs to add
+        facts.append((check.get("module"), keys[0], subject, "call", set()))
     for alternative in check.get("any_of") or []:
         if isinstance(alternative, dict):
             facts.extend(_content(alternative))

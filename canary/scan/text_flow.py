@@ -20,6 +20,7 @@ from canary.scan.node_values import (
     argument,
     constant,
     constant_int,
+    flag,
     inline_flags,
     literal_rows,
     rewritten,
@@ -276,6 +277,9 @@ class TextFlow:
 
     def binding_of(self, value: ast.expr) -> object | None:
         """What a name assigned `value` is bound to."""
+        gate = flag(value, self.upstream)
+        if gate is not None:
+            return gate
         texts = self.texts(value)
         if texts:
             return Texts(texts)

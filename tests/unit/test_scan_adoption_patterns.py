@@ -58,7 +58,7 @@ def test_an_import_the_function_gives_up_without_tolerates_every_later_use():
         replace_linear(model=1, config=2)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "info"
     )
 
@@ -85,7 +85,7 @@ def test_an_import_whose_handler_goes_on_keeps_later_uses_hard():
         replace_linear(model=1)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "error"
     )
 
@@ -102,7 +102,7 @@ def test_the_guard_ends_with_the_function_that_gave_up():
         replace_linear(model=1)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "error"
     )
 
