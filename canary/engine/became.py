@@ -380,11 +380,10 @@ def find_definitions(
 
 def _read(run: VersionRun, paths: list[str]) -> Iterator[tuple[str, bytes]]:
     """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours)."""
-    prefetch = getattr(run.tree, "prefetch", None)
     for at in range(0, len(paths), PREFETCH_CHUNK):
         chunk = paths[at : at + PREFETCH_CHUNK]
-        if prefetch is not None and len(chunk) > 1:
-            prefetch(chunk)
+        if len(chunk) > 1:
+            run.tree.prefetch(chunk)
         for path in chunk:
             data = run.tree.read(path)
             if data is not None:

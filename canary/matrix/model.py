@@ -34,13 +34,15 @@ LIST_KEYS = (
     "bases",
     "attributes",
     "assignable",
+    "no_methods_beyond",
     "params",
     "accepts",
+    "named",
     "contains",
     "matches",
     "not_contains",
 )
-CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "own")
+CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "count", "own")
 CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
 CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
@@ -125,12 +127,15 @@ class Contract:
     bases: tuple[str, ...] = ()
     attributes: tuple[str, ...] = ()  # bound by the class or a base
     assignable: tuple[str, ...] = ()  # bound, and not a property without a setter
+    no_methods_beyond: tuple[str, ...] | None = None  # every public method is one of these
     params: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()  # a named parameter, or renamed onto one; not **kwargs
     signature: Signature | None = None
     call: CallShape | None = None
     own: bool = False  # methods must be defined in the class's own body, not inherited
     contains: tuple[str, ...] = ()
+    count: int | None = None  # each `contains` text occurs exactly this often
     matches: tuple[re.Pattern[str], ...] = ()
     not_contains: tuple[str, ...] = ()
 
@@ -652,12 +657,22 @@ class _CheckReader(_Reader):
             ("bases", "class", class_),
             ("attributes", "class", class_),
             ("assignable", "class", class_),
+            ("no_methods_beyond", "class", class_),
+            ("named", "function", function),
             ("params", "function", function),
             ("accepts", "function", function),
         ):
             if lists[key] and present is None:
                 raise self.fail(data.lines[key], f"{key}: needs `{needs}` in the same check")
-        for key in ("methods", "attributes", "assignable", "params", "accepts"):
+        for key in (
+            "methods",
+            "attributes",
+            "assignable",
+            "no_methods_beyond",
+            "params",
+            "accepts",
+            "named",
+        ):
             for name in lists[key]:
                 if not _NAME.match(name):
                     raise self.fail(data.lines[key], f"{key}: {name!r} is not a name")
@@ -676,12 +691,15 @@ class _CheckReader(_Reader):
             bases=lists["bases"],
             attributes=lists["attributes"],
             assignable=lists["assignable"],
+            no_methods_beyond=lists["no_methods_beyond"] if "no_methods_beyond" in data else None,
             params=lists["params"],
             accepts=lists["accepts"],
+            named=lists["named"],
             signature=self.signature(data, function),
             call=self.call(data, function),
             own=self.own(data, class_, function),
             contains=lists["contains"],
+            count=self.count(data, lists["contains"]),
             matches=tuple(patterns),
             not_contains=lists["not_contains"],
         )
@@ -705,6 +723,17 @@ class _CheckReader(_Reader):
                 line, f"signature: {text!r} is not a Python signature ({why})"
             ) from None
         return Signature(text.strip(), params, returns)
+
+    def count(self, data: MarkedDict, contains: tuple[str, ...]) -> int | None:
+        """`count: N`: each `contains` text occurs exactly N times (a `str.replace` anchor)."""
+        if "count" not in data:
+            return None
+        value, line = data["count"], data.lines["count"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise self.fail(line, f"count: must be a count (1 or more), not {value!r}")
+        if not contains:
+            raise self.fail(line, "count: needs `contains` in the same check")
+        return value
 
     def call(self, data: MarkedDict, function: str | None) -> CallShape | None:
         """`call: {args: N, keywords: [a, b]}`: a call of that shape must bind."""

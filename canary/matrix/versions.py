@@ -37,7 +37,8 @@ from canary.sources.tree import SourceError
 class Project(Protocol):
     """One project on the index (canary.sources.index provides it)."""
 
-    versions: list[str]
+    @property
+    def versions(self) -> list[str]: ...
 
     def files(self, version: str) -> list[IndexFile]: ...
 
@@ -52,11 +53,12 @@ class SelectionError(MatrixError):
     """A `--versions` value that is neither a keyword, a specifier nor a list: a usage error."""
 
 
-def index_client() -> Index:
-    """The process's index client, built on first use so lock-only runs never create it."""
-    from canary.sources.context import shared_context
+class Sources(Protocol):
+    """Where a run's index client comes from (its SourceContext): asked for it only when the
+    index is needed, so lock-only runs never build one."""
 
-    return shared_context().index
+    @property
+    def index(self) -> Index: ...
 
 
 # -- resolution --------------------------------------------------------------------------
@@ -186,7 +188,7 @@ def _current_lock(matrix: Matrix) -> Lock | None:
     return read_lock(lock_path(matrix))
 
 
-def resolution_for(matrix: Matrix) -> Resolution:
+def resolution_for(matrix: Matrix, sources: Sources) -> Resolution:
     """The lock when it matches the matrix, else a fresh resolution (saying so on stderr)."""
     lock = _current_lock(matrix)
     if lock is not None and lock.spec == spec_of(matrix):
@@ -196,16 +198,16 @@ def resolution_for(matrix: Matrix) -> Resolution:
     else:
         why = "no lock file" if lock is None else "the lock does not match `versions` any more"
         _note(matrix, f"{why}; resolving versions from the package index (`canary lock` pins them)")
-        resolution = resolve(matrix, index_client())
+        resolution = resolve(matrix, sources.index)
     check_keys(matrix, resolution)
     return resolution
 
 
-def select_targets(matrix: Matrix, selection: str) -> list[Target]:
+def select_targets(matrix: Matrix, selection: str, sources: Sources) -> list[Target]:
     """The targets of `--versions SELECTION`: releases in PEP 440 order, then branches."""
     if is_explicit(selection):
-        return _explicit(matrix, selection)
-    resolution = resolution_for(matrix)
+        return _explicit(matrix, selection, sources)
+    resolution = resolution_for(matrix, sources)
     files = resolution.files()
     if selection in ("releases", "all"):
         labels = list(files)
@@ -234,7 +236,7 @@ def _specifier(matrix: Matrix, selection: str) -> SpecifierSet:
         ) from None
 
 
-def _explicit(matrix: Matrix, selection: str) -> list[Target]:
+def _explicit(matrix: Matrix, selection: str, sources: Sources) -> list[Target]:
     """Exactly the versions named, in the lock or not; the lock only lends its files (a
     release's files never change, so even a stale lock's are right). A name that looks like a
     mistyped keyword, or a version the index has never heard of, is refused before anything
@@ -250,7 +252,7 @@ def _explicit(matrix: Matrix, selection: str) -> list[Target]:
     known = set(files) | set(exact_includes(matrix))
     unknown = [t.label for t in targets if t.version is not None and t.version not in known]
     if unknown:
-        _check_released(matrix, unknown)
+        _check_released(matrix, unknown, sources)
     return [
         Target(t.label, file=files.get(t.version)) if t.version is not None else t for t in targets
     ]
@@ -271,11 +273,11 @@ def _check_branch(matrix: Matrix, name: str) -> None:
         )
 
 
-def _check_released(matrix: Matrix, labels: list[str]) -> None:
+def _check_released(matrix: Matrix, labels: list[str], sources: Sources) -> None:
     """Versions not in the lock must at least be listed on the index (one page, cached).
     Without the page (offline, index down) the run itself reports what it cannot read."""
     try:
-        project = index_client().project(matrix.pypi)
+        project = sources.index.project(matrix.pypi)
     except SourceError:
         return
     listed = {version for label in project.versions if (version := _parse(label))}
@@ -294,10 +296,10 @@ def _check_released(matrix: Matrix, labels: list[str]) -> None:
 # -- commands ----------------------------------------------------------------------------
 
 
-def fresh_resolution(matrix: Matrix) -> Resolution:
+def fresh_resolution(matrix: Matrix, sources: Sources) -> Resolution:
     """The versions the matrix names today (the index asked again, not the lock)."""
     resolution = (
-        resolve(matrix, index_client(), refresh=True) if needs_index(matrix) else unresolved(matrix)
+        resolve(matrix, sources.index, refresh=True) if needs_index(matrix) else unresolved(matrix)
     )
     check_keys(matrix, resolution)
     return resolution
@@ -406,7 +408,7 @@ class LockReport:
 
 
 def refresh_locks(
-    matrix_paths: list[str], check: bool, accept_changed: Collection[str] = ()
+    matrix_paths: list[str], check: bool, sources: Sources, accept_changed: Collection[str] = ()
 ) -> LockReport:
     """Refresh each lock and say what changed; with `check`, write nothing (a stale lock is
     reported). A locked file whose bytes changed on the index is an alarm either way, and its
@@ -414,7 +416,7 @@ def refresh_locks(
     so the alarm repeats on every refresh until then."""
     report = LockReport()
     for matrix_path in matrix_paths:
-        _refresh(load_matrix(matrix_path), check, report, frozenset(accept_changed))
+        _refresh(load_matrix(matrix_path), check, report, sources, frozenset(accept_changed))
     return report
 
 
@@ -425,9 +427,11 @@ def _held(old: Resolution, new: Resolution, labels: set[str]) -> Resolution:
     return Resolution(releases, list(new.branches), list(new.yanked))
 
 
-def _refresh(matrix: Matrix, check: bool, report: LockReport, accepted: frozenset[str]) -> None:
+def _refresh(
+    matrix: Matrix, check: bool, report: LockReport, sources: Sources, accepted: frozenset[str]
+) -> None:
     path = lock_path(matrix)
-    resolution = resolve(matrix, index_client(), refresh=True)
+    resolution = resolve(matrix, sources.index, refresh=True)
     check_keys(matrix, resolution)
     text = render_lock(matrix, resolution)
     try:

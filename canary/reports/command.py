@@ -38,9 +38,9 @@ def merge(reports: list[RunReport]) -> RunReport:
     merged = RunReport(results=[], stats=dict.fromkeys(STATS_KEYS, 0), upstreams={})
     for report in reports:
         for result in report.results:
-            key = (result.upstream, result.check, result.version)
-            cells.pop(key, None)  # the newer result takes the newer place
-            cells[key] = result
+            cell = (result.upstream, result.check, result.version)
+            cells.pop(cell, None)  # the newer result takes the newer place
+            cells[cell] = result
         for key in STATS_KEYS:
             merged.stats[key] += report.stats.get(key, 0)
         merged.upstreams.update(report.upstreams)

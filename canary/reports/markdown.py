@@ -138,7 +138,8 @@ def fit(parts: list[str], limit: int) -> str:
     sizes = [len(part.encode()) + 1 for part in parts]
     if sum(sizes) <= limit:
         return "\n".join(parts) + "\n"
-    kept, used = [], 0
+    kept: list[str] = []
+    used = 0
     for part, size in zip(parts, sizes, strict=True):
         note = _note(len(parts) - len(kept), len(parts), limit)
         if used + size + len(note.encode()) > limit:

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from canary.cache.store import Cache
-from canary.engine.runner import Runner, release_selector
+from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
 from canary.scan.callsites import CallSites
@@ -29,6 +29,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
+from canary.settings import Settings
 from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -252,15 +253,17 @@ def scan(
     source: Path | None = None,
     read_upstream: bool = True,
     exclude: tuple[str, ...] = (),
+    settings: Settings | None = None,
 ) -> tuple[ScanResult, dict[str, Proposed]]:
     """Scan a downstream tree and propose a matrix per upstream it uses.
 
     Each upstream is read (the newest and lowest release in the range the downstream declares,
     or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing; `exclude` globs leave files out.
+    them by naming conventions alone, reading nothing; `exclude` globs leave files out;
+    `settings` configure the reading (the environment's when not given).
     """
     names = frozenset(upstreams)
-    runner = Runner(select=release_selector, source_path=source)
+    runner = Runner(settings=settings or Settings.from_environment(), source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
     result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
     used = sorted({f.ref.root for f in result.findings} & names)

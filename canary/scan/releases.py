@@ -18,7 +18,7 @@ from canary.engine.judge import VersionRun
 from canary.engine.runner import Runner
 from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
-from canary.matrix.versions import index_client, resolve
+from canary.matrix.versions import resolve
 from canary.scan.emit import Releases, render_matrix
 from canary.scan.places import Places
 from canary.scan.upstream import Elsewhere, UpstreamView
@@ -94,7 +94,7 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
         reading.runs = [runner.version_run(header, target)]
         return reading
     try:
-        files = resolve(header, index_client()).files()
+        files = resolve(header, runner.context.index).files()
         targets = [Target(label, file=file) for label, file in files.items()]
     except (SourceError, MatrixError, OSError) as exc:
         return Reading(releases or Releases(), problem=f"releases not read: {exc}")

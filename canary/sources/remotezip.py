@@ -436,7 +436,7 @@ def _concurrently(
     """Start fetching every group; each returned call gives its group's result (or raises its
     error), in order. One group is fetched when its result is asked for."""
     if len(groups) < 2:
-        return [lambda g=group: fetch(g) for group in groups]
+        return [functools.partial(fetch, group) for group in groups]
     global _group_pool
     with _group_pool_lock:
         if _group_pool is None:

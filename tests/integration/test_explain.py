@@ -12,7 +12,6 @@ from campaign_upstream import PROJECT, publish, wheel_name
 from servers import make_wheel, serving
 
 from canary.cli.main import main
-from canary.sources.context import forget_shared_contexts
 
 OLD_LINE = "self.aux_loss_enabled = is_moe and args.router_aux_loss_coef != 0.0"
 NEW_LINE = (
@@ -108,11 +107,8 @@ def upstream(tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
         (tmp_path / "matrices").mkdir()
         (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
-        forget_shared_contexts()
         assert main(["lock"]) == 0  # with the files' hashes: verdicts are remembered
-        forget_shared_contexts()
         yield server
-        forget_shared_contexts()
 
 
 def check_json(capsys) -> dict[str, dict]:
@@ -267,7 +263,6 @@ def test_an_unknown_check_is_exit_2_with_a_did_you_mean(upstream, capsys):
 def test_explain_on_a_release_that_cannot_be_read_names_the_cause(upstream, capsys, tmp_path):
     assert main(["check", "-q"]) == 1  # the verdicts are remembered
     capsys.readouterr()
-    forget_shared_contexts()
     for members in [*(tmp_path / "cache").rglob("member")]:  # the files read are not
         shutil.rmtree(members)
     upstream.stop()
@@ -278,7 +273,6 @@ def test_explain_on_a_release_that_cannot_be_read_names_the_cause(upstream, caps
 
 def test_explain_of_a_check_its_versions_could_not_be_read_for_is_an_error(upstream, capsys):
     upstream.stop()
-    forget_shared_contexts()
     assert main(["explain", f"{PROJECT}::rewritten", "--offline"]) == 1
     out = capsys.readouterr().out
     assert "  ERROR 1.0.0\u20132.0.0  offline: " in out

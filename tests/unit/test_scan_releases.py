@@ -14,7 +14,6 @@ from commands import canary
 from servers import make_wheel, serving
 
 from canary.scan.requirements import declared_releases
-from canary.sources.context import forget_shared_contexts
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0"]
@@ -62,9 +61,7 @@ def index(tmp_path, monkeypatch):
         monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
         monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        forget_shared_contexts()
         yield server
-        forget_shared_contexts()
 
 
 DOWNSTREAM = """\
@@ -165,7 +162,6 @@ def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases
     for kind in (tmp_path / "cache").glob("*/*"):
         if kind.is_dir() and kind.name != "verdict":
             shutil.rmtree(kind)
-    forget_shared_contexts()
     index.log.clear()
     assert scanned(tmp_path) == first
     fetched = {entry.path for entry in index.log}
