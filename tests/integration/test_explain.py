@@ -290,7 +290,6 @@ def test_an_annotation_carries_the_transition_on_its_next_lines(upstream, capsys
 
 def test_a_warm_run_tells_the_story_again_without_reading_the_releases(upstream, capsys, tmp_path):
     told = check_json(capsys)
-    forget_shared_contexts()
     for members in [*(tmp_path / "cache").rglob("member")]:  # nothing left to read them from
         shutil.rmtree(members)
     upstream.stop()
