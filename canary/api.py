@@ -149,6 +149,7 @@ def scan(
     source: str | Path | None = None,
     settings: Settings | None = None,
     exclude: Sequence[str] = (),
+    progress: ProgressFactory | None = None,
 ) -> Scan:
     """Read a downstream codebase (never import it) and propose the checks each upstream it
     patches needs, placed and judged on the releases it declares (or the `source` folder);
@@ -164,5 +165,7 @@ def scan(
         raise UsageError(f"scan: --source {source}: not a folder")
     folder = Path(source) if source is not None else None
     settings = settings if settings is not None else Settings.from_environment()
-    result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude), settings=settings)
+    result, proposed = scan_tree(
+        root, names, folder, exclude=tuple(exclude), settings=settings, progress=progress
+    )
     return Scan(result, proposed, names)

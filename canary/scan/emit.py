@@ -7,7 +7,6 @@ every byte of their file, comments included, and new files read like hand-writte
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ import yaml
 
 from canary.errors import CanaryError
 from canary.scan.call_shapes import shape_yaml, stated_shape
+from canary.scan.ids import assign_ids
 from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -23,9 +23,6 @@ KNOWN_REPOS = {
     "peft": ("huggingface/peft", "src"),
     "transformers": ("huggingface/transformers", "src"),
 }
-_ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
-_ID_SUFFIX["matches"] = "-source-regex"
-_ID_SUFFIX["call"] = "-call"
 # assertions whose values are names: a merge adds the names newly used to what a check lists
 _NAME_LISTS = ("methods", "accepts", "params")
 
@@ -58,32 +55,6 @@ def quote(text: str) -> str:
         else:
             out.append(char)
     return '"' + "".join(out) + '"'
-
-
-def kebab(text: str) -> str:
-    """`GRPOTrainer._prepare_inputs` -> `grpo-trainer-prepare-inputs` ([a-z0-9-] only)."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", text)
-    return re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-") or "check"
-
-
-def assign_ids(proposals: Iterable[Proposal], taken: Iterable[str]) -> list[str]:
-    """An id per proposal, unique against `taken` and each other, readable from the subject."""
-    used = set(taken)
-    ids = []
-    for proposal in proposals:
-        subject = proposal.subject
-        suffix = _ID_SUFFIX[proposal.assertion]
-        candidates = [kebab(subject.name or subject.module) + suffix]
-        candidates.append(kebab(f"{subject.module}.{subject.name or ''}") + suffix)
-        chosen = next((c for c in candidates if c not in used), None)
-        number = 2
-        while chosen is None:
-            numbered = f"{candidates[-1]}-{number}"
-            chosen = None if numbered in used else numbered
-            number += 1
-        used.add(chosen)
-        ids.append(chosen)
-    return ids
 
 
 def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str:

@@ -302,7 +302,7 @@ class FileScanner(ast.NodeVisitor):
             self.calls.record_call(func.id, node, self._upstream)
         for found in sought(node, self.flow):
             if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node)
+                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
             else:
                 self.record.expects_match(found.source, found.regex, found.node)
         callee = self._upstream(func)

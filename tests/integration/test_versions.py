@@ -556,7 +556,9 @@ def wheel_bytes(version: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members.items():
-            archive.writestr(name, data)
+            # A fixed timestamp: the same version is the same bytes whenever it is built (with
+            # the clock's, a rebuild a second later got another sha256 than the lock's).
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
     return buffer.getvalue()
 
 

@@ -14,12 +14,11 @@ from canary.matrix.model import load_matrix
 from canary.scan.emit import (
     MergeError,
     Releases,
-    assign_ids,
-    kebab,
     merge_text,
     quote,
     render_matrix,
 )
+from canary.scan.ids import assign_ids, kebab
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 
