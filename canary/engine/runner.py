@@ -17,8 +17,9 @@ from canary.engine.hints import with_hints
 from canary.engine.interrupted import Interrupted
 from canary.engine.judge import VersionRun
 from canary.engine.loader import module_files
-from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
+from canary.engine.retold import Told, recalled, remember, story_key
 from canary.engine.transitions import Explainer, Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
@@ -236,17 +237,22 @@ class Runner:
         same); nothing unless `explains`."""
         where = {(m.upstream, t.label): (m, t) for m, t in plan}
 
-        def told(transition: Transition) -> tuple[Became | None, str] | None:
+        def told(transition: Transition) -> Told | None:
             matrix, old = where[transition.upstream, transition.last_pass]
             new = where[transition.upstream, transition.first_fail][1]
             check = next(c for c in matrix.checks if c.id == transition.check)
+            key = self._story_key(matrix, check, old, new)
+            if key is not None and (known := recalled(self.context.cache, key)) is not None:
+                return known
             try:
                 found = self.explain(matrix, check, old, new)
             except (SourceError, ParseError, RegexError):
                 return None
+            if key is not None:
+                remember(self.context.cache, key, (found.became, found.diff))
             return found.became, found.diff
 
-        def tell_all(transitions: list[Transition]) -> list[tuple[Became | None, str] | None]:
+        def tell_all(transitions: list[Transition]) -> list[Told | None]:
             if not self.explains or not transitions:
                 return [None] * len(transitions)
             pool = DaemonPool(min(self.settings.jobs, len(transitions)), "canary-explain")
@@ -256,6 +262,12 @@ class Runner:
                 pool.shutdown()
 
         return tell_all
+
+    def _story_key(self, matrix: Matrix, check: Check, old: Target, new: Target) -> str | None:
+        """Where a transition's story is remembered, as verdicts are (index files only)."""
+        if not self.remember or self.source_path is not None or self.source == "github":
+            return None
+        return story_key(matrix.pypi, check, old, new)
 
     def explain(
         self, matrix: Matrix, check: Check, old: Target, new: Target, diff_lines: int = DIFF_LINES

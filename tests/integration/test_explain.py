@@ -286,3 +286,13 @@ def test_an_annotation_carries_the_transition_on_its_next_lines(upstream, capsys
     assert line.endswith(
         f"%0Abroke in 2.0.0 (held on 1.1.0)%0Aclosest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
     )
+
+
+def test_a_warm_run_tells_the_story_again_without_reading_the_releases(upstream, capsys, tmp_path):
+    told = check_json(capsys)
+    for members in [*(tmp_path / "cache").rglob("member")]:  # nothing left to read them from
+        shutil.rmtree(members)
+    upstream.stop()
+    assert main(["check", "--format", "json", "-q", "--offline"]) == 1
+    again = {(r["check"], r["version"]): r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert again == told
