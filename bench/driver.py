@@ -14,7 +14,7 @@ from collections import Counter
 
 from bench.strategies import STRATEGIES, runner_for
 from canary.analysis.pool import ParsePool
-from canary.engine.runner import release_selector
+from canary.engine.runner import Runner
 from canary.matrix.files import load_matrices
 from canary.matrix.model import Matrix
 from canary.matrix.targets import Target
@@ -32,7 +32,9 @@ def spread(items: list, count: int | None) -> list:
 
 def subset(matrices: list[Matrix], count: int | None) -> dict[str, list[Target]]:
     """`count` locked releases over all matrices, spread evenly in every matrix's share."""
-    plan = [(m.upstream, t) for m in matrices for t in release_selector(m, "releases")]
+    runner = Runner()
+    plan = [(m.upstream, t) for m in matrices for t in runner.targets(m, "releases")]
+    runner.close()
     chosen: dict[str, list[Target]] = {m.upstream: [] for m in matrices}
     for upstream, target in spread(plan, count):
         chosen[upstream].append(target)

@@ -1,9 +1,9 @@
 """canary: static cross-version checks of the upstream contracts that monkey-patches depend on.
 
 The public API: `check`, `lock`, `resolve` and `scan` (what the commands do, returning data;
-see `canary.api`), the errors they raise (`CanaryError`, with the `ExitCode` a command ends
-with) and `__version__`. The names are loaded on first use, so `import canary` (the pytest
-plugin, a `--help`) costs nothing.
+see `canary.api`), the `Settings` they run with, the errors they raise (`CanaryError`, with the
+`ExitCode` a command ends with) and `__version__`. The names are loaded on first use, so
+`import canary` (the pytest plugin, a `--help`) costs nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,18 @@ from canary._version import __version__
 if TYPE_CHECKING:
     from canary.api import check, lock, resolve, scan
     from canary.errors import CanaryError, ExitCode
+    from canary.settings import Settings
 
-__all__ = ["CanaryError", "ExitCode", "__version__", "check", "lock", "resolve", "scan"]
+__all__ = [
+    "CanaryError",
+    "ExitCode",
+    "Settings",
+    "__version__",
+    "check",
+    "lock",
+    "resolve",
+    "scan",
+]
 
 _WHERE = {
     "check": "canary.api",
@@ -26,6 +36,7 @@ _WHERE = {
     "scan": "canary.api",
     "CanaryError": "canary.errors",
     "ExitCode": "canary.errors",
+    "Settings": "canary.settings",
 }
 
 

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canary._version import __version__
+from canary.analysis import ModuleCache
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import RunReport
-from canary.engine.runner import ProgressSink, Runner, Selector, local_selector, offline_mode
-from canary.engine.runner import release_selector as _release_selector
+from canary.engine.runner import ProgressSink, Runner, Selector, local_selector
 from canary.errors import UsageError
 from canary.matrix.files import find_matrices, load_matrices
 from canary.matrix.lock import Resolution
 from canary.matrix.model import Matrix, load_matrix
+from canary.settings import Settings
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
 
@@ -40,30 +42,43 @@ def check(
     *,
     versions: str = "releases",
     source: str = "auto",
-    offline: bool = False,
-    jobs: int | None = None,
+    settings: Settings | None = None,
     progress: ProgressFactory | None = None,
 ) -> RunReport:
     """Judge every check of `matrices` (paths, folders or names; none: matrices/*.yaml) on
-    the versions `versions` selects, read from `source` (auto, index, github or a folder)."""
+    the versions `versions` selects, read from `source` (auto, index, github or a folder),
+    configured by `settings` (the environment's when not given)."""
     from canary.analysis.pool import ParsePool
+    from canary.sources.context import SourceContext
 
-    with offline_mode(offline):
-        loaded = load_matrices(matrices)
-        select, folder = _selector(source, loaded)
-        runner = Runner(select=select, source_path=folder, source=source, offline=offline)
-        if jobs is not None:
-            runner.jobs = jobs
-        if progress is not None:
-            runner.progress = progress(lambda: runner.stats().get("bytes_downloaded", 0))
-        pool = ParsePool()
-        runner.modules.parse = pool
-        try:
-            report = runner.run(loaded, versions)
-        finally:
-            pool.close()
-            if runner.progress is not None:
-                runner.progress.close()
+    settings = settings if settings is not None else Settings.from_environment()
+    loaded = load_matrices(matrices)
+    select, folder = _selector(source, loaded)
+    sources = SourceContext(settings) if folder is None else None
+
+    def downloaded() -> float:
+        return sources.stats.as_dict().get("bytes_downloaded", 0) if sources else 0
+
+    pool = ParsePool()
+    runner = Runner(
+        settings=settings,
+        select=select,
+        source_path=folder,
+        source=source,
+        sources=sources,
+        modules=ModuleCache(parse=pool),
+        progress=progress(downloaded) if progress is not None else None,
+    )
+    try:
+        report = runner.run(loaded, versions)
+    except Interrupted:
+        pool.stop()
+        raise
+    finally:
+        pool.close()
+        runner.close()
+        if runner.progress is not None:
+            runner.progress.close()
     report.run = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "canary": __version__,
@@ -71,9 +86,10 @@ def check(
     return report
 
 
-def _selector(source: str, matrices: list[Matrix]) -> tuple[Selector, Path | None]:
+def _selector(source: str, matrices: list[Matrix]) -> tuple[Selector | None, Path | None]:
+    """How the versions are chosen (None: the locked releases) and the local folder, if any."""
     if source in REMOTE_SOURCES:
-        return _release_selector, None
+        return None, None
     folder = Path(source)
     if not folder.is_dir():
         raise UsageError(f"--source {source}: not a folder (or auto|index|github)")
@@ -97,21 +113,28 @@ def lock(
     *,
     check: bool = False,
     accept_changed: Sequence[str] = (),
+    settings: Settings | None = None,
 ) -> LockReport:
     """Refresh the lock beside each matrix (with `check`, write nothing); the report says what
     changed and `exit_code(check)` what `canary lock` exits with. A release whose locked file
     changed keeps its locked line unless its label is in `accept_changed`."""
     from canary.matrix.versions import refresh_locks
+    from canary.sources.context import SourceContext
 
-    return refresh_locks([str(p) for p in find_matrices(matrices)], check, accept_changed)
+    paths = [str(p) for p in find_matrices(matrices)]
+    with SourceContext(settings) as sources:
+        return refresh_locks(paths, check, sources, accept_changed)
 
 
-def resolve(matrix: str | Path | Matrix) -> Resolution:
+def resolve(matrix: str | Path | Matrix, *, settings: Settings | None = None) -> Resolution:
     """The versions a matrix names today: its `versions` resolved against the package index
     afresh (the lock is not read)."""
     from canary.matrix.versions import fresh_resolution
+    from canary.sources.context import SourceContext
 
-    return fresh_resolution(matrix if isinstance(matrix, Matrix) else load_matrix(matrix))
+    loaded = matrix if isinstance(matrix, Matrix) else load_matrix(matrix)
+    with SourceContext(settings) as sources:
+        return fresh_resolution(loaded, sources)
 
 
 @dataclass
@@ -128,8 +151,9 @@ def scan(
     upstreams: Iterable[str] | None = None,
     *,
     source: str | Path | None = None,
-    offline: bool = False,
+    settings: Settings | None = None,
     exclude: Sequence[str] = (),
+    progress: ProgressFactory | None = None,
 ) -> Scan:
     """Read a downstream codebase (never import it) and propose the checks each upstream it
     patches needs, placed and judged on the releases it declares (or the `source` folder);
@@ -143,7 +167,9 @@ def scan(
     names = upstream_names(upstreams)
     if source is not None and not Path(source).is_dir():
         raise UsageError(f"scan: --source {source}: not a folder")
-    with offline_mode(offline):
-        folder = Path(source) if source is not None else None
-        result, proposed = scan_tree(root, names, folder, exclude=tuple(exclude))
+    folder = Path(source) if source is not None else None
+    settings = settings if settings is not None else Settings.from_environment()
+    result, proposed = scan_tree(
+        root, names, folder, exclude=tuple(exclude), settings=settings, progress=progress
+    )
     return Scan(result, proposed, names)

@@ -13,11 +13,15 @@ import re
 
 #: characters a terminal acts on rather than shows: C0 controls but tab (newline and carriage
 #: return too: they would start a line of the caller's choosing), DEL and C1 (escape
-#: sequences), line and paragraph separators, bidirectional overrides
-_UNSHOWABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: sequences), line and paragraph separators, bidirectional overrides; and lone surrogates
+#: (valid in JSON's escapes, not encodable as UTF-8: every writer would fail on them)
+_UNSHOWABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 #: what a culture-sensitive search skips: format characters (soft hyphen, zero-width and
 #: joiner characters, the byte-order mark...); control characters are escaped before
 _IGNORED = "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]*"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _LEGACY = re.compile(f"#{_IGNORED}#{_IGNORED}\\[")
 _COMMAND = re.compile(r"^(\s*)::")
 
@@ -37,3 +41,14 @@ def showable_lines(text: str) -> str:
     if not text:
         return text
     return "\n".join(showable(line) for line in text.split("\n"))
+
+
+def encodable(value: object) -> object:
+    """Parsed JSON with every lone surrogate in its strings (keys too) written as its escape."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: repr(m.group())[1:-1], value)
+    if isinstance(value, list):
+        return [encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    return value

@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from servers import FileServer, make_wheel, serving
 
-from canary.sources.context import forget_shared_contexts
-
 DOWNSTREAM = Path(__file__).parent / "fixtures" / "adopter"
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
@@ -84,11 +82,7 @@ def upstream_index(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Iterator[Fil
         monkeypatch.setenv("CANARY_GITHUB_API_URL", server.url + "/api")
         monkeypatch.setenv("CANARY_CACHE_DIR", str(cache))
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        forget_shared_contexts()
-        try:
-            yield server
-        finally:
-            forget_shared_contexts()
+        yield server
 
 
 def downstream_copy(target: Path) -> Path:

@@ -20,6 +20,7 @@ from servers import FileServer, make_wheel, sha256
 from canary.engine.outcomes import Result
 from canary.engine.runner import Runner, explicit_targets
 from canary.matrix.model import Matrix, load_matrix
+from canary.settings import Settings
 from canary.sources.context import SourceContext
 from canary.sources.http import RetryPolicy
 from canary.sources.index import JSON_TYPE
@@ -200,9 +201,12 @@ def run_checks(
     upstream: FakeUpstream, index_url: str, cache: Path, policy: RetryPolicy = POLICY
 ) -> list[Result]:
     """The real Runner over every release, through the index and the cache given."""
-    context = SourceContext(index_url=index_url, cache_dir=cache, policy=policy)
+    settings = Settings.from_environment(jobs=4)
+    context = SourceContext(settings, index_url=index_url, cache_dir=cache, policy=policy)
     runner = Runner(
-        select=lambda _matrix, selection: explicit_targets(selection), jobs=4, _context=context
+        settings=settings,
+        select=lambda _matrix, selection: explicit_targets(selection),
+        sources=context,
     )
     try:
         return runner.run([upstream.matrix()], upstream.selection).results

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from campaign_upstream import POLICY
 
-from canary.engine.runner import Runner, explicit_targets, release_selector
+from canary.engine.runner import Runner, explicit_targets
 from canary.matrix.model import load_matrix
+from canary.settings import Settings
 from canary.sources.context import SourceContext
 
 
@@ -37,10 +38,11 @@ def run_to_file(matrix: str, selection: str, output: str) -> None:
     if os.environ.get("CAMPAIGN_DEADLINE"):
         policy = dataclasses.replace(POLICY, deadline=float(os.environ["CAMPAIGN_DEADLINE"]))
     locked = Path(matrix).with_suffix(".lock").exists()
+    settings = Settings.from_environment(jobs=4)
     runner = Runner(
-        select=release_selector if locked else lambda _m, chosen: explicit_targets(chosen),
-        jobs=4,
-        _context=SourceContext(policy=policy),
+        settings=settings,
+        select=None if locked else lambda _m, chosen: explicit_targets(chosen),
+        sources=SourceContext(settings, policy=policy),
     )
     report = runner.run([load_matrix(matrix)], selection)
     if limit:

@@ -45,7 +45,7 @@ def init_of(hierarchy: Hierarchy, ref: ClassRef) -> Init | None:
     return None
 
 
-def _generator(hierarchy: Hierarchy, ref: ClassRef) -> tuple[Generator, str] | None:
+def generator_of(hierarchy: Hierarchy, ref: ClassRef) -> tuple[Generator, str] | None:
     """What makes `ref` a dataclass (or a NamedTuple), and the words for it."""
     own = ref.variants[0].generator
     if own is not None:
@@ -59,7 +59,7 @@ def _generator(hierarchy: Hierarchy, ref: ClassRef) -> tuple[Generator, str] | N
 
 
 def _generated(hierarchy: Hierarchy, ref: ClassRef) -> tuple[FunctionInfo, str] | None:
-    found = _generator(hierarchy, ref)
+    found = generator_of(hierarchy, ref)
     if found is None or not found[0].init:
         return None
     generator, how = found
@@ -82,7 +82,7 @@ def _all_fields(
     order, _ = hierarchy.mro(ref)
     collected: dict[str, tuple[Field, bool]] = {}
     for base in reversed(order[1:]):
-        found = _generator(hierarchy, base)
+        found = generator_of(hierarchy, base)
         if found is not None:
             collected.update(_own_fields(base, found[0]))
     collected.update(_own_fields(ref, generator))

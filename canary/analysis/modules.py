@@ -8,6 +8,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from canary.analysis.budget import check_cost
 from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import MAX_SOURCE_BYTES, ModuleInfo
 from canary.analysis.sparse import sparse_module
@@ -47,6 +48,7 @@ class ModuleCache:
         if info is None and self.store:
             info = self.store.get(key, name, path, text)
         if info is None and self.sparse and len(data) <= MAX_SOURCE_BYTES:
+            check_cost(text, path)  # the whole parse's verdict on a file too costly to parse
             info = sparse_module(text, name, path, is_package=is_package)
             if info is not None:
                 with self._lock:

@@ -19,7 +19,7 @@ INDEX_CODE = ("analysis",)
 def code_fingerprint(parts: tuple[str, ...] = (".",)) -> str:
     """sha256 over the path and bytes of every Python file under `parts` of the package (files
     or folders, relative to it; the whole package by default)."""
-    files = set()
+    files: set[Path] = set()
     for part in parts:
         where = _PACKAGE / part
         files.update(where.rglob("*.py") if where.is_dir() else [where])

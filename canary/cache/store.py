@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import platformdirs
-
+from canary.settings import default_cache_dir
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 from canary.writes import atomic_replace
@@ -50,12 +49,6 @@ DEFAULT_MAX_AGE = 3600.0
 #: A read refreshes an entry's date (for `cache prune`) at most this often.
 _TOUCH_EVERY = 86400.0
 _held = threading.local()  # the cache lock paths the current thread holds
-
-
-def default_cache_dir() -> Path:
-    """CANARY_CACHE_DIR, else the platform's user cache folder for canary."""
-    configured = os.environ.get("CANARY_CACHE_DIR")
-    return Path(configured) if configured else Path(platformdirs.user_cache_dir("canary"))
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,12 @@ import sys
 from canary import api
 from canary.cli.help import EXIT_CODES
 from canary.engine.outcomes import RunReport
-from canary.engine.runner import default_jobs
 from canary.errors import ExitCode
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import prepare_output, write_output
 from canary.reports.progress import Progress, is_cold
 from canary.reports.text import stats_line, summary_line, terminal_style
-
-MAX_JOBS = 256
+from canary.settings import MAX_JOBS, Settings, default_jobs
 
 EXAMPLES = """examples:
   canary check                              every matrices/*.yaml on every locked release
@@ -82,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
         args.matrices,
         versions=args.versions,
         source=args.source,
-        offline=args.offline,
-        jobs=args.jobs,
+        settings=Settings.from_environment(offline=args.offline, jobs=args.jobs),
         progress=progress_for(args),
     )
     report.run["command"] = shlex.join(["canary", *args.argv])
@@ -106,7 +103,7 @@ def progress_for(args: argparse.Namespace) -> api.ProgressFactory | None:
         return None
     cold = None
     if args.source in api.REMOTE_SOURCES:
-        from canary.cache.store import default_cache_dir
+        from canary.settings import default_cache_dir
 
         root = default_cache_dir()
         cold = root if is_cold(root) and not args.offline else None

@@ -16,13 +16,14 @@ from canary.analysis.similar import close_matches
 from canary.cli.help import EXIT_CODES
 from canary.engine.became import EXPLAIN_DIFF_LINES
 from canary.engine.outcomes import Status
-from canary.engine.runner import Runner, offline_mode, release_selector
+from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.files import load_matrices
 from canary.matrix.model import Check, Matrix
 from canary.reports.explanation import CheckStory, story_json, story_text
 from canary.reports.grid import build_grids
 from canary.reports.transition import explained
+from canary.settings import Settings
 
 EXAMPLES = """examples:
   canary explain trl::aux                      where trl::aux broke, what it became, the diff
@@ -47,9 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with offline_mode(args.offline):
-        matrix, check = find_check(args.id, load_matrices(args.matrices))
-        story = tell(matrix, check, args.versions, args.offline)
+    matrix, check = find_check(args.id, load_matrices(args.matrices))
+    story = tell(matrix, check, args.versions, Settings.from_environment(offline=args.offline))
     sys.stdout.write(story_json(story) if args.format == "json" else story_text(story))
     unread = any(r.status is Status.ERROR for r in story.row)
     return int(ExitCode.FAILED if unread else ExitCode.OK)
@@ -90,14 +90,12 @@ def compare_link(matrix: Matrix, old: str, new: str, branches: tuple[str, ...]) 
     return f"https://github.com/{matrix.github}/compare/{ref(old)}...{ref(new)}"
 
 
-def tell(matrix: Matrix, check: Check, versions: str, offline: bool) -> CheckStory:
+def tell(matrix: Matrix, check: Check, versions: str, settings: Settings) -> CheckStory:
     """Run the check and read both sides of its latest transition (SourceError or ParseError
     when one cannot be read)."""
     one = dataclasses.replace(matrix, checks=(check,))
-    targets = {t.label: t for t in release_selector(one, versions)}
-    runner = Runner(
-        select=lambda _matrix, _selection: list(targets.values()), offline=offline, explains=False
-    )
+    runner = Runner(settings=settings, explains=False)
+    targets = {t.label: t for t in runner.targets(one, versions)}
     report = runner.run([one], versions)
     grid = build_grids(report)[0]
     row = grid.row(check.id)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from canary.cli.help import split_names
-from canary.cli.scan import add_exclude
+from canary.cli.scan import add_exclude, scan_progress
 from canary.init.workflows import ACTION_REF
 
 
@@ -26,5 +26,12 @@ def run(args: argparse.Namespace) -> int:
 
     upstreams = split_names(args.upstream)
     return init_main(
-        args.path, args.dir, upstreams, args.action, args.dry_run, sys.stdout, args.exclude
+        args.path,
+        args.dir,
+        upstreams,
+        args.action,
+        args.dry_run,
+        sys.stdout,
+        args.exclude,
+        scan_progress(),
     )

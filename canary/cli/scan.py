@@ -36,6 +36,18 @@ def add_exclude(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def scan_progress(offline: bool = False) -> api.ProgressFactory | None:
+    """The status line scan and init draw on a terminal's stderr (as `canary check` does)."""
+    if not sys.stderr.isatty():
+        return None
+    from canary.cache.store import default_cache_dir
+    from canary.reports.progress import Progress, is_cold
+
+    root = default_cache_dir()
+    cold = root if is_cold(root) and not offline else None
+    return lambda downloaded: Progress(sys.stderr, downloaded, cold_cache=cold, command="scan")
+
+
 def run(args: argparse.Namespace) -> int:
     from canary.scan.command import emit, output_folder, upstream_names
     from canary.scan.merging import matrices_in
@@ -43,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
     folder = output_folder(args.output, args.merge)  # a bad --output before a long scan
     existing = matrices_in(folder) if args.merge else {}
     upstreams = sorted({*upstream_names(split_names(args.upstream)), *existing})
-    found = api.scan(args.path, upstreams, source=args.source, exclude=args.exclude or ())
+    found = api.scan(
+        args.path,
+        upstreams,
+        source=args.source,
+        exclude=args.exclude or (),
+        progress=scan_progress() if args.source is None else None,
+    )
     return emit(
         found.result,
         found.proposed,

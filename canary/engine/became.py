@@ -162,6 +162,11 @@ def _became(
         places, searched = find_definitions(new, name, contract.module)
         moved = _moved_subject(new, places[0]) if places else None
         return Became("definition", places, searched), moved
+    method = _missing_method(contract, new.hierarchy)
+    if method is not None:
+        places, searched = find_definitions(new, method, contract.module)
+        moved = _moved_subject(new, places[0]) if places else None
+        return Became("definition", places, searched), moved
     missing = [p for p in contract.params if after.function and p not in after.function.names]
     if missing:
         return _added_parameters(before, after), None
@@ -207,6 +212,23 @@ def _missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
     if class_name and module is not None and module.classes.get(class_name):
         return None if method.startswith("__") and method.endswith("__") else method
     return class_name or method
+
+
+def _missing_method(contract: Contract, hierarchy: Hierarchy) -> str | None:
+    """The first of a class check's `methods` its class neither defines nor inherits (nor
+    defines in its own body, with `own`)."""
+    wanted = contract.subject
+    module = hierarchy.namespace.lookup(contract.module)
+    if not isinstance(wanted, ClassSubject) or module is None:
+        return None
+    classes = module.classes.get(wanted.name) or []
+    ref = ClassRef(module, tuple(classes))
+    for method in contract.methods:
+        if any(method in cls.methods for cls in classes):
+            continue
+        if contract.own or hierarchy.method(ref, method).owner is None:
+            return method
+    return None
 
 
 def _moved_module(contract: Contract, hierarchy: Hierarchy) -> Became | None:
@@ -358,11 +380,10 @@ def find_definitions(
 
 def _read(run: VersionRun, paths: list[str]) -> Iterator[tuple[str, bytes]]:
     """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours)."""
-    prefetch = getattr(run.tree, "prefetch", None)
     for at in range(0, len(paths), PREFETCH_CHUNK):
         chunk = paths[at : at + PREFETCH_CHUNK]
-        if prefetch is not None and len(chunk) > 1:
-            prefetch(chunk)
+        if len(chunk) > 1:
+            run.tree.prefetch(chunk)
         for path in chunk:
             data = run.tree.read(path)
             if data is not None:

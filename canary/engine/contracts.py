@@ -14,6 +14,7 @@ from typing import TypeVar
 from packaging.version import Version
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.generated import init_of
 from canary.analysis.lines import line_at
@@ -21,7 +22,7 @@ from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render
 from canary.analysis.similar import close_matches
 from canary.engine import bounded_regex
-from canary.engine.calls import accepted, bind, described
+from canary.engine.calls import accepted, bind, described, keyword_target
 from canary.matrix.model import ClassSubject, Contract, FunctionSubject, SymbolSubject
 
 T = TypeVar("T")
@@ -70,6 +71,13 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
     for text in contract.contains:
         if text not in source:
             return _fail(f"source of {subject} lacks {text!r}")
+        times = source.count(text)
+        if contract.count is not None and times != contract.count:
+            lines = ", ".join(str(line) for line in _lines_of(source, text))
+            return _fail(
+                f"source of {subject} has {text!r} {times} times (its lines {lines}), "
+                f"not {contract.count}"
+            )
     for pattern in contract.matches:
         if not bounded_regex.search(pattern, source):
             return _fail(f"no match for /{pattern.pattern}/ in source of {subject}")
@@ -78,6 +86,14 @@ def _source_verdict(source: str, subject: str, contract: Contract) -> Verdict:
             line = line_at(source, source.index(text))
             return _fail(f"source of {subject} contains {text!r} (its line {line})")
     return _pass()
+
+
+def _lines_of(source: str, text: str) -> list[int]:
+    lines, at = [], source.find(text)
+    while at != -1:
+        lines.append(line_at(source, at))
+        at = source.find(text, at + len(text))
+    return lines
 
 
 def _class_verdict(
@@ -94,8 +110,44 @@ def _class_verdict(
     for base in contract.bases:
         if not any(_base_matches(actual, base) for actual in cls.bases):
             return _fail(f"bases of {cls.name} are ({', '.join(cls.bases)})")
+    if contract.no_methods_beyond is not None:
+        public = hierarchy.all_methods(ClassRef(ref.module, (cls,)))
+        extra = sorted(
+            m for m in public if not m.startswith("_") and m not in contract.no_methods_beyond
+        )
+        if extra:
+            return _fail(f"{cls.name} has public methods beyond the list: {', '.join(extra)}")
+    if contract.attributes or contract.assignable:
+        held = _attributes_verdict(hierarchy, ClassRef(ref.module, (cls,)), contract)
+        if not held.holds:
+            return held
+        notes.append(held.detail)
     verdict = _source_verdict(ref.module.segment(cls.span), f"class {cls.name}", contract)
     return _pass("; ".join(notes)) if verdict.holds and notes else verdict
+
+
+def _attributes_verdict(hierarchy: Hierarchy, ref: ClassRef, contract: Contract) -> Verdict:
+    """Each attribute bound by the class (or a base, unless `own`), each `assignable` one not
+    a property without a setter; the pass says how each is bound."""
+    table = attributes(hierarchy, ref, contract.own)
+    notes = []
+    for name in dict.fromkeys((*contract.attributes, *contract.assignable)):
+        bound = table.bound.get(name)
+        if bound is None:
+            detail = f"{ref.name} binds no attribute {name}"
+            detail += _similar(name, table.bound, "has")
+            if contract.own:
+                detail += " in its own body"
+            elif table.unresolved:
+                detail += "; not in its bases read here, and not known for " + ", ".join(
+                    str(u) for u in table.unresolved
+                )
+            return _fail(detail)
+        if name in contract.assignable and not bound.assignable:
+            return _fail(f"{name} of {bound.owner.qualname} is {bound.how}: it cannot be assigned")
+        where = "" if bound.owner.key == ref.key else f" of {bound.owner.qualname}"
+        notes.append(f"{name}: {bound.how}{where}")
+    return _pass("; ".join(notes))
 
 
 def _inherited(
@@ -147,6 +199,14 @@ def _function_verdict(
         how = accepted(fn, name, version)
         if how is None:
             return _fail(f"{described(fn, qualname)} does not accept {name}")
+        if how:
+            notes.append(how)
+    for name in contract.named:
+        target = keyword_target(fn, name, version)
+        if target is None or target.kind == "kwarg":
+            absorbed = f" (only absorbed by **{target.name})" if target else ""
+            return _fail(f"{described(fn, qualname)} has no parameter {name}{absorbed}")
+        how = accepted(fn, name, version)
         if how:
             notes.append(how)
     if contract.call is not None:

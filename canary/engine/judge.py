@@ -85,7 +85,7 @@ class VersionRun:
             except VersionUnknown as exc:
                 if check.gate is not None:
                     return Status.ERROR, f"gated check on {self.target.label}: {exc}"
-        if check.gate is not None and check.gated_out(version):
+        if check.gate is not None and version is not None and check.gated_out(version):
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
             at = version or self.target.version

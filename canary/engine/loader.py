@@ -46,13 +46,12 @@ class ModuleLoader:
     def prefetch(self, names: list[str]) -> None:
         """Modules about to be looked up, fetched together where the source can (a wheel
         merges neighbouring members into one request); best effort, as in Runner."""
-        prefetch = getattr(self.tree, "prefetch", None)
         with self._lock:
             wanted = [n for n in names if n not in self._modules]
-        if prefetch is None or not wanted:
+        if isinstance(self.tree, SourceError) or not wanted:
             return
         try:
-            prefetch([path for name in wanted for path, _ in module_files(name)])
+            self.tree.prefetch([path for name in wanted for path, _ in module_files(name)])
         except SourceError:
             return  # each module's own read reports its own fault
 

@@ -3,29 +3,34 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from canary.analysis import ModuleCache, ParseError
 from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_hints
+from canary.engine.interrupted import Interrupted
 from canary.engine.judge import VersionRun
 from canary.engine.loader import module_files
-from canary.engine.outcomes import Became, Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
+from canary.engine.retold import Told, recalled, remember, story_key
 from canary.engine.transitions import Explainer, Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
+from canary.settings import Settings
+from canary.sources.daemons import DaemonPool
 from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
+
+if TYPE_CHECKING:
+    from canary.sources.context import SourceContext
 
 #: Chooses the targets of a matrix for a `--versions` selection (`matrix.versions` provides it).
 Selector = Callable[[Matrix, str], list[Target]]
@@ -38,21 +43,20 @@ class ProgressSink(Protocol):
 
     def advance(self, upstream: str) -> None: ...
 
-
-def default_jobs() -> int:
-    """Fetching is latency-bound, so more threads than cores pays off."""
-    return min(32, (os.cpu_count() or 1) * 4)
+    def close(self) -> None: ...
 
 
 @dataclass
 class Runner:
-    """Holds what one run shares: the source context (HTTP session, cache) and options."""
+    """Holds what one run shares: its settings, the source context built from them (HTTP
+    session, cache), the module indexes and where its progress is told."""
 
-    select: Selector
+    settings: Settings = field(default_factory=Settings.from_environment)
+    #: the targets of a matrix for a selection; None: the locked releases (the index's when
+    #: there is no lock), asked through this run's sources
+    select: Selector | None = None
     source_path: Path | None = None
     source: str = "auto"  # auto: index, GitHub when it has no file | index only | github only
-    offline: bool = False
-    jobs: int = field(default_factory=default_jobs)
     modules: ModuleCache = field(default_factory=ModuleCache)
     remember: bool = True  # remember verdicts per release file (off to measure the parsing)
     progress: ProgressSink | None = None
@@ -60,18 +64,40 @@ class Runner:
     #: does it itself, for the errors); the seconds it took (the bench weighs them)
     explains: bool = True
     explain_seconds: float = 0.0
-    _context: object | None = None
+    #: versions planned and judged so far, for the line an interrupted run ends with
+    planned: int = 0
+    judged: int = 0
+    #: the source context to read through (a test's, with its own retry policy); else one is
+    #: built from `settings` when first needed
+    sources: SourceContext | None = None
+    _indexes_stored: bool = field(default=False, init=False, repr=False)
 
     @property
-    def context(self):
+    def context(self) -> SourceContext:
         """Built lazily so a `--source PATH` run never touches the network or the cache."""
-        if self._context is None:
-            from canary.analysis.store import IndexStore
-            from canary.sources.context import shared_context
+        if self.sources is None:
+            from canary.sources.context import SourceContext
 
-            self._context = shared_context(offline=self.offline)
-            self.modules.store = IndexStore(self._context.cache)
-        return self._context
+            self.sources = SourceContext(self.settings)
+        if not self._indexes_stored:  # the indexes parsed from what it reads are kept there
+            from canary.analysis.store import IndexStore
+
+            self.modules.store = IndexStore(self.sources.cache)
+            self._indexes_stored = True
+        return self.sources
+
+    def targets(self, matrix: Matrix, selection: str) -> list[Target]:
+        """The versions of `matrix` that `selection` (`--versions`) names."""
+        if self.select is not None:
+            return self.select(matrix, selection)
+        from canary.matrix.versions import select_targets  # a local run never needs it
+
+        return select_targets(matrix, selection, self.context)
+
+    def close(self) -> None:
+        """Let go of the connections of the sources this run built (not of given ones)."""
+        if self.sources is not None:
+            self.sources.close()
 
     def open_tree(self, matrix: Matrix, target: Target) -> Tree:
         if self.source_path is not None:
@@ -80,9 +106,9 @@ class Runner:
         if self.source == "index" and target.branch:
             raise SourceError(f"{where}: a branch is read from GitHub, and --source is index")
         if not target.branch and self.source != "github":
-            tree = self.context.release_tree(matrix.pypi, target.label, target.file)
-            if tree is not None:
-                return tree
+            release = self.context.release_tree(matrix.pypi, target.label, target.file)
+            if release is not None:
+                return release
             if self.source == "index":
                 raise SourceError(f"{where}: no readable file on the package index")
         if not matrix.github:
@@ -111,18 +137,17 @@ class Runner:
         self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None
     ) -> VersionRun:
         """One version's checks; with verdicts that cover them all, the tree is not opened."""
-        if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+        if _covered(verdicts, matrix, target):
             tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
             return VersionRun(matrix, target, tree, self.modules, verdicts)
         try:
             tree = self.open_tree(matrix, target)
         except SourceError as exc:
             tree = exc
-        prefetch = getattr(tree, "prefetch", None)
-        if prefetch is not None:  # neighbouring members in one request each
+        if not isinstance(tree, SourceError):  # neighbouring members in one request each
             # best effort: each check reads its own modules and reports their own fault
             with contextlib.suppress(SourceError):
-                prefetch(module_paths(matrix))
+                tree.prefetch(module_paths(matrix))
         return VersionRun(matrix, target, tree, self.modules, verdicts)
 
     def judge(self, matrix: Matrix, target: Target) -> list[Result]:
@@ -143,6 +168,7 @@ class Runner:
                     results.append(unjudged(matrix, target, check, exc))
             if verdicts is not None:
                 verdicts.save()
+        self.judged += 1  # under the GIL; only the interrupted line reads it
         if self.progress is not None:
             self.progress.advance(matrix.upstream)
         return results
@@ -151,11 +177,18 @@ class Runner:
         """The results of each (matrix, version), in plan order. Versions that need the network
         or the parser go to the thread pool; the rest (a warm run: all of them) are answered in
         this thread, where hand-offs would cost more than they save."""
+        self.planned += len(plan)
+        try:
+            return self._judge_all(plan)
+        except KeyboardInterrupt:
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
         batches: dict[int, list[Result]] = {}
         pending: dict[int, Verdicts | None] = {}
         for at, (matrix, target) in enumerate(plan):
             verdicts = self.verdicts(matrix, target)
-            if verdicts is not None and verdicts.covers(matrix.checks, target.version):
+            if _covered(verdicts, matrix, target):
                 batches[at] = self._judge(matrix, target, verdicts)
             else:
                 pending[at] = verdicts
@@ -164,13 +197,23 @@ class Runner:
             return self._judge(*plan[at], pending[at])
 
         if pending:
-            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(pending)))) as pool:
+            # daemon threads: Ctrl-C must not wait for a read stuck on a slow server
+            pool = DaemonPool(min(self.settings.jobs, len(pending)), "canary-version")
+            try:
                 batches.update(zip(pending, pool.map(judge, pending), strict=True))
+            finally:
+                pool.shutdown()
         return [batches[at] for at in range(len(plan))]
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
+        try:
+            return self._run(matrices, selection)
+        except KeyboardInterrupt:  # listing the versions, or telling what failures became
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
-        plan = [(m, t) for m in matrices for t in self.select(m, selection)]
+        plan = [(m, t) for m in matrices for t in self.targets(m, selection)]
         if not plan and matrices:  # like pytest's exit 5: nothing collected is a mistake
             where = ", ".join(str(m.path) for m in matrices)
             raise MatrixError(where, None, f"--versions {selection}: selects no version to check")
@@ -194,23 +237,37 @@ class Runner:
         same); nothing unless `explains`."""
         where = {(m.upstream, t.label): (m, t) for m, t in plan}
 
-        def told(transition: Transition) -> tuple[Became | None, str] | None:
+        def told(transition: Transition) -> Told | None:
             matrix, old = where[transition.upstream, transition.last_pass]
             new = where[transition.upstream, transition.first_fail][1]
             check = next(c for c in matrix.checks if c.id == transition.check)
+            key = self._story_key(matrix, check, old, new)
+            if key is not None and (known := recalled(self.context.cache, key)) is not None:
+                return known
             try:
                 found = self.explain(matrix, check, old, new)
             except (SourceError, ParseError, RegexError):
                 return None
+            if key is not None:
+                remember(self.context.cache, key, (found.became, found.diff))
             return found.became, found.diff
 
-        def tell_all(transitions: list[Transition]) -> list[tuple[Became | None, str] | None]:
+        def tell_all(transitions: list[Transition]) -> list[Told | None]:
             if not self.explains or not transitions:
                 return [None] * len(transitions)
-            with ThreadPoolExecutor(max_workers=max(1, min(self.jobs, len(transitions)))) as pool:
-                return list(pool.map(told, transitions))
+            pool = DaemonPool(min(self.settings.jobs, len(transitions)), "canary-explain")
+            try:
+                return pool.map(told, transitions)
+            finally:
+                pool.shutdown()
 
         return tell_all
+
+    def _story_key(self, matrix: Matrix, check: Check, old: Target, new: Target) -> str | None:
+        """Where a transition's story is remembered, as verdicts are (index files only)."""
+        if not self.remember or self.source_path is not None or self.source == "github":
+            return None
+        return story_key(matrix.pypi, check, old, new)
 
     def explain(
         self, matrix: Matrix, check: Check, old: Target, new: Target, diff_lines: int = DIFF_LINES
@@ -225,9 +282,17 @@ class Runner:
         return explain(contract, runs[0], runs[1], diff_lines)
 
     def stats(self) -> dict[str, float]:
-        if self._context is None:
+        if self.sources is None:
             return {"requests": 0, "bytes_downloaded": 0, "cache_hits": 0}
-        return self.context.stats.as_dict()
+        counts: dict[str, float] = dict(self.context.stats.as_dict())
+        return counts
+
+
+def _covered(verdicts: Verdicts | None, matrix: Matrix, target: Target) -> bool:
+    """Whether remembered verdicts answer every check of the matrix on this release."""
+    if verdicts is None or target.version is None:
+        return False
+    return verdicts.covers(matrix.checks, target.version)
 
 
 class _Deferred:
@@ -249,6 +314,14 @@ class _Deferred:
 
     def read_meta(self, path: str) -> bytes | None:
         return self._opened().read_meta(path)
+
+    def files(self) -> list[str] | None:
+        """Only an opened tree lists its files: a listing (for hints) is no reason to open it."""
+        return self._tree.files() if self._tree is not None else None
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        if self._tree is not None:  # asking for files ahead is no reason to open it
+            self._tree.prefetch(paths)
 
 
 def unjudged(matrix: Matrix, target: Target, check: Check, exc: Exception) -> Result:
@@ -311,25 +384,3 @@ def local_selector(folder: Path) -> Selector:
         return [target]
 
     return select
-
-
-def release_selector(matrix: Matrix, selection: str) -> list[Target]:
-    """Targets from the lock (or the index); imported late so local runs never need it."""
-    from canary.matrix.versions import select_targets
-
-    return select_targets(matrix, selection)
-
-
-@contextlib.contextmanager
-def offline_mode(enabled: bool) -> Iterator[None]:
-    """--offline for the length of one command: version selection reads it too."""
-    saved = os.environ.get("CANARY_OFFLINE")
-    if enabled:
-        os.environ["CANARY_OFFLINE"] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("CANARY_OFFLINE", None)
-        else:
-            os.environ["CANARY_OFFLINE"] = saved

@@ -11,7 +11,7 @@ latest transition of a check is worth the reads for.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from canary.engine.outcomes import Became, Result, Status
@@ -30,7 +30,7 @@ class Transition:
 
 
 def find_transitions(
-    results: Iterable[Result], order: dict[str, Sequence[str]]
+    results: Iterable[Result], order: Mapping[str, Sequence[str]]
 ) -> list[Transition]:
     """Every transition, per check in the order its results came, oldest first."""
     rows: dict[tuple[str, str], dict[str, Result]] = {}
@@ -39,8 +39,9 @@ def find_transitions(
     found = []
     for (upstream, check), cells in rows.items():
         versions = [v for v in order.get(upstream, ()) if v in cells]
-        versions += [v for v in cells if v not in set(versions)]
-        held, failing = "", []
+        known = set(versions)
+        versions += [v for v in cells if v not in known]
+        held, failing = "", list[str]()
         for version in versions:
             status = cells[version].status
             if status in HOLDING:
@@ -65,7 +66,7 @@ Explainer = Callable[[list[Transition]], "list[tuple[Became | None, str] | None]
 
 
 def with_transitions(
-    results: list[Result], order: dict[str, Sequence[str]], explain: Explainer
+    results: list[Result], order: Mapping[str, Sequence[str]], explain: Explainer
 ) -> list[Result]:
     """The results, each failure of a transition carrying it, and the first failure of each
     check's latest transition what `explain` says the subject became (it is asked once, for

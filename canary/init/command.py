@@ -44,11 +44,14 @@ class Plan:
 
 
 def _proposals(
-    root: Path, upstreams: list[str] | None, exclude: list[str] | None
+    root: Path,
+    upstreams: list[str] | None,
+    exclude: list[str] | None,
+    progress: api.ProgressFactory | None = None,
 ) -> tuple[dict[str, str], str]:
     """NAME -> proposed matrix text, from the scan `canary scan` runs, and what scan says
     beside them (files it could not read, upstreams it found no use of)."""
-    found = api.scan(root, upstreams, exclude=exclude or ())
+    found = api.scan(root, upstreams, exclude=exclude or (), progress=progress)
     proposed = {name: found.proposed[name].text() for name in sorted(found.proposed)}
     unused = [name for name in sorted(found.upstreams) if name not in found.proposed]
     return proposed, "\n".join(notes(found.result, str(root), unused))
@@ -139,16 +142,17 @@ def init_main(
     dry_run: bool,
     out: TextIO,
     exclude: list[str] | None = None,
+    progress: api.ProgressFactory | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
     to check; bad input raises InitError (exit 2) before anything is written. `exclude`: globs
-    scan leaves out (as `canary scan --exclude`)."""
+    scan leaves out (as `canary scan --exclude`); `progress`: scan's status line."""
     root = Path(path)
     if not root.is_dir():
         raise InitError(f"init: {path}: not a folder")
     if Path(folder).is_absolute() or ".." in Path(folder).parts:
         raise InitError(f"init: --dir {folder}: give a folder inside {path}")
-    proposed, notes = _proposals(root, upstreams, exclude)
+    proposed, notes = _proposals(root, upstreams, exclude, progress)
     plan = Plan()
     matrices = Path(folder)
     for name, text in proposed.items():

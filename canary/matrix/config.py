@@ -200,5 +200,7 @@ def table_text(pyproject: str, matrices: list[str]) -> str | None:
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         document.add("tool", tool)
-    tool.add("canary", table)
+    # Item assignment, not `add`: where the file's [tool.*] tables are interleaved with others,
+    # tomlkit hands back a proxy over them that has no `add`.
+    tool["canary"] = table
     return tomlkit.dumps(document)

@@ -29,8 +29,20 @@ from canary.matrix.yamlmarks import MarkedDict
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
-LIST_KEYS = ("methods", "bases", "params", "accepts", "contains", "matches", "not_contains")
-CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "own")
+LIST_KEYS = (
+    "methods",
+    "bases",
+    "attributes",
+    "assignable",
+    "no_methods_beyond",
+    "params",
+    "accepts",
+    "named",
+    "contains",
+    "matches",
+    "not_contains",
+)
+CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "count", "own")
 CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
 CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
@@ -113,12 +125,17 @@ class Contract:
     subject: Subject | None = None
     methods: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()  # bound by the class or a base
+    assignable: tuple[str, ...] = ()  # bound, and not a property without a setter
+    no_methods_beyond: tuple[str, ...] | None = None  # every public method is one of these
     params: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()  # a named parameter, or renamed onto one; not **kwargs
     signature: Signature | None = None
     call: CallShape | None = None
     own: bool = False  # methods must be defined in the class's own body, not inherited
     contains: tuple[str, ...] = ()
+    count: int | None = None  # each `contains` text occurs exactly this often
     matches: tuple[re.Pattern[str], ...] = ()
     not_contains: tuple[str, ...] = ()
 
@@ -220,25 +237,31 @@ class Matrix:
         return MatrixError(self.path, self.line_of(key), f"{key}: {message}")
 
 
-def refuse_empty_gates(matrix: Matrix, releases: list[Version]) -> None:
-    """A check whose `versions` gate admits none of the matrix's releases can never run on
-    one, and a check's `broken` entry that covers none of them acknowledges nothing (a typo,
-    or a release gone): mistakes, refused before anything runs (all of them at once)."""
+def refuse_empty_gates(
+    matrix: Matrix, releases: list[Version], branches: list[str] | None = None
+) -> None:
+    """A check whose gate admits none of the matrix's releases can never run on one, and a
+    check's `broken` entry that covers none of them acknowledges nothing (a typo, or a release
+    gone): mistakes, refused before anything runs (all of them at once). A `since`/`until`
+    gate is let be when the matrix checks a branch, which its declared version may admit."""
     if not releases:
         return
     span = f"{len(releases)} releases ({min(releases)} to {max(releases)})"
-    errors = [
-        MatrixError(
-            matrix.path,
-            check.line_of("versions"),
-            f"versions: {str(check.gate)!r} admits none of the {span}; the check would never run",
-            check=check.id,
+    errors = []
+    for check in matrix.checks:
+        if check.gate is None or any(check.gate.contains(v, prereleases=True) for v in releases):
+            continue
+        key = next((k for k in ("versions", "until", "since") if k in check.lines), None)
+        if key is None or (key != "versions" and branches):
+            continue
+        errors.append(
+            MatrixError(
+                matrix.path,
+                check.line_of(key),
+                f"{key}: {str(check.gate)!r} admits none of the {span}; the check would never run",
+                check=check.id,
+            )
         )
-        for check in matrix.checks
-        if "versions" in check.lines
-        and check.gate is not None
-        and not any(check.gate.contains(v, prereleases=True) for v in releases)
-    ]
     errors += [
         MatrixError(
             matrix.path,
@@ -632,12 +655,24 @@ class _CheckReader(_Reader):
         for key, needs, present in (
             ("methods", "class", class_),
             ("bases", "class", class_),
+            ("attributes", "class", class_),
+            ("assignable", "class", class_),
+            ("no_methods_beyond", "class", class_),
+            ("named", "function", function),
             ("params", "function", function),
             ("accepts", "function", function),
         ):
             if lists[key] and present is None:
                 raise self.fail(data.lines[key], f"{key}: needs `{needs}` in the same check")
-        for key in ("methods", "params", "accepts"):
+        for key in (
+            "methods",
+            "attributes",
+            "assignable",
+            "no_methods_beyond",
+            "params",
+            "accepts",
+            "named",
+        ):
             for name in lists[key]:
                 if not _NAME.match(name):
                     raise self.fail(data.lines[key], f"{key}: {name!r} is not a name")
@@ -654,12 +689,17 @@ class _CheckReader(_Reader):
             subject=_subject(symbol, class_, function),
             methods=lists["methods"],
             bases=lists["bases"],
+            attributes=lists["attributes"],
+            assignable=lists["assignable"],
+            no_methods_beyond=lists["no_methods_beyond"] if "no_methods_beyond" in data else None,
             params=lists["params"],
             accepts=lists["accepts"],
+            named=lists["named"],
             signature=self.signature(data, function),
             call=self.call(data, function),
             own=self.own(data, class_, function),
             contains=lists["contains"],
+            count=self.count(data, lists["contains"]),
             matches=tuple(patterns),
             not_contains=lists["not_contains"],
         )
@@ -683,6 +723,17 @@ class _CheckReader(_Reader):
                 line, f"signature: {text!r} is not a Python signature ({why})"
             ) from None
         return Signature(text.strip(), params, returns)
+
+    def count(self, data: MarkedDict, contains: tuple[str, ...]) -> int | None:
+        """`count: N`: each `contains` text occurs exactly N times (a `str.replace` anchor)."""
+        if "count" not in data:
+            return None
+        value, line = data["count"], data.lines["count"]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise self.fail(line, f"count: must be a count (1 or more), not {value!r}")
+        if not contains:
+            raise self.fail(line, "count: needs `contains` in the same check")
+        return value
 
     def call(self, data: MarkedDict, function: str | None) -> CallShape | None:
         """`call: {args: N, keywords: [a, b]}`: a call of that shape must bind."""
@@ -718,7 +769,9 @@ class _CheckReader(_Reader):
         if not isinstance(data["own"], bool):
             raise self.fail(line, f"own: must be true or false, not {_kind(data['own'])}")
         if class_ is None and (function is None or "." not in function):
-            raise self.fail(line, "own: needs `class` (with methods) or `function: Class.method`")
+            raise self.fail(
+                line, "own: needs `class` (with methods or attributes) or `function: Class.method`"
+            )
         return data["own"]
 
     def function_name(self, data: MarkedDict) -> str | None:

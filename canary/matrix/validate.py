@@ -14,7 +14,7 @@ from typing import TextIO
 
 from canary.matrix.lock import lock_path, read_lock, spec_of
 from canary.matrix.model import MatrixError, load_matrix
-from canary.matrix.versions import check_keys
+from canary.matrix.versions import check_keys, needs_index, unresolved
 
 
 def matrix_paths(paths: list[str]) -> list[Path]:
@@ -31,6 +31,10 @@ def validate_one(path: Path) -> tuple[int, str]:
     try:
         matrix = load_matrix(path)
         lock = read_lock(lock_path(matrix))
+        if lock is None and not needs_index(matrix):  # exact versions: known without a lock
+            resolution = unresolved(matrix)
+            check_keys(matrix, resolution)
+            return 0, f"{path}: {len(matrix.checks)} checks, {len(resolution.labels())} versions"
         if lock is None:
             return 0, f"{path}: {len(matrix.checks)} checks; no lock (`canary lock` pins versions)"
         if lock.spec != spec_of(matrix):

@@ -37,7 +37,8 @@ from canary.sources.tree import SourceError
 class Project(Protocol):
     """One project on the index (canary.sources.index provides it)."""
 
-    versions: list[str]
+    @property
+    def versions(self) -> list[str]: ...
 
     def files(self, version: str) -> list[IndexFile]: ...
 
@@ -52,11 +53,12 @@ class SelectionError(MatrixError):
     """A `--versions` value that is neither a keyword, a specifier nor a list: a usage error."""
 
 
-def index_client() -> Index:
-    """The process's index client, built on first use so lock-only runs never create it."""
-    from canary.sources.context import shared_context
+class Sources(Protocol):
+    """Where a run's index client comes from (its SourceContext): asked for it only when the
+    index is needed, so lock-only runs never build one."""
 
-    return shared_context().index
+    @property
+    def index(self) -> Index: ...
 
 
 # -- resolution --------------------------------------------------------------------------
@@ -141,14 +143,15 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
         releases=releases,
         branches=branches_of(matrix),
         yanked=[yanked[v] for v in sorted(yanked)],
+        listed=frozenset(project.versions),
     )
 
 
 def check_keys(matrix: Matrix, resolution: Resolution) -> None:
     """`anchors` and `broken` must name resolved releases (a typo would silently check less),
-    and no check's `versions` gate may exclude them all."""
+    and no check's gate may exclude them all (nor a branch)."""
     known = {label for label, _ in resolution.releases}
-    refuse_empty_gates(matrix, [Version(label) for label in known])
+    refuse_empty_gates(matrix, [Version(label) for label in known], resolution.branches)
     for key, names in (
         ("versions.anchors", matrix.versions.anchors),
         ("versions.broken", list(matrix.versions.broken)),
@@ -186,7 +189,7 @@ def _current_lock(matrix: Matrix) -> Lock | None:
     return read_lock(lock_path(matrix))
 
 
-def resolution_for(matrix: Matrix) -> Resolution:
+def resolution_for(matrix: Matrix, sources: Sources) -> Resolution:
     """The lock when it matches the matrix, else a fresh resolution (saying so on stderr)."""
     lock = _current_lock(matrix)
     if lock is not None and lock.spec == spec_of(matrix):
@@ -196,16 +199,16 @@ def resolution_for(matrix: Matrix) -> Resolution:
     else:
         why = "no lock file" if lock is None else "the lock does not match `versions` any more"
         _note(matrix, f"{why}; resolving versions from the package index (`canary lock` pins them)")
-        resolution = resolve(matrix, index_client())
+        resolution = resolve(matrix, sources.index)
     check_keys(matrix, resolution)
     return resolution
 
 
-def select_targets(matrix: Matrix, selection: str) -> list[Target]:
+def select_targets(matrix: Matrix, selection: str, sources: Sources) -> list[Target]:
     """The targets of `--versions SELECTION`: releases in PEP 440 order, then branches."""
     if is_explicit(selection):
-        return _explicit(matrix, selection)
-    resolution = resolution_for(matrix)
+        return _explicit(matrix, selection, sources)
+    resolution = resolution_for(matrix, sources)
     files = resolution.files()
     if selection in ("releases", "all"):
         labels = list(files)
@@ -234,7 +237,7 @@ def _specifier(matrix: Matrix, selection: str) -> SpecifierSet:
         ) from None
 
 
-def _explicit(matrix: Matrix, selection: str) -> list[Target]:
+def _explicit(matrix: Matrix, selection: str, sources: Sources) -> list[Target]:
     """Exactly the versions named, in the lock or not; the lock only lends its files (a
     release's files never change, so even a stale lock's are right). A name that looks like a
     mistyped keyword, or a version the index has never heard of, is refused before anything
@@ -250,7 +253,7 @@ def _explicit(matrix: Matrix, selection: str) -> list[Target]:
     known = set(files) | set(exact_includes(matrix))
     unknown = [t.label for t in targets if t.version is not None and t.version not in known]
     if unknown:
-        _check_released(matrix, unknown)
+        _check_released(matrix, unknown, sources)
     return [
         Target(t.label, file=files.get(t.version)) if t.version is not None else t for t in targets
     ]
@@ -271,11 +274,11 @@ def _check_branch(matrix: Matrix, name: str) -> None:
         )
 
 
-def _check_released(matrix: Matrix, labels: list[str]) -> None:
+def _check_released(matrix: Matrix, labels: list[str], sources: Sources) -> None:
     """Versions not in the lock must at least be listed on the index (one page, cached).
     Without the page (offline, index down) the run itself reports what it cannot read."""
     try:
-        project = index_client().project(matrix.pypi)
+        project = sources.index.project(matrix.pypi)
     except SourceError:
         return
     listed = {version for label in project.versions if (version := _parse(label))}
@@ -294,10 +297,10 @@ def _check_released(matrix: Matrix, labels: list[str]) -> None:
 # -- commands ----------------------------------------------------------------------------
 
 
-def fresh_resolution(matrix: Matrix) -> Resolution:
+def fresh_resolution(matrix: Matrix, sources: Sources) -> Resolution:
     """The versions the matrix names today (the index asked again, not the lock)."""
     resolution = (
-        resolve(matrix, index_client(), refresh=True) if needs_index(matrix) else unresolved(matrix)
+        resolve(matrix, sources.index, refresh=True) if needs_index(matrix) else unresolved(matrix)
     )
     check_keys(matrix, resolution)
     return resolution
@@ -316,8 +319,10 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
     width = max((len(label) for label, _ in rows), default=0)
     lines += [f"{label:<{width}}  {', '.join(marks)}".rstrip() for label, marks in rows]
     if lock is not None:
-        gone = _diff(lock.resolution, resolution)["gone"]
-        lines += [f"{label:<{width}}  gone since the lock" for label in gone]
+        changes = _diff(lock.resolution, resolution)
+        lines += [f"{label:<{width}}  gone since the lock" for label in changes["gone"]]
+        left = changes["left the range"]
+        lines += [f"{label:<{width}}  left the range since the lock" for label in left]
     return lines
 
 
@@ -334,19 +339,20 @@ def _marks(matrix: Matrix, label: str, locked: set[str] | None) -> list[str]:
 
 
 def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
-    """What a refresh changes: new labels, newly yanked, gone (neither listed nor yanked),
+    """What a refresh changes: new labels, newly yanked, gone (the index no longer lists it),
+    left the range (the index still lists it, but `releases` or `exclude` leave it out),
     releases now read from another file of theirs (a new wheel was added to the release), and
     releases whose file changed: same file name, another sha256 or size."""
     old = old or Resolution()
     old_labels, new_labels = set(old.labels()), set(new.labels())
+    dropped = [label for label in old.labels() if label not in new_labels | set(new.yanked)]
     old_files = old.files()
     kept = [(label, old_files[label], file) for label, file in new.releases if label in old_files]
     return {
         "new": [label for label in new.labels() if label not in old_labels],
         "yanked": [label for label in new.yanked if label not in old.yanked],
-        "gone": [
-            label for label in old.labels() if label not in new_labels and label not in new.yanked
-        ],
+        "gone": [label for label in dropped if label not in new.listed],
+        "left the range": [label for label in dropped if label in new.listed],
         "read from another file": [label for label, was, now in kept if _name(was) != _name(now)],
         "changed": [label for label, was, now in kept if _altered(was, now)],
     }
@@ -406,7 +412,7 @@ class LockReport:
 
 
 def refresh_locks(
-    matrix_paths: list[str], check: bool, accept_changed: Collection[str] = ()
+    matrix_paths: list[str], check: bool, sources: Sources, accept_changed: Collection[str] = ()
 ) -> LockReport:
     """Refresh each lock and say what changed; with `check`, write nothing (a stale lock is
     reported). A locked file whose bytes changed on the index is an alarm either way, and its
@@ -414,7 +420,7 @@ def refresh_locks(
     so the alarm repeats on every refresh until then."""
     report = LockReport()
     for matrix_path in matrix_paths:
-        _refresh(load_matrix(matrix_path), check, report, frozenset(accept_changed))
+        _refresh(load_matrix(matrix_path), check, report, sources, frozenset(accept_changed))
     return report
 
 
@@ -425,9 +431,11 @@ def _held(old: Resolution, new: Resolution, labels: set[str]) -> Resolution:
     return Resolution(releases, list(new.branches), list(new.yanked))
 
 
-def _refresh(matrix: Matrix, check: bool, report: LockReport, accepted: frozenset[str]) -> None:
+def _refresh(
+    matrix: Matrix, check: bool, report: LockReport, sources: Sources, accepted: frozenset[str]
+) -> None:
     path = lock_path(matrix)
-    resolution = resolve(matrix, index_client(), refresh=True)
+    resolution = resolve(matrix, sources.index, refresh=True)
     check_keys(matrix, resolution)
     text = render_lock(matrix, resolution)
     try:

@@ -16,7 +16,6 @@ import contextlib
 import functools
 import gc
 import os
-import time
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -24,14 +23,18 @@ from pathlib import Path
 import pluggy
 import pytest
 
+from canary.analysis import ModuleCache
 from canary.analysis.pool import ParsePool
+from canary.compat.pytest import SetupErrorText, node_relpath, phase_report, setup_stack
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import Result, Status
-from canary.engine.runner import Runner, local_selector, offline_mode, release_selector
+from canary.engine.runner import Runner, local_selector
 from canary.errors import CanaryError, ExitCode
 from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.pytest_plugin.selection import CheckItemBase
 from canary.pytest_plugin.xdist import collects_here
+from canary.settings import Settings
 
 _JUDGING = pytest.StashKey["Judging"]()
 
@@ -68,17 +71,19 @@ class Judging:
     def __init__(self, config: pytest.Config) -> None:
         source = config.getoption("canary_source")
         self.environment = stack = contextlib.ExitStack()
+        modules = ModuleCache()
+        self.pool: ParsePool | None = None
+        if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
+            self.pool = ParsePool()  # started only if something needs parsing
+            modules = ModuleCache(parse=self.pool)
+            stack.callback(self.pool.close)
         if source in ("auto", "index", "github"):
-            offline = config.getoption("canary_offline")
-            stack.enter_context(offline_mode(offline))  # version selection reads it too
-            self.runner = Runner(select=release_selector, source=source, offline=offline)
+            settings = Settings.from_environment(offline=config.getoption("canary_offline"))
+            self.runner = Runner(settings=settings, source=source, modules=modules)
+            stack.callback(self.runner.close)
         else:
             folder = Path(source)
-            self.runner = Runner(select=local_selector(folder), source_path=folder)
-        if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
-            pool = ParsePool()  # started only if something needs parsing
-            self.runner.modules.parse = pool
-            stack.callback(pool.close)
+            self.runner = Runner(select=local_selector(folder), source_path=folder, modules=modules)
         #: The results of each judged version by check id, keyed by (matrix path, version).
         self.results: dict[tuple[str, str], dict[str, Result]] = {}
 
@@ -98,7 +103,12 @@ class Judging:
         if not plan:
             return
         _freeze_at_exit()
-        batches = self.runner.judge_all(list(plan.values()))
+        try:
+            batches = self.runner.judge_all(list(plan.values()))
+        except Interrupted as exc:  # one line, as `canary check` ends, not a traceback
+            if self.pool is not None:
+                self.pool.stop()
+            pytest.exit(str(exc), returncode=int(exc.exit_code))
         for key, batch in zip(plan, batches, strict=True):
             self.results[key] = {result.check: result for result in batch}
 
@@ -127,7 +137,7 @@ class MatrixFile(pytest.File):
         selection = self.config.getoption("canary_versions")
         try:
             matrix = load_matrix(self.path)
-            targets = judging(self.config).runner.select(matrix, selection)
+            targets = judging(self.config).runner.targets(matrix, selection)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
         yield UpstreamNode.from_parent(self, name=matrix.upstream, matrix=matrix, targets=targets)
@@ -148,7 +158,7 @@ class UpstreamNode(pytest.Collector):
     def where(self) -> str:
         """The matrix file as reports name it (relative to the rootdir), found once: pytest
         resolves each item's path again."""
-        return self.session._node_location_to_relpath(self.path)
+        return node_relpath(self.session, self.path)
 
     def collect(self):
         for target in self.targets:
@@ -162,15 +172,21 @@ class UpstreamNode(pytest.Collector):
                 )
 
 
-class CheckItem(CheckItemBase):
+class CheckItem(CheckItemBase, SetupErrorText):
     def __init__(self, *, check: Check, target: Target, **kwargs):
         super().__init__(**kwargs)
         self.check = check
         self.target = target
 
     @property
+    def upstream(self) -> UpstreamNode:
+        """The node of the matrix this item is a check of (its parent)."""
+        assert isinstance(self.parent, UpstreamNode)
+        return self.parent
+
+    @property
     def matrix(self) -> Matrix:
-        return self.parent.matrix
+        return self.upstream.matrix
 
     def judged(self) -> Result:
         key = (str(self.matrix.path), self.target.label)
@@ -181,7 +197,7 @@ class CheckItem(CheckItemBase):
         other tests set up before the next one (or the session's end), and for --pdb."""
         if nextitem is None or self.config.option.usepdb:
             return False
-        held = getattr(getattr(self.session, "_setupstate", None), "stack", None)
+        held = setup_stack(self.session)
         if held is None:
             return False  # a pytest whose setup state this plugin does not know
         return not held or set(held) <= set(nextitem.listchain())
@@ -189,18 +205,14 @@ class CheckItem(CheckItemBase):
     def run_protocol(self) -> None:
         """pytest's reports for this item, from its result: what pytest's own protocol
         (runner, skipping) would report, without the fixture and capture machinery."""
-        hooks = self.parent.hooks
+        hooks = self.upstream.hooks
         nodeid, location = self.nodeid, self.location
         hooks.pytest_runtest_logstart(nodeid=nodeid, location=location)
         keywords = dict.fromkeys(self.keywords, 1)
 
         def report(when: str, outcome: str = "passed", longrepr=None, **extra: str) -> None:
-            now = time.time()
-            hooks.pytest_runtest_logreport(
-                report=pytest.TestReport(
-                    nodeid, location, keywords, outcome, longrepr, when, (), 0, now, now, **extra
-                )
-            )
+            made = phase_report(nodeid, location, keywords, outcome, longrepr, when, **extra)
+            hooks.pytest_runtest_logreport(report=made)
 
         result = self.judged()
         if result.status is Status.ERROR:
@@ -262,16 +274,13 @@ class CheckItem(CheckItemBase):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
-    def _repr_failure_py(self, excinfo, style=None):
-        # pytest renders setup errors through this hook rather than repr_failure; an
-        # unavailable source is a message for the maintainer, not a canary traceback.
-        if isinstance(excinfo.value, SourceUnavailable):
-            return self.repr_failure(excinfo, style)
-        return super()._repr_failure_py(excinfo, style=style)
+    def setup_error_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
+        # an unavailable source is a message for the maintainer, not a canary traceback
+        return str(excinfo.value) if isinstance(excinfo.value, SourceUnavailable) else None
 
     def reportinfo(self):
         return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
 
     @cached_property
     def location(self) -> tuple[str, int | None, str]:
-        return self.parent.where, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
+        return self.upstream.where, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"

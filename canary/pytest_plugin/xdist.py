@@ -12,8 +12,8 @@ serialized by the worker, then read and reported again by the controller). So:
 - the workers skip the matrix files and run the ordinary tests;
 - a session of matrices alone starts no worker at all.
 
-Public hooks and options only. xdist's controller plugin (registered as "dsession") collects
-nothing and runs the workers' loop; this module collects the matrices before it
+Public hooks, options and helpers only (canary.compat.xdist). xdist's controller plugin
+collects nothing and runs the workers' loop; this module collects the matrices before it
 (`pytest_collection`, tryfirst) and runs their items after its loop (`pytest_runtestloop`,
 wrapper).
 """
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from canary.compat.xdist import is_controller, is_worker
 from canary.pytest_plugin.selection import CheckItemBase, is_lock_beside_matrix, is_matrix
 
 #: On an xdist worker: the matrix files it collects, or True for all of them.
@@ -38,7 +39,7 @@ def configure_xdist(config: pytest.Config) -> None:
     xdist's own, which is trylast)."""
     if config.getoption("pyargs", False):
         return  # module names: which hold matrices only collection tells; workers run all
-    if hasattr(config, "workerinput"):  # an xdist worker
+    if is_worker(config):
         config.stash[_WORKER_COLLECTS] = bool(_failed_checks(config)) or _named_inside(config)
         config.pluginmanager.register(WorkerSide(), "canary-xdist-worker")
     elif config.getoption("dist", "no") != "no" and config.getoption("tx", None):
@@ -172,7 +173,7 @@ class ControllerSide:
 
     @pytest.hookimpl(tryfirst=True)  # xdist's controller collects nothing (it returns True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
-        if not session.config.pluginmanager.has_plugin("dsession"):
+        if not is_controller(session):
             return None  # xdist runs nothing distributed after all
         config = session.config
         args = [

@@ -15,6 +15,7 @@ from typing import Any
 from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
+from canary.untrusted import encodable
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
 #: a result's text fields; `closest` or `moved_to` (what a failure became) is an object
@@ -119,7 +120,7 @@ def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInf
 def load_json(text: str) -> RunReport:
     """Parse SPEC's object; ReportError with a clear message on anything malformed."""
     try:
-        data = json.loads(text)
+        data = encodable(json.loads(text))
     except json.JSONDecodeError as exc:
         raise ReportError(f"not JSON: {exc}") from None
     except RecursionError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -36,11 +36,13 @@ class Progress:
         *,
         cold_cache: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
+        command: str = "run",
     ) -> None:
         self.stream = stream
         self.downloaded = downloaded
         self.cold_cache = cold_cache
         self.clock = clock
+        self.command = command  # "run", or "scan" (its first line says "first scan")
         self.total = 0
         self.done = 0
         self.last = ""
@@ -48,15 +50,22 @@ class Progress:
         self._width = 0
         self._lock = threading.Lock()
 
-    def start(self, total: int, releases: int) -> None:
-        """Called once the plan is known; says what a first run is about to do."""
+    def start(self, total: int, releases: int, upstreams: Sequence[str] = ()) -> None:
+        """Called once the plan is known; says what a first run is about to do (and of which
+        `upstreams`, when given)."""
         self.total = total
         if self.cold_cache is not None and releases:
+            of = f" of {', '.join(upstreams)}" if upstreams else ""
             self.stream.write(
-                f"canary: first run: reading {plural(releases, 'release')} from the package "
-                f"index; cached afterwards in {self.cold_cache}\n"
+                f"canary: first {self.command}: reading {plural(releases, 'release')}{of} from"
+                f" the package index; cached afterwards in {self.cold_cache}\n"
             )
         self._draw(force=True)
+
+    def grow(self, more: int = 1) -> None:
+        """More versions to read than the plan said (scan's bisections find them as it goes)."""
+        with self._lock:
+            self.total += more
 
     def advance(self, upstream: str) -> None:
         with self._lock:

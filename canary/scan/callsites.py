@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from canary.scan.imports import Ref
-from canary.scan.source_helpers import Returned
+from canary.scan.source_helpers import Returned, returned_source
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 
@@ -53,6 +53,12 @@ class CallSites:
             r = returned
             self.events.append(["returns", function, r.name, r.index, list(r.attrs), r.position])
             self._returns[function] = returned
+
+    def learn_returns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """In the first pass, what source `fn` returns of what it is passed, if it does."""
+        returned = None if self.frozen else returned_source(fn)
+        if returned is not None:
+            self.returns(fn.name, returned)
 
     def returned(self, function: str) -> Returned | None:
         """What a call of the package's `function` returns the source of, if it does."""

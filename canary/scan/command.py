@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -14,14 +14,15 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from canary.cache.store import Cache
-from canary.engine.runner import Runner, release_selector
+from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
+from canary.reports.progress import Progress
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Finding
-from canary.scan.judging import settle
+from canary.scan.judging import GATED, settle
 from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
@@ -29,6 +30,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
+from canary.settings import Settings
 from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -200,6 +202,11 @@ class Proposed:
             return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
         labels = ", ".join(run.target.label for run in reading.runs)
         head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
+        if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
+            head.append(
+                f"`{GATED} V on` above a check: gated since V, where it starts holding; unless"
+                " your code reaches it only on newer releases, your declared range is wrong there"
+            )
         if self.left_out:
             head.append(
                 f"left out: {len(self.left_out)} use{'s' * (len(self.left_out) > 1)} the client"
@@ -252,20 +259,29 @@ def scan(
     source: Path | None = None,
     read_upstream: bool = True,
     exclude: tuple[str, ...] = (),
+    settings: Settings | None = None,
+    progress: Callable[[Callable[[], float]], Progress | None] | None = None,
 ) -> tuple[ScanResult, dict[str, Proposed]]:
     """Scan a downstream tree and propose a matrix per upstream it uses.
 
     Each upstream is read (the newest and lowest release in the range the downstream declares,
     or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing; `exclude` globs leave files out.
+    them by naming conventions alone, reading nothing; `exclude` globs leave files out;
+    `settings` configure the reading (the environment's when not given); `progress` makes
+    the status line (given what was downloaded so far), on a terminal.
     """
     names = frozenset(upstreams)
-    runner = Runner(select=release_selector, source_path=source)
+    runner = Runner(settings=settings or Settings.from_environment(), source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
+    status = progress(lambda: runner.stats().get("bytes_downloaded", 0)) if progress else None
     result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
     used = sorted({f.ref.root for f in result.findings} & names)
     releases = {name: declared_releases(root, name) for name in used}
-    readings = {name: read_releases(name, releases[name], runner) for name in used if read_upstream}
+    if status is not None and read_upstream:
+        status.start(2 * len(used), 2 * len(used) if from_index else 0, used)
+    readings = {
+        name: read_releases(name, releases[name], runner, status) for name in used if read_upstream
+    }
     views = {name: reading.views for name, reading in readings.items()}
     proposed = propose(result.findings, result.modules, views)
     for reading in readings.values():
@@ -281,8 +297,12 @@ def scan(
         for name in used
         if proposed.get(name)
     }
-    for matrix in matrices.values():
-        matrix.settle()
+    try:
+        for matrix in matrices.values():
+            matrix.settle()
+    finally:
+        if status is not None:
+            status.close()
     return result, matrices
 
 

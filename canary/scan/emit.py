@@ -7,13 +7,14 @@ every byte of their file, comments included, and new files read like hand-writte
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import yaml
 
 from canary.errors import CanaryError
+from canary.scan.call_shapes import shape_yaml, stated_shape
+from canary.scan.ids import assign_ids
 from canary.scan.propose import Proposal, Subject
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -22,8 +23,6 @@ KNOWN_REPOS = {
     "peft": ("huggingface/peft", "src"),
     "transformers": ("huggingface/transformers", "src"),
 }
-_ID_SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
-_ID_SUFFIX["matches"] = "-source-regex"
 # assertions whose values are names: a merge adds the names newly used to what a check lists
 _NAME_LISTS = ("methods", "accepts", "params")
 
@@ -58,32 +57,6 @@ def quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def kebab(text: str) -> str:
-    """`GRPOTrainer._prepare_inputs` -> `grpo-trainer-prepare-inputs` ([a-z0-9-] only)."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", text)
-    return re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-") or "check"
-
-
-def assign_ids(proposals: Iterable[Proposal], taken: Iterable[str]) -> list[str]:
-    """An id per proposal, unique against `taken` and each other, readable from the subject."""
-    used = set(taken)
-    ids = []
-    for proposal in proposals:
-        subject = proposal.subject
-        suffix = _ID_SUFFIX[proposal.assertion]
-        candidates = [kebab(subject.name or subject.module) + suffix]
-        candidates.append(kebab(f"{subject.module}.{subject.name or ''}") + suffix)
-        chosen = next((c for c in candidates if c not in used), None)
-        number = 2
-        while chosen is None:
-            numbered = f"{candidates[-1]}-{number}"
-            chosen = None if numbered in used else numbered
-            number += 1
-        used.add(chosen)
-        ids.append(chosen)
-    return ids
-
-
 def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str:
     """The block-sequence items of these checks, each line indented by `indent` spaces."""
     pad = " " * indent
@@ -100,7 +73,9 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
             for alternative in (subject, subject.fallback):
                 first, *rest = _subject_lines(alternative, f"{pad}      ")
                 lines += [f"{pad}    - {first.lstrip()}", *rest]
-        if proposal.assertion:
+        if proposal.assertion == "call":
+            lines.append(f"{pad}  call: {shape_yaml(proposal.values[0])}")
+        elif proposal.assertion:
             values = ", ".join(quote(v) for v in proposal.values)
             lines.append(f"{pad}  {proposal.assertion}: [{values}]")
         if proposal.gate:
@@ -161,6 +136,11 @@ def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None,
             # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
             for stated in ("params", "accepts") if assertion == "params" else (assertion,):
                 facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
+    if (shape := stated_shape(check.get("call"))) is not None:
+        facts.append((check.get("module"), keys[0], subject, "call", {shape}))
+    elif any(k in check for k in ("params", "accepts", "signature")):
+        # the user states the parameters themselves: a call's shape is theirs to add
+        facts.append((check.get("module"), keys[0], subject, "call", set()))
     for alternative in check.get("any_of") or []:
         if isinstance(alternative, dict):
             facts.extend(_content(alternative))

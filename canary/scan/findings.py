@@ -16,6 +16,7 @@ class Role(str, enum.Enum):
     PATCH = "patch"  # assigned: setattr(mod, "name", ...), mod.name = ..., Class.method = ...
     GUARD = "hasattr"  # hasattr(obj, "name"): absence is tolerated
     KWARGS = "kwargs"  # called with these keyword arguments (items)
+    CALL = "call"  # called with this shape (items: the positional count, then the keywords)
     WRAPPER = "wrapper"  # replaced by a function taking these parameters (items)
     CONTAINS = "contains"  # its source must contain this text (items: one literal)
     MATCHES = "matches"  # its source must match this regex (items: one pattern)

@@ -49,7 +49,10 @@ def tolerant_handlers(node: ast.Try) -> bool:
 
 
 def tolerant(handler: ast.ExceptHandler) -> bool:
-    """Whether the handler catches a missing import or attribute."""
+    """Whether the handler catches a missing import or attribute (and does not raise again:
+    `except ImportError as e: raise ImportError("...") from e` fails as the import would)."""
+    if handler.body and isinstance(handler.body[-1], ast.Raise):
+        return False
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]

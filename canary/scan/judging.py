@@ -22,6 +22,8 @@ from canary.scan.propose import Proposal
 from canary.scan.releases import Reading
 
 _OK = (Status.PASS, Status.SKIP)
+#: how the comment above a check gated where it starts holding begins (explained once, atop)
+GATED = "scan: holds from"
 
 
 @dataclass
@@ -75,8 +77,8 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
     for check, proposal, verdicts in probes:
         if check.id in first:
             pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
-        elif _guarded_and_absent(proposal, verdicts):
-            absent.append(proposal)
+        elif _guarded_and_absent(proposal, verdicts) or proposal.severity == "info":
+            absent.append(proposal)  # tolerated, and holding on no release: dead code here
         else:
             _judge_ends(check, proposal, verdicts, len(reading.labels))
     while unsettled := [b for b in pending if b.high - b.low > 1]:
@@ -98,6 +100,9 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
     holding = {check.id for check in checks if _verdict(run, check)[0] in _OK}
     _remember([run])
+    if reading.progress is not None:
+        reading.progress.grow()
+        reading.progress.advance(matrix.upstream)
     return holding
 
 
@@ -133,8 +138,7 @@ def _appears(
     detail = verdicts[lowest][1]
     proposal.gate = f">={reading.labels[first]}"
     proposal.notes.append(
-        f"scan: holds from {reading.labels[first]} on, not on {lowest} (lowest in range):"
-        f" {detail} -- gated"
+        f"{GATED} {reading.labels[first]} on, not on {lowest} (lowest in range): {detail} -- gated"
     )
     newest = next(iter(verdicts))
     return _Bisection(check, proposal, False, verdicts[newest][1], first, len(reading.labels) - 1)
@@ -187,9 +191,7 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
     if bisection.rising:
         proposal.gate = f">={first}"
         proposal.notes.append(
-            f"scan: holds from {first} on, not on {lowest} (lowest in range):"
-            f" {bisection.detail} -- gated; unless the client only reaches it on newer"
-            " releases, its range is wrong"
+            f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"
         )
     else:  # broke within the client's range: exactly what canary is for, so it stays red
         proposal.notes.append(

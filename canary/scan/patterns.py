@@ -12,6 +12,7 @@ import ast
 import functools
 
 from canary.scan.absence import done_without
+from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
@@ -23,12 +24,12 @@ from canary.scan.node_values import (
     installed,
     local_functions,
     rewritten,
+    unflagged,
     wrapper_params,
 )
 from canary.scan.recorder import Recorder
-from canary.scan.rewriters import registrations
+from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
-from canary.scan.source_helpers import returned_source
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -51,6 +52,7 @@ class FileScanner(ast.NodeVisitor):
         own: frozenset[str] = frozenset(),
     ) -> None:
         self.record = Recorder(file, own)
+        self.findings: list[Finding] = self.record.findings  # the same list, filled as it walks
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
@@ -65,10 +67,6 @@ class FileScanner(ast.NodeVisitor):
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
-
-    @property
-    def findings(self) -> list[Finding]:
-        return self.record.findings
 
     @functools.cached_property
     def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -111,7 +109,7 @@ class FileScanner(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         """Both branches from the same bindings; what either binds to something known stays."""
         self.visit(node.test)
-        body, orelse = conditions(node.test, self._upstream)
+        body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -202,17 +200,11 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        returned = None if self.calls.frozen else returned_source(node)
-        if returned is not None:
-            self.calls.returns(node.name, returned)
+        self.calls.learn_returns(node)
         passed: dict[str, object] = dict(self.calls.bound(node))
-        module = self.calls.rewritten(node)
-        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-        outer = self.rewriter
-        self.rewriter = None
-        if module and len(params) >= 2:  # def fix(function_name, function) in a registry
-            self.rewriter = (params[0], params[1], module)
-            passed[params[1]] = Source(rewritten(module, None))
+        outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
+        if self.rewriter:  # def fix(function_name, function) in a registry
+            passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
         self._in_scope(node.body, node.args, passed)
         self.rewriter = outer
 
@@ -310,13 +302,20 @@ class FileScanner(ast.NodeVisitor):
             self.calls.record_call(func.id, node, self._upstream)
         for found in sought(node, self.flow):
             if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node)
+                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
             else:
                 self.record.expects_match(found.source, found.regex, found.node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
+        shape = call_shape(node) if callee and keywords else None
         if callee and keywords:
-            self.record.add(Role.KWARGS, callee, node, keywords)
+            self.record.add(
+                *(
+                    (Role.CALL, callee, node, shape)
+                    if shape
+                    else (Role.KWARGS, callee, node, keywords)
+                )
+            )
         self.generic_visit(node)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from canary.scan.call_shapes import shape_text
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
 from canary.scan.subjects import Target, is_class_name, locate, place
@@ -36,7 +37,9 @@ _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
 )
-_ORDER = {None: 0, "methods": 1, "accepts": 2, "contains": 3, "matches": 4}
+_ORDER = {None: 0, "methods": 1, "accepts": 2, "call": 3, "contains": 4, "matches": 5}
+# calls: what each proposes of the callee
+_CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
 
 
 @dataclass(frozen=True)
@@ -92,16 +95,17 @@ def _place(
 ) -> tuple[Subject, str | None, tuple[str, ...]] | None:
     """The subject a finding is about, the assertion it supports (None: existence), its values."""
     module, path = target.module, target.path
-    values = items if role in (Role.KWARGS, Role.CONTAINS, Role.MATCHES) else ()
+    values = items if role in (*_CALLS, Role.CONTAINS, Role.MATCHES) else ()
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
     if not path:
-        return None if role in (Role.KWARGS, Role.WRAPPER) else (Subject(module), seeks, values)
+        return None if role in (*_CALLS, Role.WRAPPER) else (Subject(module), seeks, values)
     if len(path) == 2:
         owner, attr = path
         if role in (Role.IMPORT, Role.ACCESS):
             return Subject(module, "class", owner), "methods", (attr,)
-        assertion = "accepts" if role is Role.KWARGS else seeks
-        return Subject(module, "function", f"{owner}.{attr}"), assertion, values
+        if role in _CALLS:
+            return Subject(module, "function", f"{owner}.{attr}"), *_called(role, items, False)
+        return Subject(module, "function", f"{owner}.{attr}"), seeks, values
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
         return _place(role, Target(f"{module}.{name}", ()), items, modules)
@@ -110,9 +114,11 @@ def _place(
     if seeks:
         return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
     if not is_class_name(name):
-        return Subject(module, "function", name), "accepts" if values else None, values
-    if role is Role.KWARGS and not name.endswith(_DATACLASS_SUFFIXES):
-        return Subject(module, "function", f"{name}.__init__"), "accepts", values
+        if role in _CALLS:
+            return Subject(module, "function", name), *_called(role, items, True)
+        return Subject(module, "function", name), None, ()
+    if role in _CALLS and not name.endswith(_DATACLASS_SUFFIXES):
+        return Subject(module, "function", f"{name}.__init__"), *_called(role, items, False)
     return Subject(module, "symbol", name), None, ()
 
 
@@ -121,13 +127,13 @@ def _read_place(
 ) -> tuple[Subject, str | None, tuple[str, ...]] | None:
     """The subject of a finding placed on a release (kind known), as `_place` does by names."""
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
-    values = items if seeks or role is Role.KWARGS else ()
+    values = items if seeks else ()
     if target.member:  # an attribute that is no method: the class is all upstream promises
         if role in (Role.IMPORT, Role.ACCESS):
             return Subject(target.module, "class", target.path[0]), None, ()
         return None
     if target.kind == "module":
-        if role in (Role.KWARGS, Role.WRAPPER, Role.PATCH, Role.GUARD) and target.path:
+        if role in (*_CALLS, Role.WRAPPER, Role.PATCH, Role.GUARD) and target.path:
             return None
         return Subject(target.module), seeks, values
     name = ".".join(target.path)
@@ -136,8 +142,10 @@ def _read_place(
             return Subject(target.module, "symbol", name), None, ()
         return None
     key = "function" if len(target.path) == 2 else target.kind
-    if role is Role.KWARGS:
-        return (Subject(target.module, key, name), "accepts", values) if key == "function" else None
+    if role in _CALLS:
+        subject = Subject(target.module, key, name)
+        alone = len(target.path) == 1
+        return (subject, *_called(role, items, alone)) if key == "function" else None
     return Subject(target.module, key, name), seeks, values
 
 
@@ -148,7 +156,7 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
     """Where a finding points: on the releases read when there are any, else by names."""
     if not views:
         return locate(finding.ref, modules)
-    target = place(finding.ref, views, call=finding.role is Role.KWARGS)
+    target = place(finding.ref, views, call=finding.role in _CALLS)
     if target is None or target.absent:
         if finding.role in (Role.PATCH, Role.GUARD):
             return None
@@ -162,13 +170,22 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
     return target
 
 
+def _called(role: Role, items: tuple[str, ...], alone: bool) -> tuple[str, tuple[str, ...]]:
+    """What a call of a function proposes: a module-level function called with a known shape,
+    `call` (call_shapes.py); a method (whose caller may pass `self` itself, as
+    `Class.method(obj, ...)` does) or a constructor, `accepts` of the keywords."""
+    if role is Role.CALL and alone:
+        return "call", (shape_text(items),)
+    return "accepts", items[1:] if role is Role.CALL else items
+
+
 def _unread(target: Target, role: Role) -> Target | None:
     """A module-level name no release read defines, placed by names: at most that the module
     binds it (`symbol`: it may re-export it from a third-party package, as transformers does
     `causal_conv1d_fn`), never a signature of a module that does not define it."""
     if len(target.path) != 1 or role in (Role.CONTAINS, Role.MATCHES):
         return target
-    if role in (Role.KWARGS, Role.WRAPPER):
+    if role in (*_CALLS, Role.WRAPPER):
         return None
     return Target(target.module, target.path, "value")
 
@@ -290,6 +307,11 @@ def propose(
         proposals = [
             Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
             for assertion, vals in ordered
+            if assertion != "call"
+        ]
+        proposals += [  # a check binds one shape: one check per shape
+            Proposal(subject, "call", [shape], "error", _sorted_uses([uses]), note)
+            for shape, uses in data.values.get("call", {}).items()
         ]
         if proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
@@ -323,9 +345,11 @@ def describe(uses: list[Finding], guarded: bool) -> str:
     for use in uses:
         if use.role is Role.PATCH and use.where in wrapped:
             continue
-        items = by_phrase.setdefault(use.role, {}).setdefault(use.where, [])
-        if use.role in (Role.KWARGS, Role.WRAPPER):
-            items.extend(i for i in use.items if i not in items)
+        role = Role.KWARGS if use.role is Role.CALL else use.role  # said as a keyword call
+        items = by_phrase.setdefault(role, {}).setdefault(use.where, [])
+        if use.role in (*_CALLS, Role.WRAPPER):
+            shown = use.items[1:] if use.role is Role.CALL else use.items
+            items.extend(i for i in shown if i not in items)
     parts = [
         f"{_PHRASES[role]} {_compact(by_phrase[role])}"
         for role in sorted(by_phrase, key=list(_PHRASES).index)

@@ -14,6 +14,10 @@ from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_flow import Source
 
+#: shortest replacement (whitespace aside) whose repetition marks alternative spellings; an
+#: empty one deletes several texts, each of which must be there
+_SAME_REPLACEMENT = 4
+
 
 class Recorder:
     """Findings of `file`; `guards` are the conditions the statement being visited runs
@@ -28,6 +32,8 @@ class Recorder:
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
         self.probed: list[Ref] = []
+        # (source, replacement) -> the first text a `.replace` swapped for that replacement
+        self._replaced: dict[tuple[Ref, str | None], Finding] = {}
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -58,10 +64,29 @@ class Recorder:
         finding = Finding(role, ref, self.file, line, items, tolerated, gate, fallback)
         self.findings.append(finding)
 
-    def expects_texts(self, source: Source | None, texts: tuple[str, ...], node: ast.AST) -> None:
+    def expects_texts(
+        self,
+        source: Source | None,
+        texts: tuple[str, ...],
+        node: ast.AST,
+        replacement: str | None = None,
+    ) -> None:
+        """Record the texts `source` must hold; two `.replace` calls putting the same text
+        in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
+        by `"False"`) handle two spellings of one thing: either will do, neither is required."""
         for literal in texts if source else ():
-            if source.expects(literal) and not self._own_marker(literal):
-                self.add(Role.CONTAINS, source.ref, node, (literal,))
+            if not source.expects(literal) or self._own_marker(literal):
+                continue
+            key = (source.ref, replacement)
+            if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
+                earlier = self._replaced.get(key)
+                if earlier is not None:
+                    if earlier in self.findings and earlier.items != (literal,):
+                        self.findings.remove(earlier)
+                    continue
+            self.add(Role.CONTAINS, source.ref, node, (literal,))
+            if replacement is not None:
+                self._replaced.setdefault(key, self.findings[-1])
 
     def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
         if source and regex and source.expects_match(regex) and not self._own_marker(regex):

@@ -18,7 +18,8 @@ from canary.engine.judge import VersionRun
 from canary.engine.runner import Runner
 from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
-from canary.matrix.versions import index_client, resolve
+from canary.matrix.versions import resolve
+from canary.reports.progress import Progress
 from canary.scan.emit import Releases, render_matrix
 from canary.scan.places import Places
 from canary.scan.upstream import Elsewhere, UpstreamView
@@ -46,6 +47,7 @@ class Reading:
     labels: list[str] = field(default_factory=list)
     _judging: Callable[[Matrix, str], VersionRun] | None = None
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
+    progress: Progress | None = None  # the status line, told of each release bisected
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
 
     @property
@@ -84,8 +86,11 @@ def _ends(labels: list[str]) -> list[str]:
     return list(dict.fromkeys([ordered[0], ordered[-1]])) if ordered else []
 
 
-def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> Reading:
-    """Open the newest and lowest release in range (or the local source) for `upstream`."""
+def read_releases(
+    upstream: str, releases: Releases | None, runner: Runner, progress: Progress | None = None
+) -> Reading:
+    """Open the newest and lowest release in range (or the local source) for `upstream`;
+    `progress` counts each release read (and those bisected later: `Reading.progress`)."""
     header = load_text(upstream, render_matrix(upstream, [], releases or Releases(">=0")))
     if runner.source_path is not None:
         label = "local"
@@ -94,7 +99,7 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
         reading.runs = [runner.version_run(header, target)]
         return reading
     try:
-        files = resolve(header, index_client()).files()
+        files = resolve(header, runner.context.index).files()
         targets = [Target(label, file=file) for label, file in files.items()]
     except (SourceError, MatrixError, OSError) as exc:
         return Reading(releases or Releases(), problem=f"releases not read: {exc}")
@@ -109,7 +114,11 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
         )
         targets = [t for t in targets if t.label in window]
     by_label = {t.label: t for t in targets}
-    runs = [runner.version_run(header, by_label[label]) for label in _ends(list(by_label))]
+    runs = []
+    for label in _ends(list(by_label)):
+        runs.append(runner.version_run(header, by_label[label]))
+        if progress is not None:
+            progress.advance(upstream)
     broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
     if broken:
         return Reading(releases, problem=f"releases not read: {broken[0]}")
@@ -131,7 +140,13 @@ def read_releases(upstream: str, releases: Releases | None, runner: Runner) -> R
     probes = _probes(labels, set(ends))
     elsewhere = _elsewhere(lambda label: runner.version_run(header, by_label[label]), probes)
     return Reading(
-        releases, runs, labels=labels, _judging=judging, places=places, elsewhere=elsewhere
+        releases,
+        runs,
+        labels=labels,
+        _judging=judging,
+        places=places,
+        elsewhere=elsewhere,
+        progress=progress,
     )
 
 

@@ -2,7 +2,12 @@
 
 Scanning a package folder inside a repository is the normal case, so the declaration is looked
 for in PATH's folder and every folder above it, nearest first: pyproject.toml, setup.py,
-setup.cfg, requirements*.txt, and the core metadata of an unpacked wheel (*.dist-info/METADATA).
+setup.cfg, requirements*.txt, requirements/*.txt, and the core metadata of an unpacked wheel
+(*.dist-info/METADATA).
+
+The range looks ahead: it keeps the client's lower bound and exclusions but not its upper pins
+(`<`, `<=`, the ceiling of `~=`, an `==` pin's ceiling), since the release after the pin is the
+one a canary exists to see; the comment says which pins were dropped.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import re
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from canary.scan.emit import Releases
@@ -42,7 +48,10 @@ def _candidates(folder: Path) -> list[tuple[str, str]]:
     text = _read(folder / "setup.cfg")
     if text is not None:
         found += [("setup.cfg", line) for line in _lines(text)]
-    for path in sorted(folder.glob("requirements*.txt")):
+    for path in [
+        *sorted(folder.glob("requirements*.txt")),
+        *sorted(folder.glob("requirements/*.txt")),
+    ]:
         found += [(path.name, line) for line in _lines(_read(path) or "")]
     for meta in sorted(folder.glob("*.dist-info/METADATA")):
         for line in (_read(meta) or "").splitlines():
@@ -61,9 +70,27 @@ def declared_in(folder: Path, distribution: str) -> Releases | None:
         except InvalidRequirement:
             continue
         if canonicalize_name(requirement.name) == wanted and requirement.specifier:
-            spec = ",".join(sorted(str(s) for s in requirement.specifier))
-            return Releases(spec, f"what {file} requires")
+            kept, dropped = _looking_ahead(requirement.specifier)
+            comment = f"what {file} requires"
+            if dropped:
+                pins = ", ".join(dropped)
+                comment += f"; upper pin {pins} dropped: the releases after it are what to watch"
+            return Releases(",".join(sorted(kept)) or ">=0", comment)
     return None
+
+
+def _looking_ahead(specifier: SpecifierSet) -> tuple[list[str], list[str]]:
+    """(the clauses kept, the upper pins dropped): `~=1.4` and `==1.4` keep `>=1.4`."""
+    kept, dropped = [], []
+    for clause in specifier:
+        if clause.operator in ("<", "<="):
+            dropped.append(str(clause))
+        elif clause.operator in ("~=", "==") and "*" not in clause.version:
+            kept.append(f">={clause.version}")
+            dropped.append(str(clause))
+        else:
+            kept.append(str(clause))
+    return kept, dropped
 
 
 def declared_releases(path: Path, distribution: str) -> Releases | None:

@@ -91,6 +91,14 @@ def registrations(node: ast.AST, registries: dict[str, str]) -> list[tuple[str, 
     return []
 
 
+def rewriter_params(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, module: str | None
+) -> tuple[str, str, str] | None:
+    """(selector, source parameter, module) of a function a registry holds for `module`."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    return (params[0], params[1], module) if module and len(params) >= 2 else None
+
+
 def selected_methods(test: ast.expr, selector: str) -> tuple[tuple[str, ...], bool] | None:
     """The method names `test` compares the selector parameter with, and whether the test is
     true for them (`== "x"`, `in (...)`) or false (`!= "x"`, `not in`); an `or` is read by its

@@ -83,9 +83,9 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     generated `__init__` takes its fields) leaves the call unplaced, even if an older one has.
     """
     parts = _meaningful(ref.parts, any_class=True)
-    mid_range = _mid_range(parts, views)
-    if mid_range is not None:
-        return mid_range
+    owned = _any_class(parts, views)
+    if owned is not None:
+        return owned
     fallback: Target | None = None
     for view in views:
         found = view.resolve(parts)
@@ -111,17 +111,17 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     return fallback
 
 
-def _mid_range(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Target | None:
-    """A method of "the class of this module that defines it" that no release read defines
-    but one between them does: placed on that class (a rewriter of a method that lived only
-    mid-range is the stale patch a check exists to show)."""
+def _any_class(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Target | None:
+    """A method of "the class of this module that defines it": on the class that defines it
+    on the newest release read that has one, else on a release between them (a rewriter of a
+    method gone from the newest, or that lived only mid-range, is the stale patch a check
+    exists to show); None when no release has it."""
     if ANY_CLASS not in parts[:-1] or not views:
         return None
     at = parts.index(ANY_CLASS)
     module, method = ".".join(parts[:at]), parts[at + 1]
-    if any(view.class_with(module, method) for view in views):
-        return None
-    owner = views[0].elsewhere(module, method)
+    owners = (view.class_with(module, method) for view in views)
+    owner = next((o for o in owners if o is not None), None) or views[0].elsewhere(module, method)
     return Target(module, (owner.name, method), "class") if owner else None
 
 

@@ -43,6 +43,7 @@ class Sought:
     node: ast.AST
     texts: tuple[str, ...] = ()
     regex: str | None = None
+    replacement: str | None = None  # what `.replace(old, new)` puts in old's place
 
 
 def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
@@ -50,7 +51,8 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and call.args:
         source = flow.source_of(func.value)
-        yield Sought(source, call.args[0], texts=flow.texts(call.args[0]))
+        new = flow.text(argument(call, 1, "new")) if func.attr == "replace" else None
+        yield Sought(source, call.args[0], texts=flow.texts(call.args[0]), replacement=new)
     if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
         pattern = flow.pattern_of(func.value)
         string = argument(call, _PATTERN_METHODS[func.attr], "string")

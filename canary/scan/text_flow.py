@@ -20,6 +20,7 @@ from canary.scan.node_values import (
     argument,
     constant,
     constant_int,
+    flag,
     inline_flags,
     literal_rows,
     rewritten,
@@ -49,6 +50,10 @@ class Source:
 
     def plus(self, text: str | None) -> Source:
         return Source(self.ref, (*self.inserted, text)) if text else self
+
+    def plus_all(self, texts: tuple[str, ...]) -> Source:
+        added = tuple(text for text in texts if text)
+        return Source(self.ref, (*self.inserted, *added)) if added else self
 
     def expects(self, literal: str) -> bool:
         """Whether finding `literal` says something about upstream, not about text added here.
@@ -100,6 +105,14 @@ class Lines:
     (`"\\n".join(x[n:] for x in lines)`), they are that source."""
 
     source: Source
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A name bound to text made from literals (split, joined, indented again): no text a
+    rewrite seeks, but one it may insert, so a text sought later may be found only in it."""
+
+    values: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -228,11 +241,11 @@ class TextFlow:
             return self._joined(expr)
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self.source_of(argument(expr, 2, "string"))
-            return source.plus(self.text(argument(expr, 1, "repl"))) if source else None
+            return source.plus_all(self.inserted(argument(expr, 1, "repl"))) if source else None
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEPS_SOURCE:
             source = self.source_of(expr.func.value)
             if source and expr.func.attr == "replace":
-                return source.plus(self.text(argument(expr, 1, "new")))
+                return source.plus_all(self.inserted(argument(expr, 1, "new")))
             return source
         if (
             isinstance(expr.func, ast.Attribute)
@@ -240,7 +253,7 @@ class TextFlow:
             and self.pattern_of(expr.func.value)
         ):
             source = self.source_of(argument(expr, 1, "string"))
-            return source.plus(self.text(argument(expr, 0, "repl"))) if source else None
+            return source.plus_all(self.inserted(argument(expr, 0, "repl"))) if source else None
         return None
 
     def returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
@@ -276,6 +289,9 @@ class TextFlow:
 
     def binding_of(self, value: ast.expr) -> object | None:
         """What a name assigned `value` is bound to."""
+        gate = flag(value, self.upstream)
+        if gate is not None:
+            return gate
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -286,7 +302,31 @@ class TextFlow:
         if lines is not None:
             return lines
         found = self.source_of(value) or self.pattern_of(value)
-        return found or resolve(value, self.scopes) or self.upstream(value)
+        found = found or resolve(value, self.scopes) or self.upstream(value)
+        return found if found is not None else self._derived(value)
+
+    def inserted(self, expr: ast.expr | None) -> tuple[str, ...]:
+        """The text `expr` puts into a source: its literals, or what it was made from."""
+        if isinstance(expr, ast.Name):
+            bound = self.scopes.lookup(expr.id)
+            if isinstance(bound, Derived):
+                return bound.values
+        derived = self._derived(expr) if expr is not None else None
+        return self.texts(expr) or (derived.values if derived else ())
+
+    def _derived(self, expr: ast.expr) -> Derived | None:
+        """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`."""
+        if not isinstance(expr, ast.Call | ast.BinOp | ast.Subscript | ast.JoinedStr):
+            return None
+        values: list[str] = []
+        for node in ast.walk(expr):
+            bound = self.scopes.lookup(node.id) if isinstance(node, ast.Name) else None
+            if isinstance(bound, Texts | Derived):
+                values.extend(bound.values)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                values.append(node.value)
+        informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
+        return Derived(informative[:MAX_TEXTS]) if informative else None
 
     def _lines_of(self, expr: ast.expr) -> Lines | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""

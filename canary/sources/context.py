@@ -15,7 +15,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from canary.cache.store import DEFAULT_MAX_AGE, Cache, default_cache_dir
+from canary.cache.store import DEFAULT_MAX_AGE, Cache
+from canary.settings import Settings
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.stats import Stats
@@ -29,36 +30,39 @@ if TYPE_CHECKING:
     from canary.sources.wheel import ReleaseTree
 
 
-def offline_from_env() -> bool:
-    """CANARY_OFFLINE=1 (or true/yes) asks for cache-only operation."""
-    return os.environ.get("CANARY_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 class SourceContext:
-    """Shared fetching state of one run; Trees it hands out share its cache and counters."""
+    """Shared fetching state of one run; Trees it hands out share its cache and counters.
+
+    Configured by the run's Settings (the environment's when none is given); a keyword given
+    here replaces the setting of that name."""
 
     def __init__(
         self,
-        offline: bool = False,
+        settings: Settings | None = None,
+        *,
+        offline: bool | None = None,
         index_url: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
-        *,
         policy: RetryPolicy | None = None,
         limits: Limits | None = None,
         max_age: float = DEFAULT_MAX_AGE,
         github_raw_url: str | None = None,
         github_api_url: str | None = None,
     ) -> None:
-        self.offline = offline or offline_from_env()
+        settings = settings if settings is not None else Settings.from_environment()
+        self.offline = settings.offline if offline is None else offline
         self.stats = Stats()
         self.limits = limits or Limits()
-        self._github_urls = (github_raw_url, github_api_url)
+        self._github_urls = (
+            github_raw_url or settings.github_raw_url,
+            github_api_url or settings.github_api_url,
+        )
         self._policy = policy
         self._http: Http | None = None
-        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        root = Path(cache_dir) if cache_dir is not None else settings.cache_dir
         self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
         self._shared: tuple[TailHints, Claims] | None = None
-        self._index_url = index_url
+        self._index_url = index_url or settings.index_url
         self._index: IndexClient | None = None
         self._lock = threading.Lock()
 
@@ -167,33 +171,3 @@ class SourceContext:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-_ENVIRONMENT = (
-    "CANARY_CACHE_DIR",
-    "CANARY_INDEX_URL",
-    "PIP_INDEX_URL",
-    "CANARY_GITHUB_RAW_URL",
-    "CANARY_GITHUB_API_URL",
-)
-_shared: dict[tuple[object, ...], SourceContext] = {}
-_shared_lock = threading.Lock()
-
-
-def shared_context(offline: bool = False) -> SourceContext:
-    """One context per process and configuration, so version selection and fetching share
-    the session, the cache and the counters (a run's stats then include the index pages)."""
-    key = (offline or offline_from_env(), *(os.environ.get(name) for name in _ENVIRONMENT))
-    with _shared_lock:
-        if key not in _shared:
-            _shared[key] = SourceContext(offline=bool(key[0]))
-        return _shared[key]
-
-
-def forget_shared_contexts() -> None:
-    """Drop the shared contexts, so the next run sees a changed index (long-lived processes,
-    tests that publish new releases mid-way)."""
-    with _shared_lock:
-        for context in _shared.values():
-            context.close()
-        _shared.clear()

@@ -22,6 +22,8 @@ from typing import Any
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 
+from canary.compat.urllib3 import BeforeRequest
+
 _current = threading.local()
 
 
@@ -117,14 +119,13 @@ def bounded(deadline: Deadline) -> Iterator[Deadline]:
         deadline.release()
 
 
-class _Watched:
+class _Watched(BeforeRequest):
     """Pool mixin: hand each connection to the calling thread's deadline before using it."""
 
-    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
+    def before_request(self, conn: Any) -> None:
         deadline = getattr(_current, "deadline", None)
         if deadline is not None:
             deadline.watch(conn)
-        return super()._make_request(conn, *args, **kwargs)  # type: ignore[misc]
 
 
 class _HTTPPool(_Watched, HTTPConnectionPool):

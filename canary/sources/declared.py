@@ -78,9 +78,9 @@ def _candidates(tree: Tree, base: str) -> Iterator[tuple[str, str | None]]:
     yield f"{base}/VERSION", _text(tree.read(f"{base}/VERSION"))
     static, named = _pyproject(_text(tree.read_meta("pyproject.toml")) or "")
     yield "pyproject.toml", static
-    for name in (named, "VERSION", "version.txt"):
-        if name:
-            yield name, _text(tree.read_meta(name))
+    for meta in (named, "VERSION", "version.txt"):
+        if meta:
+            yield meta, _text(tree.read_meta(meta))
     pkg_info = _PKG_INFO.search(_text(tree.read_meta("PKG-INFO")) or "")
     yield "PKG-INFO", pkg_info.group(1) if pkg_info else None
 

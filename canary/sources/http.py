@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -164,7 +165,7 @@ class Http:
         # request, which cost more CPU than the request itself: _environment reads them once
         # per origin instead
         self._session.trust_env = False
-        self._environments: dict[str, dict[str, object]] = {}
+        self._environments: dict[str, dict[str, Any]] = {}
         # Hosts that never answered a connection in this run: later requests fail at once
         # instead of spending a full retry budget each (a whole GitHub ref when offline).
         self._unreachable: dict[str, str] = {}
@@ -172,7 +173,7 @@ class Http:
     def close(self) -> None:
         self._session.close()
 
-    def _environment(self, url: str) -> dict[str, object]:
+    def _environment(self, url: str) -> dict[str, Any]:
         """The settings requests takes from the environment for `url`, as it takes them."""
         key = origin(url)
         found = self._environments.get(key)

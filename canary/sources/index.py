@@ -23,6 +23,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from canary.cache.store import Cache
+from canary.compat.pip import default_index_url
 from canary.errors import CanaryError, ExitCode
 from canary.sources.http import Http, Reply, origin
 from canary.sources.index_file import IndexFile
@@ -48,14 +49,13 @@ def index_url_from_config() -> str:
     configured = _pip_configured_index_url()
     if configured:
         return configured
-    try:
-        from pip._internal.models.index import PyPI
-    except ImportError:
+    default = default_index_url()
+    if default is None:
         raise SourceError(
             "no package index URL: set CANARY_INDEX_URL or PIP_INDEX_URL "
             "(pip is not importable to supply its default)"
-        ) from None
-    return str(PyPI.simple_url)
+        )
+    return default
 
 
 def _pip_configured_index_url() -> str | None:

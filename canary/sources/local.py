@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from canary.sources.tree import SourceError
@@ -43,6 +44,9 @@ class LocalTree:
         if top.is_dir():
             found += sorted(p for p in top.rglob("*.py") if p.is_file())
         return [p.relative_to(self.root).as_posix() for p in found[:MAX_LISTED]]
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Nothing: a file on disk is read when asked."""
 
     def read_meta(self, path: str) -> bytes | None:
         found = self._read(self.folder, path)

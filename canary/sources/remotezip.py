@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from canary.cache.store import Cache
+from canary.sources.daemons import DaemonPool
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tarball import first_unsafe
@@ -436,13 +437,11 @@ def _concurrently(
     """Start fetching every group; each returned call gives its group's result (or raises its
     error), in order. One group is fetched when its result is asked for."""
     if len(groups) < 2:
-        return [lambda g=group: fetch(g) for group in groups]
+        return [functools.partial(fetch, group) for group in groups]
     global _group_pool
     with _group_pool_lock:
-        if _group_pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # a warm run never needs it
-
-            _group_pool = ThreadPoolExecutor(_GROUPS_AT_ONCE, thread_name_prefix="canary-range")
+        if _group_pool is None:  # a warm run never needs it; daemons, so Ctrl-C never waits
+            _group_pool = DaemonPool(_GROUPS_AT_ONCE, "canary-range")
     return [_group_pool.submit(fetch, group).result for group in groups]
 
 

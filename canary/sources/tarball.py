@@ -21,7 +21,6 @@ import tarfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from canary.cache.store import Cache
 from canary.errors import CanaryError, ExitCode
@@ -96,7 +95,7 @@ class _Bounded:
     tarfile reads a "long name" or pax header whole in one read: the cap on one read keeps a
     header declaring a gigabyte from being decompressed into memory."""
 
-    def __init__(self, inner: BinaryIO, max_read: int, max_total: int) -> None:
+    def __init__(self, inner: io.BufferedIOBase, max_read: int, max_total: int) -> None:
         self.inner, self.max_read, self.max_total = inner, max_read, max_total
 
     def read(self, size: int = -1) -> bytes:
@@ -119,7 +118,7 @@ class _Bounded:
             raise TarFormatError(f"unpacks to over {self.max_total} bytes")
 
 
-def _decompressed(data: bytes) -> BinaryIO:
+def _decompressed(data: bytes) -> io.BufferedIOBase:
     """A streaming reader of the tar inside gzip, bzip2 or xz (or none), by magic bytes."""
     raw = io.BytesIO(data)
     if data[:2] == b"\x1f\x8b":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from canary.errors import CanaryError, ExitCode
@@ -45,4 +46,10 @@ class Tree(Protocol):
 
         Only checkouts and GitHub have one; wheels return None.
         """
+        ...
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Fetch these files together where the source can (a wheel merges neighbouring
+        members into one request), so the reads that follow are answered from memory; a
+        source whose reads are cheap does nothing. Raises SourceError like `read`."""
         ...

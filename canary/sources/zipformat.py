@@ -136,9 +136,9 @@ def parse_directory(data: bytes, directory: Directory) -> list[Entry]:
             pos = extra_at + extra_len + comment_len
             if pos > size:
                 raise ZipFormatError("central directory entry overruns the directory")
-            name = data[name_at:extra_at]
+            encoded = data[name_at:extra_at]
             # ASCII reads the same in both encodings, and UTF-8 is the decoder Python runs fastest
-            name = name.decode("utf-8" if flags & 0x800 or name.isascii() else "cp437")
+            name = encoded.decode("utf-8" if flags & 0x800 or encoded.isascii() else "cp437")
             if 0xFFFFFFFF in (usize, csize, offset):  # else a Zip64 field changes nothing
                 usize, csize, offset = _zip64_extra(
                     data[extra_at : extra_at + extra_len], usize, csize, offset

@@ -18,7 +18,7 @@ MATRIX = "upstream: fakeup\nsrc: src\nchecks:\n  - {id: pkg, module: fakeup.pkg}
 
 def test_the_public_names_are_the_api_and_its_errors():
     assert sorted(canary.__all__) == sorted(
-        ["CanaryError", "ExitCode", "__version__", "check", "lock", "resolve", "scan"]
+        ["CanaryError", "ExitCode", "Settings", "__version__", "check", "lock", "resolve", "scan"]
     )
     assert canary.check is api.check and canary.CanaryError is CanaryError
     with pytest.raises(AttributeError, match="no attribute 'main'"):

@@ -111,6 +111,25 @@ def test_table_text_keeps_the_rest_byte_for_byte():
     assert table_text(after, ["other"]) is None
 
 
+def test_table_text_adds_the_table_where_tool_tables_are_out_of_order():
+    """[tool.x] tables split by another table (as unsloth-zoo's pyproject.toml has them)."""
+    import tomllib
+
+    before = '[tool.ruff]\nline-length = 1\n\n[project]\nname = "x"\n\n[tool.mypy]\nstrict = true\n'
+    after = table_text(before, ["canary"])
+    assert tomllib.loads(after) == {
+        "tool": {
+            "ruff": {"line-length": 1},
+            "mypy": {"strict": True},
+            "canary": {"matrices": ["canary"]},
+        },
+        "project": {"name": "x"},
+    }
+    assert (
+        after.replace('[tool.canary]\nmatrices = ["canary"]\n', "") == before
+    )  # the rest as it was
+
+
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args]

@@ -16,7 +16,8 @@ from servers import FAST, FileServer, make_wheel, publish_file
 from canary.engine.runner import Runner
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
-from canary.sources.context import SourceContext, forget_shared_contexts
+from canary.settings import Settings
+from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
 
 SHARED = b"def run(model, *, fast=False):\n    return model\n" * 40
@@ -138,12 +139,13 @@ checks:
 
 
 def judge(matrix_path: Path, files: dict[str, IndexFile], offline: bool = False) -> dict:
-    forget_shared_contexts()
     matrix = load_matrix(matrix_path)
     runner = Runner(
-        select=lambda m, _s: [Target(v, file=f) for v, f in files.items()], offline=offline
+        settings=Settings.from_environment(offline=offline),
+        select=lambda m, _s: [Target(v, file=f) for v, f in files.items()],
     )
     report = runner.run([matrix], "releases")
+    runner.close()
     return {(r.check, r.version): (r.status.value, r.detail) for r in report.results}
 
 
@@ -156,7 +158,6 @@ def project(server, tmp_path, monkeypatch):
     path.write_text(MATRIX)
     files = {"1.0": publish(server, "pkg", "1.0", V1), "2.0": publish(server, "pkg", "2.0", V2)}
     yield path, files, tmp_path / "cache"
-    forget_shared_contexts()
 
 
 def verdict_entries(cache: Path) -> list[Path]:

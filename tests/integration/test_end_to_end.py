@@ -12,7 +12,6 @@ import pytest
 from servers import make_wheel, serving
 
 from canary.cli.main import main
-from canary.sources.context import forget_shared_contexts
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
@@ -75,9 +74,7 @@ def upstream(tmp_path, monkeypatch):
         monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
         (tmp_path / "fakeup.yaml").write_text(MATRIX)
-        forget_shared_contexts()
         yield server
-        forget_shared_contexts()
 
 
 def run(tmp_path, *args: str) -> tuple[int, dict]:
@@ -119,7 +116,6 @@ def test_default_selection_never_touches_a_branch(upstream, tmp_path):
 
 def test_offline_after_a_run_answers_from_the_cache_and_misses_are_errors(upstream, tmp_path):
     assert run(tmp_path, "--versions", "1.0.0")[0] == 0
-    forget_shared_contexts()
     before = len(upstream.log)
     code, data = run(tmp_path, "--versions", "1.0.0,main", "--offline")
     assert len(upstream.log) == before, "offline made a request"

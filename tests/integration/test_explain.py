@@ -12,7 +12,6 @@ from campaign_upstream import PROJECT, publish, wheel_name
 from servers import make_wheel, serving
 
 from canary.cli.main import main
-from canary.sources.context import forget_shared_contexts
 
 OLD_LINE = "self.aux_loss_enabled = is_moe and args.router_aux_loss_coef != 0.0"
 NEW_LINE = (
@@ -25,6 +24,9 @@ GRPO_OLD = f"""class GRPOTrainer:
         is_moe = getattr(model, "is_moe", False)
         {OLD_LINE}
         self.model = model
+
+    def compute_loss(self, model, inputs):
+        return 0.0
 """
 GRPO_NEW = """class GRPOTrainer:
     def __init__(self, model, args):
@@ -58,6 +60,8 @@ def release(version: str) -> dict[str, bytes]:
         f"{PROJECT}/grpo.py": (GRPO_NEW if new else GRPO_OLD).encode(),
         f"{PROJECT}/experimental/__init__.py": b"",
     }
+    if new:  # GRPOTrainer.compute_loss became a function of its own module
+        files[f"{PROJECT}/losses.py"] = b"def compute_loss(model, inputs):\n    return 0.0\n"
     if new:
         files[f"{PROJECT}/experimental/kto/__init__.py"] = b""
         files[f"{PROJECT}/experimental/kto/kto_trainer.py"] = (
@@ -85,6 +89,7 @@ checks:
     contains: ["{OLD_LINE}"]
   - {{id: removed, module: {PROJECT}.core, function: helper}}
   - {{id: steady, module: {PROJECT}.core, function: run}}
+  - {{id: method-gone, module: {PROJECT}.grpo, class: GRPOTrainer, methods: [compute_loss]}}
   - id: left-behind
     module: {PROJECT}.trainer
     function: DPOTrainer.__init__
@@ -102,11 +107,8 @@ def upstream(tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
         (tmp_path / "matrices").mkdir()
         (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
-        forget_shared_contexts()
         assert main(["lock"]) == 0  # with the files' hashes: verdicts are remembered
-        forget_shared_contexts()
         yield server
-        forget_shared_contexts()
 
 
 def check_json(capsys) -> dict[str, dict]:
@@ -140,6 +142,12 @@ def test_check_json_carries_the_transition_and_what_each_subject_became(upstream
     assert behind["text"] == f"{PROJECT}.experimental.dpo.DPOTrainer.__init__"
     assert (behind["path"], behind["line"]) == (f"{PROJECT}/experimental/dpo.py", 5)
     assert "diff" not in rows["left-behind", "2.0.0"]  # the same text: only the move is news
+
+    method = rows["method-gone", "2.0.0"]["moved_to"]
+    assert (method["text"], method["path"]) == (
+        f"{PROJECT}.losses.compute_loss",
+        f"{PROJECT}/losses.py",
+    )
 
     removed = rows["removed", "2.0.0"]["moved_to"]
     assert removed["text"] == "" and removed["searched"] >= 5
@@ -255,7 +263,6 @@ def test_an_unknown_check_is_exit_2_with_a_did_you_mean(upstream, capsys):
 def test_explain_on_a_release_that_cannot_be_read_names_the_cause(upstream, capsys, tmp_path):
     assert main(["check", "-q"]) == 1  # the verdicts are remembered
     capsys.readouterr()
-    forget_shared_contexts()
     for members in [*(tmp_path / "cache").rglob("member")]:  # the files read are not
         shutil.rmtree(members)
     upstream.stop()
@@ -266,7 +273,6 @@ def test_explain_on_a_release_that_cannot_be_read_names_the_cause(upstream, caps
 
 def test_explain_of_a_check_its_versions_could_not_be_read_for_is_an_error(upstream, capsys):
     upstream.stop()
-    forget_shared_contexts()
     assert main(["explain", f"{PROJECT}::rewritten", "--offline"]) == 1
     out = capsys.readouterr().out
     assert "  ERROR 1.0.0\u20132.0.0  offline: " in out
@@ -280,3 +286,13 @@ def test_an_annotation_carries_the_transition_on_its_next_lines(upstream, capsys
     assert line.endswith(
         f"%0Abroke in 2.0.0 (held on 1.1.0)%0Aclosest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}"
     )
+
+
+def test_a_warm_run_tells_the_story_again_without_reading_the_releases(upstream, capsys, tmp_path):
+    told = check_json(capsys)
+    for members in [*(tmp_path / "cache").rglob("member")]:  # nothing left to read them from
+        shutil.rmtree(members)
+    upstream.stop()
+    assert main(["check", "--format", "json", "-q", "--offline"]) == 1
+    again = {(r["check"], r["version"]): r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert again == told

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import io
 import os
-import pty
-import subprocess
 import sys
 from pathlib import Path
 
 from paths import FIXTURES
+from terminal import run_with_stderr
 
 from canary.reports.progress import Progress, is_cold
 
@@ -31,26 +30,7 @@ def run_canary(tmp_path: Path, *extra: str, stderr_tty: bool) -> tuple[str, str]
         str(CHECKOUT),
     ]
     env = {**os.environ, "CANARY_CACHE_DIR": str(tmp_path / "cache")}
-    if not stderr_tty:
-        done = subprocess.run([*command, *extra], capture_output=True, text=True, env=env)
-        return done.stdout, done.stderr
-    master, slave = pty.openpty()
-    with subprocess.Popen(
-        [*command, *extra], stdout=subprocess.PIPE, stderr=slave, env=env
-    ) as proc:
-        os.close(slave)
-        err = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            err += chunk
-        out = proc.stdout.read().decode()
-    os.close(master)
-    return out, err.decode()
+    return run_with_stderr([*command, *extra], env, stderr_tty)
 
 
 def test_a_terminal_gets_a_status_line_that_is_erased_at_the_end(tmp_path):

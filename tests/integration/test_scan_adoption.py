@@ -112,17 +112,18 @@ def test_an_edited_text_check_is_not_proposed_again_under_any_id(tmp_path):
 
 def test_a_hand_written_name_list_gains_the_names_newly_used(tmp_path):
     out = tmp_path / "m"
-    scanned(str(FIXTURE), ["trl"], str(out), None)
-    text = (out / "trl.yaml").read_text()
-    check_id = "id: unwrap-model-for-generation-accepts\n"
-    assert check_id in text and 'accepts: ["gather_deepspeed3_params"]' in text
-    edited = text.replace('"gather_deepspeed3_params"', '"model"')
-    (out / "trl.yaml").write_text(edited.replace(check_id, "id: mine\n"))
-    _, said = scanned(str(FIXTURE), ["trl"], None, str(out))
+    scanned(str(FIXTURE), ["transformers"], str(out), None)
+    matrix = out / "transformers.yaml"
+    text = matrix.read_text()
+    check_id = "id: trainer-init-accepts\n"
+    assert check_id in text and 'accepts: ["model", "args", "processing_class"]' in text
+    edited = text.replace('"model", "args", "processing_class"', '"model"')
+    matrix.write_text(edited.replace(check_id, "id: mine\n"))
+    _, said = scanned(str(FIXTURE), ["transformers"], None, str(out))
     assert "1 new checks" in said
-    assert written_checks(out)[-1]["accepts"] == ["gather_deepspeed3_params"]
-    (out / "trl.yaml").write_text(edited)  # the proposal's own id: the maintainer's decision
-    _, said = scanned(str(FIXTURE), ["trl"], None, str(out))
+    assert written_checks(out, "transformers.yaml")[-1]["accepts"] == ["args", "processing_class"]
+    matrix.write_text(edited)  # the proposal's own id: the maintainer's decision
+    _, said = scanned(str(FIXTURE), ["transformers"], None, str(out))
     assert "0 new checks" in said
 
 

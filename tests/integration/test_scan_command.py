@@ -32,7 +32,14 @@ def places_in(why: str) -> list[tuple[str, str]]:
 EXPECTED = {
     "peft": [
         ("peft", "symbol", "LoraConfig", None, None, "error"),
-        ("peft", "function", "get_peft_model", "accepts", ["adapter_name"], "error"),
+        (
+            "peft",
+            "function",
+            "get_peft_model",
+            "call",
+            {"args": 2, "keywords": ["adapter_name"]},
+            "error",
+        ),
         ("peft.tuners.lora", "symbol", "LoraLayer", None, None, "error"),
     ],
     "transformers": [
@@ -109,8 +116,8 @@ EXPECTED = {
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "accepts",
-            ["gather_deepspeed3_params"],
+            "call",
+            {"args": 2, "keywords": ["gather_deepspeed3_params"]},
             "error",
         ),
         (
@@ -142,7 +149,9 @@ def _no_index(monkeypatch, tmp_path_factory):
 
 def summary(check: dict) -> tuple:
     key = next((k for k in ("symbol", "class", "function") if k in check), None)
-    assertion = next((k for k in ("methods", "accepts", "contains", "matches") if k in check), None)
+    assertion = next(
+        (k for k in ("methods", "accepts", "call", "contains", "matches") if k in check), None
+    )
     return (
         check["module"],
         key,
@@ -210,7 +219,8 @@ def test_reexported_names_move_to_the_defining_module_with_source(tmp_path):
     status, text = scan(str(FIXTURE), ["peft"], None, None, source=str(tmp_path / "site"))
     assert status == 0
     checks = [summary(c) for c in printed_matrices(text)["peft"]["checks"]]
-    assert ("peft.core", "function", "build", "accepts", ["adapter_name"], "error") in checks
+    build = ("peft.core", "function", "build", "call", {"args": 2, "keywords": ["adapter_name"]})
+    assert (*build, "error") in checks
     assert ("peft", "symbol", "get_peft_model", None, None, "error") in checks
     status, text = scan(str(FIXTURE), ["peft"], None, None)
     assert "NOTE: the package root may only re-export it" in text
@@ -340,7 +350,7 @@ def test_proposed_checks_run_under_canary_check(tmp_path):
     assert check_json(tmp_path / "trl.yaml", upstream, tmp_path) == {
         "grpo-config": "pass",
         "disable-gradient-checkpointing": "warn",
-        "unwrap-model-for-generation-accepts": "pass",
+        "unwrap-model-for-generation-call": "pass",
         "grpo-trainer-prepare-inputs-source": "pass",
         "grpo-trainer-prepare-inputs-source-regex": "pass",
     }

@@ -17,7 +17,6 @@ from paths import ROOT
 from servers import make_wheel, serving
 
 from canary.cli.main import main
-from canary.sources.context import forget_shared_contexts
 
 MATRIX = """\
 upstream: fakepkg
@@ -65,10 +64,8 @@ def project(tmp_path, monkeypatch):
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
         matrix = tmp_path / "fakepkg.yaml"
         matrix.write_text(MATRIX)
-        forget_shared_contexts()
         assert main(["lock", str(matrix)]) == 0
         yield matrix
-        forget_shared_contexts()
 
 
 def probe(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:

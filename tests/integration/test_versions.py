@@ -22,13 +22,13 @@ from canary.matrix.model import Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.matrix.versions import (
     SelectionError,
-    index_client,
     needs_index,
     resolve,
     select_targets,
     version_listing,
 )
-from canary.sources.context import SourceContext, forget_shared_contexts
+from canary.settings import Settings
+from canary.sources.context import SourceContext
 from canary.sources.tree import SourceError
 
 
@@ -97,9 +97,7 @@ def index(httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setenv("CANARY_INDEX_URL", httpserver.url_for("/simple/"))
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-    forget_shared_contexts()
     yield FakeIndex(httpserver)
-    forget_shared_contexts()
 
 
 def matrix_file(folder: Path, versions: str, name: str = "demo") -> Matrix:
@@ -119,7 +117,7 @@ def labels(targets: list[Target]) -> list[str]:
 
 
 def released(matrix: Matrix) -> list[str]:
-    return [label for label, _ in resolve(matrix, index_client()).releases]
+    return [label for label, _ in resolve(matrix, SourceContext().index).releases]
 
 
 # -- resolution ------------------------------------------------------------------------------
@@ -161,7 +159,7 @@ def test_yanked_releases_are_left_out_and_reported(index, tmp_path):
             dist("1.3.0"),
         ],
     )
-    resolution = resolve(matrix_file(tmp_path, 'releases: ">=1.0"'), index_client())
+    resolution = resolve(matrix_file(tmp_path, 'releases: ">=1.0"'), SourceContext().index)
     assert [label for label, _ in resolution.releases] == ["1.0.0", "1.2.0", "1.3.0"]
     assert resolution.yanked == ["1.1.0"]
     assert resolution.files()["1.2.0"].filename == "demo-1.2.0.tar.gz"
@@ -186,7 +184,7 @@ def test_include_exclude_and_files(index, tmp_path):
         tmp_path,
         'releases: ">=1.0"\ninclude: [main, "0.5.0", "0.6.0", "0.7.0", dev]\nexclude: ["1.2.0"]',
     )
-    resolution = resolve(matrix, index_client())
+    resolution = resolve(matrix, SourceContext().index)
     files = resolution.files()
     assert list(files) == ["0.5.0", "0.6.0", "0.7.0", "1.0.0", "1.1.0", "1.3.0"]
     assert resolution.branches == ["main", "dev"]
@@ -214,7 +212,7 @@ def test_missing_project_is_a_source_error(index, tmp_path):
     path = tmp_path / "absent.yaml"
     path.write_text("upstream: absent\nchecks:\n  - id: top\n    module: absent\n")
     with pytest.raises(SourceError, match="'absent' not found on the package index"):
-        resolve(load_matrix(path), index_client())
+        resolve(load_matrix(path), SourceContext().index)
 
 
 # -- locks and selection ---------------------------------------------------------------------
@@ -272,7 +270,7 @@ def test_a_lock_records_no_url(locked, index):
     ],
 )
 def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selection, expected):
-    targets = select_targets(locked, selection)
+    targets = select_targets(locked, selection, SourceContext())
     assert labels(targets) == expected
     assert index.requests == 0
     for target in targets:
@@ -291,11 +289,11 @@ def test_a_specifier_keeps_locked_prereleases(index, tmp_path):
     index.serve(["1.0.0", "1.1.0rc1", "0.9.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=0.9"\nprereleases: true')
     assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
-    assert labels(select_targets(matrix, ">=1.0")) == ["1.0.0", "1.1.0rc1"]
+    assert labels(select_targets(matrix, ">=1.0", SourceContext())) == ["1.0.0", "1.1.0rc1"]
 
 
 def test_a_list_matches_lock_entries_by_pep440(locked):
-    (target,) = select_targets(locked, "1.0")
+    (target,) = select_targets(locked, "1.0", SourceContext())
     assert target.label == "1.0"
     assert target.file is not None and target.file.filename == "demo-1.0.0-py3-none-any.whl"
 
@@ -305,14 +303,14 @@ def only_the_project_page(index: FakeIndex) -> bool:
 
 
 def test_a_version_outside_the_lock_is_checked_against_the_index_once(locked, index):
-    targets = select_targets(locked, "0.9.1,0.8.0")
+    targets = select_targets(locked, "0.9.1,0.8.0", SourceContext())
     assert [(t.label, t.file) for t in targets] == [("0.9.1", None), ("0.8.0", None)]
     assert only_the_project_page(index)
 
 
 def test_a_version_that_is_no_release_is_refused_before_any_fetch(locked, index):
     with pytest.raises(SelectionError) as refused:
-        select_targets(locked, "1.0.0,9.9.9")
+        select_targets(locked, "1.0.0,9.9.9", SourceContext())
     assert str(refused.value).endswith(
         "--versions 9.9.9: not a release of demo on the package index (the newest is 1.1.0rc1)"
     )
@@ -324,25 +322,25 @@ def test_a_version_that_is_no_release_is_refused_before_any_fetch(locked, index)
 )
 def test_a_near_miss_of_a_keyword_or_branch_says_what_was_meant(locked, typo, meant):
     with pytest.raises(SelectionError, match=f"--versions {typo}: .*did you mean {meant}\\?"):
-        select_targets(locked, typo)
+        select_targets(locked, typo, SourceContext())
 
 
 def test_another_branch_may_be_named(locked):
-    (target,) = select_targets(locked, "feature/new-loss")
+    (target,) = select_targets(locked, "feature/new-loss", SourceContext())
     assert target.branch
 
 
 def test_a_bad_specifier_is_a_usage_error(locked):
     with pytest.raises(SelectionError, match="--versions '>=x'"):
-        select_targets(locked, ">=x")
+        select_targets(locked, ">=x", SourceContext())
     assert issubclass(SelectionError, MatrixError)
 
 
 def test_without_a_lock_the_index_is_asked_and_the_output_says_so(index, tmp_path, capsys):
     index.serve(["1.0.0", "0.9.0"])
     matrix = matrix_file(tmp_path, 'releases: ">=0.9"')
-    assert labels(select_targets(matrix, "releases")) == ["0.9.0", "1.0.0"]
-    assert labels(select_targets(matrix, "all")) == ["0.9.0", "1.0.0"]
+    assert labels(select_targets(matrix, "releases", SourceContext())) == ["0.9.0", "1.0.0"]
+    assert labels(select_targets(matrix, "all", SourceContext())) == ["0.9.0", "1.0.0"]
     err = capsys.readouterr().err
     assert err.count("no lock file; resolving versions from the package index") == 1
     assert str(matrix.path) in err
@@ -351,7 +349,7 @@ def test_without_a_lock_the_index_is_asked_and_the_output_says_so(index, tmp_pat
 
 def test_a_lock_that_no_longer_matches_the_matrix_is_not_used(locked, index, capsys):
     changed = matrix_file(locked.path.parent.parent, TRL_LIKE.replace(">=0.9", ">=0.8"))
-    assert labels(select_targets(changed, "releases")) == [
+    assert labels(select_targets(changed, "releases", SourceContext())) == [
         "0.8.0",
         "0.9.0",
         "0.9.2",
@@ -364,8 +362,8 @@ def test_a_lock_that_no_longer_matches_the_matrix_is_not_used(locked, index, cap
 def test_exact_includes_need_no_index_and_no_lock(index, tmp_path):
     index.serve(["1.0.0"])
     matrix = matrix_file(tmp_path, 'include: ["1.0.0", "0.5", main]\nanchors: ["0.5"]')
-    assert labels(select_targets(matrix, "all")) == ["0.5", "1.0.0", "main"]
-    assert labels(select_targets(matrix, "anchors")) == ["0.5"]
+    assert labels(select_targets(matrix, "all", SourceContext())) == ["0.5", "1.0.0", "main"]
+    assert labels(select_targets(matrix, "anchors", SourceContext())) == ["0.5"]
     assert index.requests == 0
 
 
@@ -386,7 +384,7 @@ def test_anchors_and_broken_must_resolve(index, tmp_path, versions, key, message
     )
     matrix = matrix_file(tmp_path, f'releases: ">=0.9"\nexclude: ["0.9.1"]\n{versions}')
     with pytest.raises(MatrixError) as caught:
-        select_targets(matrix, "releases")
+        select_targets(matrix, "releases", SourceContext())
     line = matrix.line_of(f"versions.{key}")
     assert line > 1
     assert str(caught.value).startswith(f"{matrix.path}:{line}: versions.{key}: {message}")
@@ -401,7 +399,7 @@ def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
     lines[3] = "0.9.2 demo-0.9.2-py3-none-any.whl sha256=nothex size=1027"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(MatrixError) as caught:
-        select_targets(locked, "releases")
+        select_targets(locked, "releases", SourceContext())
     assert str(caught.value).startswith(f"{path}:4: ")
     out = io.StringIO()
     assert run_lock(str(locked.path), check=True, out=out) == 1
@@ -411,6 +409,30 @@ def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
 
 
 # -- canary lock / canary versions -----------------------------------------------------------
+
+
+def test_a_release_still_listed_but_outside_the_range_has_left_it(locked, index):
+    """Narrowing `releases` is the maintainer's doing, not the index's: 0.9.0 and 0.9.2 are
+    still on the index, so the lock says they left the range, and gone only for 0.9.2's
+    deletion."""
+    path = lock_path(locked)
+    index.serve(["1.0.0", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"])
+    narrowed = matrix_file(
+        locked.path.parent.parent,
+        TRL_LIKE.replace('">=0.9"', '">=0.10"')
+        .replace('  "0.9.2": "ships a bad import"\n', "")
+        .replace("broken:\n", ""),
+    )
+    out = io.StringIO()
+    assert run_lock(str(narrowed.path), check=True, out=out) == 1
+    report = out.getvalue()
+    assert "1 left the range (0.9.0)" in report and "1 gone (0.9.2)" in report
+    lines = version_listing(narrowed, api.resolve(narrowed.path))
+    assert any(
+        line.split() == ["0.9.0", "left", "the", "range", "since", "the", "lock"] for line in lines
+    )
+    assert any(line.split() == ["0.9.2", "gone", "since", "the", "lock"] for line in lines)
+    assert path.exists()
 
 
 def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
@@ -558,7 +580,9 @@ def wheel_bytes(version: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members.items():
-            archive.writestr(name, data)
+            # A fixed timestamp: the same version is the same bytes whenever it is built (with
+            # the clock's, a rebuild a second later got another sha256 than the lock's).
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
     return buffer.getvalue()
 
 
@@ -581,7 +605,6 @@ def lock_wheels(index: FakeIndex, tmp_path: Path, versions: list[str]) -> Matrix
     publish(index, versions)
     matrix = matrix_file(tmp_path, 'releases: ">=1"')
     assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
-    forget_shared_contexts()
     index.server.clear_log()
     return matrix
 
@@ -593,7 +616,8 @@ def run_locked(matrix: Matrix) -> list[tuple[str, str, str]]:
     the index at all is then a request the server sees.
     """
     with SourceContext(max_age=0) as context:
-        report = Runner(select=select_targets, jobs=1, _context=context).run([matrix], "releases")
+        runner = Runner(settings=Settings.from_environment(jobs=1), sources=context)
+        report = runner.run([matrix], "releases")
     return [(r.version, r.status.value, r.detail) for r in report.results]
 
 

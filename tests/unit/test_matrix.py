@@ -461,3 +461,53 @@ def test_a_line_is_what_the_yaml_loader_calls_one(tmp_path, brk):
     with pytest.raises(MatrixError) as unmarked:  # a reader error carries only a position
         load_matrix(path)
     assert unmarked.value.line == 3
+
+
+SINCE_UNTIL = """\
+upstream: up
+versions:
+  include: ["0.25.1", "0.30.0"{branch}]
+checks:
+  - id: old
+    module: up
+    until: "0.11.0"
+  - id: future
+    module: up
+    since: "1.0.0"
+  - id: fine
+    module: up
+    since: "0.26.0"
+"""
+
+
+def test_since_and_until_that_admit_no_release_are_refused(tmp_path):
+    (tmp_path / "up.yaml").write_text(SINCE_UNTIL.format(branch=""))
+    for command in ("check", "validate"):
+        proc = (
+            run_cli(tmp_path, "up.yaml")
+            if command == "check"
+            else subprocess.run(
+                [sys.executable, "-m", "canary.cli.main", "validate", "up.yaml"],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+            )
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            "canary: up.yaml:7: check 'old': until: '<0.11.0' admits none of the 2 releases "
+            "(0.25.1 to 0.30.0); the check would never run\n"
+            "canary: up.yaml:10: check 'future': since: '>=1.0.0' admits none of the 2 releases "
+            "(0.25.1 to 0.30.0); the check would never run\n"
+        )
+
+
+def test_a_branch_may_run_what_no_release_admits(tmp_path):
+    (tmp_path / "up.yaml").write_text(SINCE_UNTIL.format(branch=", main"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "canary.cli.main", "validate", "up.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr

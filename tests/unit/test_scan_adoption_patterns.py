@@ -58,7 +58,7 @@ def test_an_import_the_function_gives_up_without_tolerates_every_later_use():
         replace_linear(model=1, config=2)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "info"
     )
 
@@ -85,7 +85,7 @@ def test_an_import_whose_handler_goes_on_keeps_later_uses_hard():
         replace_linear(model=1)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "error"
     )
 
@@ -102,7 +102,7 @@ def test_the_guard_ends_with_the_function_that_gave_up():
         replace_linear(model=1)
     """
     found = severities(code)
-    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "accepts")] == (
+    assert found[("transformers.integrations.mxfp4", "function", "replace_linear", "call")] == (
         "error"
     )
 
@@ -250,3 +250,51 @@ def test_a_class_level_regex_applied_through_self_is_a_matches_check():
 def test_a_class_level_regex_of_another_class_is_not_followed():
     code = CLASS_REGEX.replace("self._RE.sub", "Other._RE.sub")
     assert [c for c in proposed(code) if c[3] == "matches"] == []
+
+
+def test_replacing_two_spellings_by_the_same_text_wants_either():
+    code = """
+    src = src.replace("is_torch_tpu_available()", "False")
+    src = src.replace("is_torch_xla_available()", "False")
+    """
+    assert texts(code) == []
+
+
+def test_deleting_two_texts_wants_both():
+    code = """
+    src = src.replace("old_line_a", "")
+    src = src.replace("old_line_b", "")
+    src = src.replace("old_line_c", "new_c").replace("old_line_d", "new_d")
+    """
+    assert sorted(texts(code)) == ["old_line_a", "old_line_b", "old_line_c", "old_line_d"]
+
+
+def test_a_text_the_client_inserted_by_a_computed_string_is_not_sought():
+    code = '''
+    extra = """debug_info = \\\\
+        logger.warning(debug_info)"""
+    extra = extra.split("\\\\n")
+    extra = "\\\\n".join([extra[0]] + ["    " + x for x in extra[1:]])
+    src = src.replace("original_debug_text", extra)
+    src = src.replace("debug_info =", "patched =")
+    '''
+    assert texts(code) == ["original_debug_text"]
+
+
+def test_a_text_not_inserted_before_is_still_sought():
+    code = """
+    extra = "unrelated text here"
+    src = src.replace("original_debug_text", extra.upper())
+    src = src.replace("debug_info =", "patched =")
+    """
+    assert sorted(texts(code)) == ["debug_info =", "original_debug_text"]
+
+
+def test_a_replacement_scan_cannot_read_inserts_nothing_known():
+    code = """
+    def fix(new_text):
+        out = src.replace("original_debug_text", new_text)
+        out = out.replace("another_text", compute())
+        return out.replace("third_text", "x")
+    """
+    assert sorted(texts(code)) == ["another_text", "original_debug_text", "third_text"]

@@ -14,12 +14,11 @@ from canary.matrix.model import load_matrix
 from canary.scan.emit import (
     MergeError,
     Releases,
-    assign_ids,
-    kebab,
     merge_text,
     quote,
     render_matrix,
 )
+from canary.scan.ids import assign_ids, kebab
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import Proposal, propose
 
@@ -69,7 +68,7 @@ def assert_valid_matrix(text: str, folder: Path) -> dict:
         assert re.search(r"\S+\.py:\d+", check["why"])
         assert len([k for k in SUBJECTS if k in check]) <= 1
         assert check.get("severity", "error") in ("error", "info")
-        for key in ("methods", "accepts", "contains", "matches"):
+        for key in ("methods", "accepts", "call", "contains", "matches"):
             assert all(isinstance(v, str) for v in check.get(key, []))
         for regex in check.get("matches", []):
             re.compile(regex, re.MULTILINE)

@@ -58,6 +58,16 @@ def test_without_a_release_between_or_with_an_end_defining_it_the_ends_place_it(
     assert placed == Target("midup.trainer", ("Trainer", "_get_logps_and_entropies"), "class")
 
 
+def test_a_method_gone_from_the_newest_release_is_placed_where_the_lowest_has_it(tmp_path):
+    def never(module, method):
+        raise AssertionError("an end defines it: no other release is opened")
+
+    ends = [view("new", tmp_path, never), view("mid", tmp_path, never)]
+    assert place(rewritten("_get_logps"), ends) == Target(
+        "midup.trainer", ("Trainer", "_get_logps"), "class"
+    )
+
+
 def test_probes_are_the_newest_of_each_minor_series_between_the_ends_spread_evenly():
     labels = ["0.1.0", "0.1.1", "0.2.0", "0.3.0", "0.3.2", "0.4.0"]
     assert _probes(labels, {"0.1.0", "0.4.0"}) == ["0.3.2", "0.2.0", "0.1.1"]

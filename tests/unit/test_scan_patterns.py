@@ -283,8 +283,8 @@ def test_keyword_arguments_become_accepts():
             "trl.models.utils",
             "function",
             "unwrap_model_for_generation",
-            "accepts",
-            ["gather_deepspeed3_params"],
+            "call",  # a module-level function called with a shape nothing is spread into
+            ["2:gather_deepspeed3_params"],
             "error",
         ),
     ]
@@ -550,10 +550,29 @@ def test_a_method_named_as_an_imported_function_calls_the_import():
         "trl.trainer.utils",
         "function",
         "selective_log_softmax",
-        "accepts",
-        ["temperature"],
+        "call",
+        ["2:temperature"],
         "error",
     ) in proposed(code)
+
+
+def test_calls_with_a_known_shape_of_functions_propose_call_and_of_methods_accepts():
+    code = """
+    from trl.models.utils import unwrap_model_for_generation
+    from transformers.trainer import Trainer
+    unwrap_model_for_generation(m, a, gather_deepspeed3_params=False)
+    unwrap_model_for_generation(m, gather_deepspeed3_params=True)
+    unwrap_model_for_generation(*parts, gather_deepspeed3_params=True)
+    Trainer.training_step(t, model=m, inputs=i)
+    """
+    found = [p[2:5] for p in proposed(code) if p[3] in ("call", "accepts")]
+    unwrap = "unwrap_model_for_generation"
+    assert found == [
+        ("Trainer.training_step", "accepts", ["model", "inputs"]),  # a method: accepts
+        (unwrap, "accepts", ["gather_deepspeed3_params"]),  # the call spreading *parts
+        (unwrap, "call", ["2:gather_deepspeed3_params"]),  # one check per shape
+        (unwrap, "call", ["1:gather_deepspeed3_params"]),
+    ]
 
 
 def test_a_name_bound_in_the_class_body_is_seen_from_the_class_body():
@@ -674,3 +693,54 @@ def test_augmented_assignment_into_an_upstream_namespace_needs_the_name():
 def test_look_alikes_of_those_patches_propose_no_patch(code):
     assert not [p for p in proposed(code) if p[2] and p[2].endswith(("forward", "join", "loss"))]
     assert not [p for p in proposed(code) if "TRAINER_STATE_NAME" in str(p[2]) and p[3]]
+
+
+@pytest.mark.parametrize(
+    ("handler", "severity"),
+    [
+        ('    raise ImportError("this needs trl") from e\n', "error"),  # re-raised: no tolerance
+        ("    raise\n", "error"),
+        ("    if strict:\n        raise\n    unwrap = None\n", "info"),  # gives up only sometimes
+        ("    unwrap = None\n", "info"),
+    ],
+)
+def test_a_handler_that_raises_again_tolerates_nothing(handler, severity):
+    code = "try:\n    from trl.models.utils import unwrap\nexcept ImportError as e:\n" + handler
+    assert [p[5] for p in proposed(code)] == [severity]
+
+
+def test_a_module_level_version_flag_gates_as_its_comparison():
+    code = """
+    import trl
+    from packaging.version import Version
+
+    IS_NEW_TRL = Version(trl.__version__) >= Version("0.20.0")
+
+    def patch():
+        if IS_NEW_TRL:
+            from trl.trainer.utils import new_helper
+        if not IS_NEW_TRL:
+            from trl.trainer.utils import old_helper
+    """
+    gates = {p[2]: p for p in proposed_with_gates(code)}
+    assert gates["new_helper"][-1] == ">=0.20.0" and gates["old_helper"][-1] == "<0.20.0"
+
+
+def test_a_flag_that_compares_no_version_gates_nothing():
+    code = """
+    import os
+    USE_FAST = os.environ.get("FAST") == "1"
+    if USE_FAST:
+        from trl.trainer.utils import new_helper
+    """
+    assert [p[-1] for p in proposed_with_gates(code)] == [""]
+
+
+def proposed_with_gates(code: str) -> list[tuple]:
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    result = propose(scanner.findings, scanner.modules)
+    return [
+        (p.subject.module, p.subject.key, p.subject.name, p.gate)
+        for c in result.values()
+        for p in c
+    ]

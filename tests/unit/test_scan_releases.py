@@ -14,7 +14,6 @@ from commands import canary
 from servers import make_wheel, serving
 
 from canary.scan.requirements import declared_releases
-from canary.sources.context import forget_shared_contexts
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0"]
@@ -62,9 +61,7 @@ def index(tmp_path, monkeypatch):
         monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
         monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        forget_shared_contexts()
         yield server
-        forget_shared_contexts()
 
 
 DOWNSTREAM = """\
@@ -82,10 +79,10 @@ except ImportError:
 
 
 def scanned(tmp_path, downstream: str = DOWNSTREAM) -> str:
-    """scan's output for a client declaring `fakeup>=1.0,<2`."""
+    """scan's output for a client declaring `fakeup>=1.0,!=2.0.0`."""
     project = tmp_path / "client"
     (project / "client").mkdir(parents=True, exist_ok=True)
-    (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<2"]\n')
+    (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,!=2.0.0"]\n')
     (project / "client" / "__init__.py").write_text(downstream)
     status, text = canary("scan", str(project / "client"), "--upstream", "fakeup")
     assert status == 0
@@ -142,7 +139,7 @@ def test_a_name_no_release_defines_is_never_given_a_signature(index, tmp_path):
 
 def test_a_defined_name_keeps_its_signature_check(index, tmp_path):
     text = scanned(tmp_path, "from fakeup.core import new_api\nnew_api(model=1)\n")
-    assert checks_of(text)["new-api-accepts"]["accepts"] == ["model"]
+    assert checks_of(text)["new-api-call"]["call"] == {"args": 0, "keywords": ["model"]}
 
 
 def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_path):
@@ -153,7 +150,7 @@ def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_pa
     )
     text = scanned(tmp_path, downstream)
     checks = checks_of(text)
-    assert "old-api-accepts" not in checks and checks["new-api-accepts"]["since"] == "1.2"
+    assert "old-api-call" not in checks and checks["new-api-call"]["since"] == "1.2"
     assert "# left out: 1 use the client gates to releases outside the range" in text
     assert "#   fakeup.core.old_api (<0.5) -- used at __init__.py:4; called with keyword" in text
 
@@ -165,7 +162,6 @@ def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases
     for kind in (tmp_path / "cache").glob("*/*"):
         if kind.is_dir() and kind.name != "verdict":
             shutil.rmtree(kind)
-    forget_shared_contexts()
     index.log.clear()
     assert scanned(tmp_path) == first
     fetched = {entry.path for entry in index.log}
@@ -188,5 +184,46 @@ def test_the_declared_range_is_found_above_the_path_and_in_a_wheels_metadata(tmp
         'Requires-Dist: trl>=0.1; extra == "old"\n'
     )
     found = declared_releases(wheel / "lib", "trl")
-    assert found.spec == "!=0.19.0,<=1.15.0,>=0.18.2"
-    assert found.comment == "what lib-1.0.dist-info/METADATA requires (unpacked/)"
+    assert found.spec == "!=0.19.0,>=0.18.2"
+    assert found.comment == (
+        "what lib-1.0.dist-info/METADATA requires; upper pin <=1.15.0 dropped: the releases"
+        " after it are what to watch (unpacked/)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("declared", "spec", "dropped"),
+    [
+        ("trl>=0.20,<0.25", ">=0.20", "<0.25"),
+        ("trl~=0.20.1", ">=0.20.1", "~=0.20.1"),
+        ("trl==0.21.0", ">=0.21.0", "==0.21.0"),
+        ("trl<1", ">=0", "<1"),
+        ("trl>=0.20,!=0.22.0", "!=0.22.0,>=0.20", None),
+        ("trl==0.21.*", "==0.21.*", None),  # a wildcard is a series, kept as the client says
+    ],
+)
+def test_the_range_keeps_lower_bounds_and_exclusions_but_not_upper_pins(
+    tmp_path, declared, spec, dropped
+):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text(f"{declared}\n")
+    found = declared_releases(tmp_path, "trl")
+    assert found.spec == spec
+    assert (
+        (f"upper pin {dropped} dropped" in found.comment)
+        if dropped
+        else ("dropped" not in found.comment)
+    )
+    assert found.comment.startswith("what base.txt requires")
+
+
+def test_the_release_after_an_upper_pin_is_read(index, tmp_path):
+    project = tmp_path / "client"
+    (project / "client").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\ndependencies = ["fakeup>=1.0,<1.3"]\n')
+    (project / "client" / "__init__.py").write_text("from fakeup.core import old_api\n")
+    status, text = canary("scan", str(project / "client"), "--upstream", "fakeup")
+    assert status == 0
+    assert "# placed and judged on 2.0.0, 1.0.0;" in text
+    assert 'releases: ">=1.0"  # what pyproject.toml requires; upper pin <1.3 dropped' in text
+    assert "# FAILS from 1.3.0 on" in text  # the break right after the pin

@@ -1,0 +1,133 @@
+"""The attributes a class binds, for `attributes:` checks: what a patch reads or writes as
+`self.NAME` or `config.NAME` must be bound by the class or a base, not merely mentioned.
+
+A class binds NAME by a class-level assignment or annotation, a dataclass field, a property,
+`__slots__`, or `self.NAME = ...` / `self.NAME: T = ...` in one of its methods. Class-level
+bindings come from the index; the methods' bodies (which the index does not keep) are parsed
+from the class's source when a check asks, once per class.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+
+from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
+from canary.analysis.generated import generator_of
+from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
+
+#: Decorators that make a method a property; the setter forms make it assignable.
+_PROPERTY = ("property", "cached_property", "functools.cached_property")
+_ASSIGNABLE_PROPERTY = ("cached_property", "functools.cached_property")
+_ACCESSORS = (".setter", ".getter", ".deleter")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """How one class binds one attribute."""
+
+    how: str  # "class attribute (line 5)", "a property without a setter", ...
+    owner: ClassRef
+    assignable: bool = True
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """Every attribute bound along a class's MRO (the first class that binds one decides), and
+    the bases that could not be read."""
+
+    bound: dict[str, Bound]
+    unresolved: tuple[Unresolved, ...]
+
+
+def attributes(hierarchy: Hierarchy, ref: ClassRef, own: bool = False) -> Attributes:
+    order, unresolved = hierarchy.mro(ref)
+    bound: dict[str, Bound] = {}
+    for owner in order[:1] if own else order:
+        dataclass_like = generator_of(hierarchy, owner) is not None
+        for cls in owner.variants:
+            for name, bound_here in _bound_by(owner, cls, dataclass_like).items():
+                bound.setdefault(name, bound_here)
+    return Attributes(bound, () if own else tuple(unresolved))
+
+
+def _bound_by(ref: ClassRef, cls: ClassInfo, dataclass_like: bool) -> dict[str, Bound]:
+    found: dict[str, Bound] = {}
+    for name, functions in cls.methods.items():
+        kind = _property(functions[-1])
+        if kind is not None:
+            found[name] = Bound(kind, ref, kind != "a property without a setter")
+    for field in cls.fields:
+        if field.kind in ("initvar", "kw_only"):
+            continue
+        how = "a dataclass field" if dataclass_like and field.kind == "field" else "annotated"
+        found.setdefault(field.name, Bound(f"{how} in the class body (line {field.line})", ref))
+    for name, line in cls.assigned.items():
+        found.setdefault(name, Bound(f"class attribute (line {line})", ref))
+    for name in cls.slots:
+        found.setdefault(name, Bound("in __slots__", ref))
+    for name, (method, line) in _instance_assignments(ref.module, cls).items():
+        found.setdefault(name, Bound(f"self.{name} set in {method} (line {line})", ref))
+    return found
+
+
+def _property(fn: FunctionInfo) -> str | None:
+    decorators = fn.decorators
+    if any(d.endswith(_ACCESSORS) and d.startswith(f"{fn.name}.") for d in decorators):
+        return "a property with a setter"
+    if any(d in _ASSIGNABLE_PROPERTY for d in decorators):
+        return "a cached_property"
+    if any(d in _PROPERTY for d in decorators):
+        return "a property without a setter"
+    return None
+
+
+def _instance_assignments(module: ModuleInfo, cls: ClassInfo) -> dict[str, tuple[str, int]]:
+    """name -> (method, line) of the first `self.name = ...` in each method's body."""
+    found: dict[str, tuple[str, int]] = {}
+    for name, functions in cls.methods.items():
+        for fn in functions:
+            if not fn.params or "staticmethod" in fn.decorators:
+                continue
+            tree, offset = _parsed(module, fn)
+            receiver = fn.params[0].name
+            for node in ast.walk(tree):
+                for target in _targets(node):
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == receiver
+                    ):
+                        found.setdefault(target.attr, (name, offset + target.lineno))
+    return found
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return [t for target in node.targets for t in _unpacked(target)]
+    if isinstance(node, ast.AnnAssign):  # not `+=`: that needs the attribute bound already
+        return [node.target]
+    return []
+
+
+def _unpacked(target: ast.expr) -> list[ast.expr]:
+    if isinstance(target, ast.Tuple | ast.List):
+        return [t for element in target.elts for t in _unpacked(element)]
+    return [target.value] if isinstance(target, ast.Starred) else [target]
+
+
+def _parsed(module: ModuleInfo, fn: FunctionInfo) -> tuple[ast.AST, int]:
+    """The method's syntax tree and the offset of its line numbers: its own source dedented,
+    else (a string literal that does not dedent) the whole module's definition at its line."""
+    try:
+        return ast.parse(textwrap.dedent(module.segment(fn.span))), fn.span.start - 1
+    except (SyntaxError, ValueError):
+        pass
+    tree = ast.parse(module.text)  # parsed before, when the module was indexed
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if start == fn.span.start and node.name == fn.name:
+                return node, 0
+    return ast.Module(body=[], type_ignores=[]), 0

@@ -1,0 +1,65 @@
+"""One run's configuration, read once: the environment (`CANARY_*`, pip's index variables),
+then the command's options. The runner, version selection and the sources are handed this
+object; none of them reads the environment for it again."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+MAX_JOBS = 256
+_TRUE = ("1", "true", "yes", "on")
+
+
+def default_jobs() -> int:
+    """Fetching is latency-bound, so more threads than cores pays off."""
+    return min(32, (os.cpu_count() or 1) * 4)
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """CANARY_CACHE_DIR, else the platform's user cache folder for canary."""
+    configured = (os.environ if environ is None else environ).get("CANARY_CACHE_DIR")
+    return Path(configured) if configured else Path(platformdirs.user_cache_dir("canary"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run is configured with; frozen, so one object describes one run throughout."""
+
+    #: read the cache alone (`--offline`, CANARY_OFFLINE=1)
+    offline: bool = False
+    #: where fetched files, indexes and verdicts are kept (CANARY_CACHE_DIR)
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    #: versions read at once (`--jobs`)
+    jobs: int = field(default_factory=default_jobs)
+    #: the package index (CANARY_INDEX_URL, else PIP_INDEX_URL); None: pip's configuration,
+    #: looked up only when the index is first needed
+    index_url: str | None = None
+    #: GitHub's raw-content and API bases (CANARY_GITHUB_RAW_URL, CANARY_GITHUB_API_URL);
+    #: None: GitHub's public hosts
+    github_raw_url: str | None = None
+    github_api_url: str | None = None
+
+    @classmethod
+    def from_environment(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        offline: bool = False,
+        jobs: int | None = None,
+    ) -> Settings:
+        """The environment's settings (os.environ unless given), then the options: `offline`
+        adds to CANARY_OFFLINE, `jobs` replaces the default."""
+        env = os.environ if environ is None else environ
+        return cls(
+            offline=offline or env.get("CANARY_OFFLINE", "").strip().lower() in _TRUE,
+            cache_dir=default_cache_dir(env),
+            jobs=jobs if jobs is not None else default_jobs(),
+            index_url=env.get("CANARY_INDEX_URL") or env.get("PIP_INDEX_URL") or None,
+            github_raw_url=env.get("CANARY_GITHUB_RAW_URL") or None,
+            github_api_url=env.get("CANARY_GITHUB_API_URL") or None,
+        )

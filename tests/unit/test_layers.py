@@ -1,0 +1,146 @@
+"""The import-layer contract: what a maintainer writes and the infrastructure (matrix/,
+analysis/, sources/, cache/) below the engine, the engine below the front ends, no import
+circle anywhere (function-level imports included), and nothing but `python -m canary` imports
+the command line."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from paths import ROOT
+
+PACKAGE = ROOT / "canary"
+#: imported from any layer; they import nothing of canary's above them
+BASE = (
+    "canary",
+    "canary._version",
+    "canary.errors",
+    "canary.settings",
+    "canary.compat",
+    "canary.safety",  # how untrusted text is shown, and no write through a link
+    "canary.untrusted",  # (both at the top of canary/ until they move into canary.safety)
+    "canary.writes",
+)
+LAYERS = {
+    "canary.matrix": 1,
+    "canary.analysis": 1,
+    "canary.sources": 1,
+    "canary.cache": 1,
+    "canary.engine": 2,
+    "canary.reports": 3,
+    "canary.scan": 3,
+    "canary.init": 3,
+    "canary.action": 3,
+    "canary.pytest_plugin": 3,
+    "canary.api": 3,
+    "canary.cli": 4,
+    "canary.__main__": 4,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The canary modules `name` imports anywhere in its body (lazy imports too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue  # names for annotations only: no import at run time
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([base] if base else [])])
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports(name, path, set(found)) for name, path in found.items()}
+
+
+def layer(name: str) -> int | None:
+    if any(name == base or name.startswith(f"{base}.") for base in BASE if base != "canary"):
+        return 0
+    if name == "canary":
+        return 0
+    for prefix, level in LAYERS.items():
+        if name == prefix or name.startswith(f"{prefix}."):
+            return level
+    return None
+
+
+def test_every_module_has_a_layer():
+    assert [name for name in modules() if layer(name) is None] == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = [
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if (layer(target) or 0) > (layer(name) or 0)
+    ]
+    assert upward == []
+
+
+def test_nothing_imports_the_command_line():
+    users = sorted(
+        name
+        for name, targets in graph().items()
+        if any(t.startswith("canary.cli") for t in targets) and layer(name) != 4
+    )
+    assert users == []
+
+
+def test_there_is_no_import_circle():
+    edges = graph()
+    circles: list[list[str]] = []
+    state: dict[str, int] = defaultdict(int)  # 0 new, 1 on the path, 2 done
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(edges.get(name, ())):
+            if target == "canary":
+                continue  # the package itself: its names load lazily, on first use
+            if state[target] == 1:
+                circles.append([*path[path.index(target) :], target])
+            elif state[target] == 0:
+                visit(target)
+        path.pop()
+        state[name] = 2
+
+    for name in sorted(edges):
+        if state[name] == 0:
+            visit(name)
+    assert circles == []

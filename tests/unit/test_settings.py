@@ -1,0 +1,53 @@
+"""One settings object per run: read from the environment once, then handed to the runner and
+the sources, which never read the environment for it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canary.engine.runner import Runner
+from canary.settings import Settings
+from canary.sources.context import SourceContext
+
+ENVIRONMENT = {
+    "CANARY_OFFLINE": "yes",
+    "CANARY_CACHE_DIR": "/somewhere/cache",
+    "PIP_INDEX_URL": "http://pip.invalid/simple/",
+    "CANARY_GITHUB_RAW_URL": "http://raw.invalid",
+}
+
+
+def test_the_environment_is_read_into_one_frozen_object():
+    settings = Settings.from_environment(ENVIRONMENT, jobs=3)
+    assert settings == Settings(
+        offline=True,
+        cache_dir=Path("/somewhere/cache"),
+        jobs=3,
+        index_url="http://pip.invalid/simple/",
+        github_raw_url="http://raw.invalid",
+    )
+    canary_first = {**ENVIRONMENT, "CANARY_INDEX_URL": "http://canary.invalid/simple/"}
+    assert Settings.from_environment(canary_first).index_url == "http://canary.invalid/simple/"
+    assert Settings.from_environment({}).offline is False
+    assert Settings.from_environment({}, offline=True).offline is True
+
+
+def test_the_sources_take_the_settings_not_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("CANARY_OFFLINE", "0")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "from-environment"))
+    settings = Settings(
+        offline=True, cache_dir=tmp_path / "given", github_api_url="http://a.invalid"
+    )
+    context = SourceContext(settings)
+    assert context.offline and context.cache.offline
+    assert context.cache.root == tmp_path / "given"
+    assert context.github_urls()[1] == "http://a.invalid"
+
+
+def test_a_runner_builds_its_sources_from_its_settings(tmp_path):
+    settings = Settings(offline=True, cache_dir=tmp_path, jobs=2)
+    runner = Runner(settings=settings)
+    assert runner.sources is None  # nothing is built before it is needed
+    assert runner.context.cache.root == tmp_path and runner.context.offline
+    assert runner.modules.store is not None  # the indexes it parses are kept in that cache
+    runner.close()
