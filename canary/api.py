@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from canary._version import __version__
 from canary.analysis import ModuleCache
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import RunReport
 from canary.engine.runner import ProgressSink, Runner, Selector, local_selector
 from canary.errors import UsageError
@@ -73,6 +74,9 @@ def check(
     )
     try:
         report = runner.run(loaded, versions)
+    except Interrupted:
+        pool.stop()
+        raise
     finally:
         pool.close()
         runner.close()

@@ -33,7 +33,9 @@ from canary.sources.limits import MiB
 
 ISSUE_TITLE = "canary: new upstream breakage"
 PR_TITLE = "canary: refresh the version locks"
-BODY_LIMIT = 60_000  # GitHub refuses issue bodies above 65,536 characters
+#: GitHub refuses issue bodies above 65,536 characters; the body is kept under as many bytes
+#: (never fewer than its characters), cut at whole table rows and blocks, with a note
+ISSUE_LIMIT = 65_536
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 #: the runs whose results may be the baseline: started by a push, the schedule or a person with
 #: write access (*Run workflow*); never a pull request's, whose code and results its author wrote
@@ -174,7 +176,9 @@ def compare() -> None:
     new = new_breakage(path)
     set_output("new-breakage", "true" if new else "false")
     if new:
-        open_or_update_issue(api, f"{used}\n\n{report}")
+        intro = issue_intro(used)
+        room = ISSUE_LIMIT - len(intro.encode())
+        open_or_update_issue(api, intro + render(results_path(), "markdown", path, limit=room))
 
 
 def new_breakage(baseline: Path | None) -> bool:
@@ -188,12 +192,16 @@ def new_breakage(baseline: Path | None) -> bool:
         raise ActionError(str(exc)) from None
 
 
-def open_or_update_issue(api: GitHub, report: str) -> None:
-    label = text_input("issue-label", "canary-nightly")
-    body = (
-        f"The nightly canary run {run_url()} found contracts that broke since the run before.\n\n"
-        + report[:BODY_LIMIT]
+def issue_intro(used: str) -> str:
+    """The issue's first lines: which run found it, against which baseline."""
+    return (
+        f"The nightly canary run {run_url()} found contracts that broke since the run before."
+        f"\n\n{used}\n\n"
     )
+
+
+def open_or_update_issue(api: GitHub, body: str) -> None:
+    label = text_input("issue-label", "canary-nightly")
     api.call(
         "POST",
         "/labels",

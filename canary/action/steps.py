@@ -32,7 +32,7 @@ from canary.matrix.model import MatrixError, load_matrix
 from canary.reports.command import compose, merge, read_report
 from canary.reports.dispatch import render as render_report
 from canary.reports.drift import drift
-from canary.reports.markdown import code_block
+from canary.reports.markdown import SUMMARY_LIMIT, code_block
 from canary.reports.output import prepare_output, write_output
 from canary.untrusted import showable
 
@@ -164,11 +164,14 @@ def annotate(results: Path) -> None:
     sys.stdout.flush()
 
 
-def render(results: Path, fmt: str, baseline: Path | None = None) -> str:
-    """Saved results drawn as `canary report` draws them; with a baseline, what changed first."""
+def render(
+    results: Path, fmt: str, baseline: Path | None = None, limit: int = SUMMARY_LIMIT
+) -> str:
+    """Saved results drawn as `canary report` draws them; with a baseline, what changed first
+    (markdown under `limit` bytes)."""
     report = merge([read_report(str(results))])
     found = drift(report, read_report(str(baseline))) if baseline is not None else None
-    return compose(fmt, report, found)
+    return compose(fmt, report, found, limit=limit)
 
 
 def verdict() -> int:

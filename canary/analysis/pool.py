@@ -8,6 +8,7 @@ stored form; the text stays in the main process, which already holds the bytes.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from concurrent.futures import BrokenExecutor
 from typing import TYPE_CHECKING
@@ -30,6 +31,12 @@ def _index(data: bytes, name: str, path: str, is_package: bool) -> bytes:
     return index_store.encode(index_module(data, name, path, is_package=is_package))
 
 
+def _leave_interrupts_to_the_parent() -> None:
+    """Ctrl-C reaches the whole process group: the main process ends the run (and these
+    workers); a worker of its own would only print a KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ParsePool:
     """A lazily started process pool with the `parse` signature ModuleCache expects."""
 
@@ -47,7 +54,9 @@ class ParsePool:
 
                 # spawn, not fork: the main process runs fetch threads that may hold locks.
                 context = multiprocessing.get_context("spawn")
-                self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+                self._executor = ProcessPoolExecutor(
+                    self.workers, mp_context=context, initializer=_leave_interrupts_to_the_parent
+                )
             return self._executor
 
     def __call__(
@@ -66,3 +75,19 @@ class ParsePool:
             if self._executor is not None:
                 self._executor.shutdown(cancel_futures=True)
                 self._executor = None
+
+    def stop(self) -> None:
+        """After Ctrl-C: end the workers now rather than wait for what they parse (dropped:
+        only whole indexes are ever stored)."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        import multiprocessing
+
+        executor.shutdown(wait=False, cancel_futures=True)
+        workers = multiprocessing.active_children()
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(timeout=1)

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from canary._version import __version__
 from canary.cli.help import EXIT_CODES, HelpFormatter
+from canary.cli.interrupt import end_now
 from canary.errors import CanaryError, ExitCode
 
 
@@ -70,12 +71,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return args.run(args)
-    except CanaryError as exc:
-        for line in exc.lines():
-            print(f"canary: {line}", file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        return int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:  # outside a run's judging (the lock's resolution, scan, init)
+        from canary.engine.interrupted import Interrupted  # not loaded by `canary cache info`
+
+        exc = Interrupted()
+    except CanaryError as caught:
+        exc = caught
+    for line in exc.lines():
+        print(f"canary: {line}", file=sys.stderr)
+    if exc.exit_code is ExitCode.INTERRUPTED:
+        end_now(exc.exit_code)
+    return int(exc.exit_code)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -15,6 +14,7 @@ from canary.analysis import ModuleCache, ParseError
 from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_hints
+from canary.engine.interrupted import Interrupted
 from canary.engine.judge import VersionRun
 from canary.engine.loader import module_files
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
@@ -24,6 +24,7 @@ from canary.engine.transitions import Explainer, Transition, with_transitions
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.settings import Settings
+from canary.sources.daemons import DaemonPool
 from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError, Tree
@@ -63,6 +64,9 @@ class Runner:
     #: does it itself, for the errors); the seconds it took (the bench weighs them)
     explains: bool = True
     explain_seconds: float = 0.0
+    #: versions planned and judged so far, for the line an interrupted run ends with
+    planned: int = 0
+    judged: int = 0
     #: the source context to read through (a test's, with its own retry policy); else one is
     #: built from `settings` when first needed
     sources: SourceContext | None = None
@@ -164,6 +168,7 @@ class Runner:
                     results.append(unjudged(matrix, target, check, exc))
             if verdicts is not None:
                 verdicts.save()
+        self.judged += 1  # under the GIL; only the interrupted line reads it
         if self.progress is not None:
             self.progress.advance(matrix.upstream)
         return results
@@ -172,6 +177,13 @@ class Runner:
         """The results of each (matrix, version), in plan order. Versions that need the network
         or the parser go to the thread pool; the rest (a warm run: all of them) are answered in
         this thread, where hand-offs would cost more than they save."""
+        self.planned += len(plan)
+        try:
+            return self._judge_all(plan)
+        except KeyboardInterrupt:
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
         batches: dict[int, list[Result]] = {}
         pending: dict[int, Verdicts | None] = {}
         for at, (matrix, target) in enumerate(plan):
@@ -185,13 +197,21 @@ class Runner:
             return self._judge(*plan[at], pending[at])
 
         if pending:
-            with ThreadPoolExecutor(
-                max_workers=max(1, min(self.settings.jobs, len(pending)))
-            ) as pool:
+            # daemon threads: Ctrl-C must not wait for a read stuck on a slow server
+            pool = DaemonPool(min(self.settings.jobs, len(pending)), "canary-version")
+            try:
                 batches.update(zip(pending, pool.map(judge, pending), strict=True))
+            finally:
+                pool.shutdown()
         return [batches[at] for at in range(len(plan))]
 
     def run(self, matrices: list[Matrix], selection: str) -> RunReport:
+        try:
+            return self._run(matrices, selection)
+        except KeyboardInterrupt:  # listing the versions, or telling what failures became
+            raise Interrupted(self.judged, self.planned) from None
+
+    def _run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
         plan = [(m, t) for m in matrices for t in self.targets(m, selection)]
         if not plan and matrices:  # like pytest's exit 5: nothing collected is a mistake
@@ -235,10 +255,11 @@ class Runner:
         def tell_all(transitions: list[Transition]) -> list[Told | None]:
             if not self.explains or not transitions:
                 return [None] * len(transitions)
-            with ThreadPoolExecutor(
-                max_workers=max(1, min(self.settings.jobs, len(transitions)))
-            ) as pool:
-                return list(pool.map(told, transitions))
+            pool = DaemonPool(min(self.settings.jobs, len(transitions)), "canary-explain")
+            try:
+                return pool.map(told, transitions)
+            finally:
+                pool.shutdown()
 
         return tell_all
 

@@ -12,6 +12,11 @@ from canary._version import __version__
 ACTION = "upstream-canary/upstream-canary"
 ACTION_REF = f"{ACTION}@v{__version__}"
 
+#: third-party actions pinned by commit, the tag in a comment (action.yml pins the same way).
+#: The commits are those the actions' repositories give their tags (read from a snapshot of
+#: each repository; a Dependabot `github-actions` update moves commit and comment together).
+CHECKOUT = "actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09  # v5.1.0"
+
 PR_WORKFLOW = ".github/workflows/canary.yml"
 NIGHTLY_WORKFLOW = ".github/workflows/canary-nightly.yml"
 
@@ -41,7 +46,7 @@ jobs:
     runs-on: ubuntu-24.04
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v5
+      - uses: {checkout}
         with:
           persist-credentials: false
 
@@ -84,7 +89,7 @@ jobs:
       issues: write # open or update the breakage issue
       actions: read # download the previous run's results
     steps:
-      - uses: actions/checkout@v5
+      - uses: {checkout}
 
       - uses: {action}
         with:
@@ -94,8 +99,8 @@ jobs:
 
 
 def pr_workflow(matrices: str, action: str = ACTION_REF, branch: str = "main") -> str:
-    return _PR.format(matrices=matrices, action=action, branch=branch)
+    return _PR.format(matrices=matrices, action=action, branch=branch, checkout=CHECKOUT)
 
 
 def nightly_workflow(matrices: str, action: str = ACTION_REF, minute: int = 23) -> str:
-    return _NIGHTLY.format(matrices=matrices, action=action, minute=minute)
+    return _NIGHTLY.format(matrices=matrices, action=action, minute=minute, checkout=CHECKOUT)

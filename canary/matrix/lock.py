@@ -46,6 +46,9 @@ class Resolution:
     releases: list[tuple[str, IndexFile | None]] = field(default_factory=list)
     branches: list[str] = field(default_factory=list)
     yanked: list[str] = field(default_factory=list)
+    #: every version the index listed when this was resolved (none for one read from a lock
+    #: file): a locked release missing here is gone, one still listed has left the range
+    listed: frozenset[str] = field(default_factory=frozenset, compare=False)
 
     def labels(self) -> list[str]:
         return [label for label, _ in self.releases] + self.branches

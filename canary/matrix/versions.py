@@ -143,6 +143,7 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
         releases=releases,
         branches=branches_of(matrix),
         yanked=[yanked[v] for v in sorted(yanked)],
+        listed=frozenset(project.versions),
     )
 
 
@@ -318,8 +319,10 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
     width = max((len(label) for label, _ in rows), default=0)
     lines += [f"{label:<{width}}  {', '.join(marks)}".rstrip() for label, marks in rows]
     if lock is not None:
-        gone = _diff(lock.resolution, resolution)["gone"]
-        lines += [f"{label:<{width}}  gone since the lock" for label in gone]
+        changes = _diff(lock.resolution, resolution)
+        lines += [f"{label:<{width}}  gone since the lock" for label in changes["gone"]]
+        left = changes["left the range"]
+        lines += [f"{label:<{width}}  left the range since the lock" for label in left]
     return lines
 
 
@@ -336,19 +339,20 @@ def _marks(matrix: Matrix, label: str, locked: set[str] | None) -> list[str]:
 
 
 def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
-    """What a refresh changes: new labels, newly yanked, gone (neither listed nor yanked),
+    """What a refresh changes: new labels, newly yanked, gone (the index no longer lists it),
+    left the range (the index still lists it, but `releases` or `exclude` leave it out),
     releases now read from another file of theirs (a new wheel was added to the release), and
     releases whose file changed: same file name, another sha256 or size."""
     old = old or Resolution()
     old_labels, new_labels = set(old.labels()), set(new.labels())
+    dropped = [label for label in old.labels() if label not in new_labels | set(new.yanked)]
     old_files = old.files()
     kept = [(label, old_files[label], file) for label, file in new.releases if label in old_files]
     return {
         "new": [label for label in new.labels() if label not in old_labels],
         "yanked": [label for label in new.yanked if label not in old.yanked],
-        "gone": [
-            label for label in old.labels() if label not in new_labels and label not in new.yanked
-        ],
+        "gone": [label for label in dropped if label not in new.listed],
+        "left the range": [label for label in dropped if label in new.listed],
         "read from another file": [label for label, was, now in kept if _name(was) != _name(now)],
         "changed": [label for label, was, now in kept if _altered(was, now)],
     }

@@ -26,6 +26,7 @@ import pytest
 from canary.analysis import ModuleCache
 from canary.analysis.pool import ParsePool
 from canary.compat.pytest import SetupErrorText, node_relpath, phase_report, setup_stack
+from canary.engine.interrupted import Interrupted
 from canary.engine.outcomes import Result, Status
 from canary.engine.runner import Runner, local_selector
 from canary.errors import CanaryError, ExitCode
@@ -71,10 +72,11 @@ class Judging:
         source = config.getoption("canary_source")
         self.environment = stack = contextlib.ExitStack()
         modules = ModuleCache()
+        self.pool: ParsePool | None = None
         if "PYTEST_XDIST_WORKER" not in os.environ:  # xdist workers judge nothing
-            pool = ParsePool()  # started only if something needs parsing
-            modules = ModuleCache(parse=pool)
-            stack.callback(pool.close)
+            self.pool = ParsePool()  # started only if something needs parsing
+            modules = ModuleCache(parse=self.pool)
+            stack.callback(self.pool.close)
         if source in ("auto", "index", "github"):
             settings = Settings.from_environment(offline=config.getoption("canary_offline"))
             self.runner = Runner(settings=settings, source=source, modules=modules)
@@ -101,7 +103,12 @@ class Judging:
         if not plan:
             return
         _freeze_at_exit()
-        batches = self.runner.judge_all(list(plan.values()))
+        try:
+            batches = self.runner.judge_all(list(plan.values()))
+        except Interrupted as exc:  # one line, as `canary check` ends, not a traceback
+            if self.pool is not None:
+                self.pool.stop()
+            pytest.exit(str(exc), returncode=int(exc.exit_code))
         for key, batch in zip(plan, batches, strict=True):
             self.results[key] = {result.check: result for result in batch}
 

@@ -61,12 +61,17 @@ DRIFT_FORMATS = ("markdown", "text", "json")
 
 
 def compose(
-    fmt: str, report: RunReport, found: Drift | None, width: int | None = None, color: bool = False
+    fmt: str,
+    report: RunReport,
+    found: Drift | None,
+    width: int | None = None,
+    color: bool = False,
+    limit: int = SUMMARY_LIMIT,
 ) -> str:
     """The report in `fmt`; with what changed since a baseline (`found`) first, in the
-    formats that can show it."""
-    if found is not None and fmt == "markdown":  # drift first, both under one size cap
-        return fit(drift_parts(found) + markdown_parts(report), SUMMARY_LIMIT)
+    formats that can show it. Markdown stays under `limit` bytes, cut at whole parts."""
+    if fmt == "markdown":  # drift first, both under one size cap
+        return fit((drift_parts(found) if found else []) + markdown_parts(report), limit)
     if found is not None and fmt == "text":
         return render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
     if found is not None and fmt == "json":

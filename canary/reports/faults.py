@@ -64,6 +64,7 @@ class SourceFault:
     cause: str
     versions: dict[str, list[str]] = field(default_factory=dict)  # upstream -> labels
     checks: int = 0
+    urls: list[str] = field(default_factory=list)  # each URL that failed, once, as met
 
     def where(self, order: dict[str, list[str]]) -> str:
         return ", ".join(
@@ -72,7 +73,11 @@ class SourceFault:
         )
 
     def line(self, order: dict[str, list[str]]) -> str:
-        return f"{self.where(order)} {self.cause}; {plural(self.checks, 'check')} not run"
+        text = f"{self.where(order)} {self.cause}; {plural(self.checks, 'check')} not run"
+        if self.urls:
+            more = f" and {plural(len(self.urls) - 1, 'other URL')}" if len(self.urls) > 1 else ""
+            text += f" ({self.urls[0]}{more})"
+        return text
 
 
 def split_faults(report: RunReport) -> tuple[list[SourceFault], list[Result]]:
@@ -89,7 +94,17 @@ def split_faults(report: RunReport) -> tuple[list[SourceFault], list[Result]]:
         if result.version not in labels:
             labels.append(result.version)
         fault.checks += 1
+        url = failed_url(result.detail)
+        if url and url not in fault.urls:
+            fault.urls.append(url)
     return list(faults.values()), rest
+
+
+def failed_url(detail: str) -> str | None:
+    """The URL a source error names first: the request that failed (canary's own message
+    leads with it; urllib3's text after it names its connection pool's, not the file's)."""
+    found = _URL.search(detail)
+    return found.group(0).rstrip(":,;)") if found else None
 
 
 def version_order(report: RunReport) -> dict[str, list[str]]:

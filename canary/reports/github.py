@@ -1,9 +1,10 @@
 """GitHub Actions workflow commands: the findings as annotations on the matrix lines.
 
-Each red finding (a check's status and detail over a range of versions) becomes one
-`::error file=matrices/trl.yaml,line=N::...` at the line where the check is written, so a
-pull request shows it beside the contract that broke; `warn` and `xpass` become warnings and
-notices. A source that could not be read is one annotation per cause. The grouped text report
+Each red check becomes one `::error file=matrices/trl.yaml,line=N::...` at the line where the
+check is written, so a pull request shows it beside the contract that broke; `warn` and
+`xpass` become warnings and notices. A source that could not be read is one annotation per
+cause. GitHub shows 10 per level: the sources first, then the newest breakage, then one notice
+counting the rest. The grouped text report
 follows in a collapsed log group, then the summary line.
 """
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canary.engine.outcomes import RunReport, Status
+from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.faults import split_faults, version_order
-from canary.reports.grid import build_grids, grouped, spans_text
+from canary.reports.grid import UpstreamGrid, build_grids, grouped, spans_text
 from canary.reports.text import QUIET, finding_lines, summary_line
 from canary.reports.transition import explained
 from canary.reports.workflow import command, paused
@@ -35,27 +36,69 @@ def repo_path(matrix: str) -> str:
 
 
 def annotations(report: RunReport) -> list[str]:
+    """GitHub shows 10 annotations of each level per step: the most useful ones (a source
+    that could not be read, then one per red check, newest breakage first), then one notice
+    counting the rest, which the job summary lists."""
     faults, rest = split_faults(report)
-    lines = []
+    order = version_order(report)
+    errors = [
+        command("error", fault.line(order), title="canary: a source was not read")
+        for fault in faults
+    ]
+    red: list[tuple[int, str]] = []
+    others: dict[str, list[str]] = {"warning": [], "notice": []}
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
-        info = grid.info
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
-            for (status, detail), versions in grouped(loud).items():
-                if status not in LEVEL:
-                    continue
-                where = {"file": repo_path(info.matrix)} if info.matrix else {}
-                if check in info.lines:
-                    where["line"] = info.lines[check]
-                title = f"canary {grid.name}::{check}[{spans_text(versions, grid.versions)}]"
-                message = f"{status.value}: {detail}" if detail else status.value
-                found = explained(grid.cells[check, v] for v in versions)
-                message += "".join(f"\n{line}" for e in found for line in e.lines)
-                lines.append(command(LEVEL[status], message, **where, title=title))
-    order = version_order(report)
-    for fault in faults:
-        lines.append(command("error", fault.line(order), title="canary: a source was not read"))
-    return lines
+            broken = [c for c in loud if c.status.is_red]
+            if broken:
+                since = len(grid.versions) - grid.versions.index(broken[0].version)
+                red.append((since, _red_check(grid, check, broken)))
+            for (status, detail), versions in grouped(
+                c for c in loud if not c.status.is_red
+            ).items():
+                if status in LEVEL:
+                    found = [grid.cells[check, v] for v in versions]
+                    others[LEVEL[status]].append(_annotation(grid, check, status, detail, found))
+    errors += [line for _, line in sorted(red, key=lambda pair: pair[0])]
+    shown = errors[:SHOWN] + others["warning"][:SHOWN] + others["notice"][: SHOWN - 1]
+    left = len(errors) + sum(map(len, others.values())) - len(shown)
+    if left:
+        more = f"{left} more finding{'s' * (left != 1)} in the job summary"
+        shown.append(command("notice", f"canary: {more}", title="canary: more findings"))
+    return shown
+
+
+#: annotations GitHub shows per level and step
+SHOWN = 10
+
+
+def _where(grid: UpstreamGrid, check: str) -> dict[str, object]:
+    where: dict[str, object] = {"file": repo_path(grid.info.matrix)} if grid.info.matrix else {}
+    if check in grid.info.lines:
+        where["line"] = grid.info.lines[check]
+    return where
+
+
+def _annotation(
+    grid: UpstreamGrid, check: str, status: Status, detail: str, found: list[Result]
+) -> str:
+    title = f"canary {grid.name}::{check}[{spans_text([r.version for r in found], grid.versions)}]"
+    message = f"{status.value}: {detail}" if detail else status.value
+    message += "".join(f"\n{line}" for e in explained(found) for line in e.lines)
+    return command(LEVEL[status], message, **_where(grid, check), title=title)
+
+
+def _red_check(grid: UpstreamGrid, check: str, broken: list[Result]) -> str:
+    """One error for the check: its red versions, the newest one's detail, and how many
+    other details the summary lists."""
+    newest = broken[-1]
+    line = _annotation(grid, check, newest.status, newest.detail, broken)
+    others = len({(r.status, r.detail) for r in broken}) - 1
+    if others:
+        said = f"{others} other detail{'s' * (others != 1)} in the job summary"
+        line = _annotation(grid, check, newest.status, f"{newest.detail} ({said})", broken)
+    return line
 
 
 def render_github(report: RunReport) -> str:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
+from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import (
     UpstreamGrid,
     build_grids,
@@ -24,7 +25,7 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
-from canary.reports.text import QUIET, stats_line
+from canary.reports.text import QUIET, red_line, stats_line
 from canary.reports.transition import fence, markdown_notes
 
 EMOJI = {
@@ -37,6 +38,8 @@ EMOJI = {
     Status.ERROR: "💥",
 }
 NONE = "\u2013"
+RED = frozenset({Status.FAIL, Status.ERROR})
+WARNED = frozenset({Status.WARN, Status.XPASS})
 #: GitHub's limit on one step's job summary
 SUMMARY_LIMIT = 1024 * 1024
 
@@ -76,8 +79,11 @@ def _header(report: RunReport) -> list[str]:
     counts = summarize(report.results)
     badges = " · ".join(f"{EMOJI[Status(s)]} {n} {s}" for s, n in counts.items() if n)
     legend = " ".join(f"{EMOJI[s]} {s.value}" for s in Status)
+    red = red_line(report)
     return [
-        f"# canary: {badges or 'no results'}\n\nRun: {stats_line(report)}\n\nLegend: {legend}\n"
+        f"# canary: {badges or 'no results'}\n\n"
+        + (f"**{red}**\n\n" if red else "")
+        + f"Run: {stats_line(report)}\n\nLegend: {legend}\n"
     ]
 
 
@@ -94,6 +100,7 @@ def _table(grid: UpstreamGrid) -> list[str]:
     head = "| check | statuses over versions | first failing | last passing |"
     rows = [
         f"\n## {md_escape(grid.name)}\n\n{' · '.join(facts)}\n\n"
+        + f"<details><summary>{_grid_summary(grid)}</summary>\n\n"
         + (head + " at anchors |" if anchors else head)
         + ("\n| --- | --- | --- | --- |" + (" --- |" if anchors else ""))
     ]
@@ -107,7 +114,67 @@ def _table(grid: UpstreamGrid) -> list[str]:
             at = [(v, grid.cells.get((check, v))) for v in anchors]
             row += " " + " ".join(f"{mark(v)} {EMOJI[c.status]}" for v, c in at if c) + " |"
         rows.append(row)
-    return rows
+    return ["\n".join(rows) + "\n\n</details>\n"]  # one part: a cut never leaves it open
+
+
+def _grid_summary(grid: UpstreamGrid) -> str:
+    """What the folded grid holds: all green, or how many checks are not."""
+    loud = [c for c in grid.checks if any(r.status not in QUIET for r in grid.row(c))]
+    state = f"{len(loud)} not passing" if loud else "every check holds"
+    return f"the grid: {plural(len(grid.checks), 'check')}, {state}"
+
+
+def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> list[str]:
+    """One row per check with a result in `statuses`, newest breakage first: the check whose
+    first such version is the latest release comes first."""
+    found = []
+    for grid in grids:
+        mark = _marker(grid)
+        for check in grid.checks:
+            cells = [c for c in grid.row(check) if c.status in statuses]
+            if not cells:
+                continue
+            since = len(grid.versions) - grid.versions.index(cells[0].version)
+            ok = last_passing(grid.row(check))
+            detail = cells[-1].detail
+            row = (
+                f"| `{md_escape(grid.name)}::{md_escape(check)}` "
+                f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
+                f"{spans_text([c.version for c in cells], grid.versions, mark)} "
+                f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
+                f"| {code_span(_short(detail)) if detail else NONE} |"
+            )
+            found.append((since, row))
+    return [row for _, row in sorted(found, key=lambda pair: pair[0])]
+
+
+def _short(detail: str, limit: int = 160) -> str:
+    """A detail for a table cell: whole words, at most `limit` characters."""
+    words = " ".join(detail.split())
+    if len(words) <= limit:
+        return words
+    return words[:limit].rsplit(" ", 1)[0] + " …"
+
+
+_HEAD = "| check | versions | first | last passing | detail |\n| --- | --- | --- | --- | --- |"
+
+
+def _findings(report: RunReport, grids: list[UpstreamGrid]) -> list[str]:
+    """Failures first (a table of red checks, newest breakage first; the sources that could
+    not be read, one line per cause), then warnings: each row its own part."""
+    faults, _ = split_faults(report)
+    order = version_order(report)
+    parts = []
+    red = _failing_rows(grids, RED)
+    if red:
+        parts += [f"\n## Failing\n\n{_HEAD}", *red]
+    if faults:
+        parts += ["\n## Sources not read\n"]
+        parts += [f"- 💥 {md_escape(fault.line(order))}" for fault in faults]
+    warned = _failing_rows(grids, WARNED)
+    if warned:
+        parts += [f"\n## Warnings\n\n{_HEAD}", *warned]
+    return parts
 
 
 def _details(grid: UpstreamGrid) -> list[str]:
@@ -151,20 +218,25 @@ def fit(parts: list[str], limit: int) -> str:
 
 def _note(omitted: int, total: int, limit: int) -> str:
     return (
-        f"\n> **Truncated**: {omitted} of {total} parts (table rows, detail blocks) are left "
-        f"out to stay under {limit} bytes; `--format html` or `--format json` show everything."
+        f"\n> **Truncated**: the last {omitted} of {total} parts (table rows, detail blocks, "
+        f"grids) are left out to stay under {limit:,} bytes (GitHub's limit). The full report "
+        "is the run's uploaded results artifact (`canary report results.json --format html` "
+        "draws it), or `--format html` / `--format json`."
     )
 
 
 def markdown_parts(report: RunReport) -> list[str]:
-    """Summary, one table per upstream, then the collapsed details, as parts `fit` can cut."""
+    """Summary; what fails, what could not be read, what warns; the collapsed details; then
+    every upstream's grid folded: as parts `fit` can cut, most useful first."""
     grids = [grid for grid in build_grids(report) if grid.checks]
-    parts = _header(report)
-    for grid in grids:
-        parts += _table(grid)
-    details = [block for grid in grids for block in _details(grid)]
+    _, rest = split_faults(report)  # a source fault is one line, not a row and detail per check
+    own = [g for g in build_grids(RunReport(rest, report.stats, report.upstreams)) if g.checks]
+    parts = _header(report) + _findings(report, own)
+    details = [block for grid in own for block in _details(grid)]
     if details:
         parts += ["\n## Details\n", *details]
+    for grid in grids:
+        parts += _table(grid)
     return parts
 
 

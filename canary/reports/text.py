@@ -76,6 +76,16 @@ def summary_line(report: RunReport) -> str:
     return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
 
 
+def red_line(report: RunReport) -> str | None:
+    """Checks and results said apart: "37 checks red (450 check x version results)"."""
+    red = [r for r in report.results if r.status.is_red]
+    if not red:
+        return None
+    checks = len({(r.upstream, r.check) for r in red})
+    results = plural(len(red), "check x version result")
+    return f"{plural(checks, 'check')} red ({results})"
+
+
 def human_size(count: float) -> str:
     """Bytes as a person reads them: 950 B, 12.3 kB, 84.5 MB (powers of 1000, like pip)."""
     if count < 1000:

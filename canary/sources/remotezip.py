@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from canary.cache.store import Cache
+from canary.sources.daemons import DaemonPool
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tarball import first_unsafe
@@ -439,10 +440,8 @@ def _concurrently(
         return [functools.partial(fetch, group) for group in groups]
     global _group_pool
     with _group_pool_lock:
-        if _group_pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # a warm run never needs it
-
-            _group_pool = ThreadPoolExecutor(_GROUPS_AT_ONCE, thread_name_prefix="canary-range")
+        if _group_pool is None:  # a warm run never needs it; daemons, so Ctrl-C never waits
+            _group_pool = DaemonPool(_GROUPS_AT_ONCE, "canary-range")
     return [_group_pool.submit(fetch, group).result for group in groups]
 
 

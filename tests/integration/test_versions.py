@@ -411,6 +411,30 @@ def test_a_corrupt_lock_names_its_line_and_lock_replaces_it(locked):
 # -- canary lock / canary versions -----------------------------------------------------------
 
 
+def test_a_release_still_listed_but_outside_the_range_has_left_it(locked, index):
+    """Narrowing `releases` is the maintainer's doing, not the index's: 0.9.0 and 0.9.2 are
+    still on the index, so the lock says they left the range, and gone only for 0.9.2's
+    deletion."""
+    path = lock_path(locked)
+    index.serve(["1.0.0", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"])
+    narrowed = matrix_file(
+        locked.path.parent.parent,
+        TRL_LIKE.replace('">=0.9"', '">=0.10"')
+        .replace('  "0.9.2": "ships a bad import"\n', "")
+        .replace("broken:\n", ""),
+    )
+    out = io.StringIO()
+    assert run_lock(str(narrowed.path), check=True, out=out) == 1
+    report = out.getvalue()
+    assert "1 left the range (0.9.0)" in report and "1 gone (0.9.2)" in report
+    lines = version_listing(narrowed, api.resolve(narrowed.path))
+    assert any(
+        line.split() == ["0.9.0", "left", "the", "range", "since", "the", "lock"] for line in lines
+    )
+    assert any(line.split() == ["0.9.2", "gone", "since", "the", "lock"] for line in lines)
+    assert path.exists()
+
+
 def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     path = lock_path(locked)
     before = path.read_text()

@@ -37,7 +37,7 @@ def test_an_unreadable_source_is_one_annotation():
     ]
     assert annotations(report) == [
         "::error title=canary%3A a source was not read"
-        "::trl[main] GitHub answered HTTP 503; 3 checks not run"
+        "::trl[main] GitHub answered HTTP 503; 3 checks not run (https://raw.githubusercontent.com/x)"
     ]
 
 
@@ -65,3 +65,30 @@ def test_github_is_the_default_under_github_actions(monkeypatch):
     assert default_format("report.txt") == "text"
     monkeypatch.delenv("GITHUB_ACTIONS")
     assert default_format(None) == "text"
+
+
+def test_ten_errors_newest_breakage_first_then_one_notice_for_the_rest():
+    versions = releases(20)
+    # check-NN breaks NN releases before the newest: check-01 is the newest breakage
+    rows = {f"check-{n:02}": "." * (20 - n) + "F" * n for n in range(1, 16)}
+    lines = annotations(build({"trl": (versions, rows)}))
+    errors = [line for line in lines if line.startswith("::error")]
+    titles = [line.split("title=canary trl%3A%3A")[1].split("[")[0] for line in errors]
+    assert titles == [f"check-{n:02}" for n in range(1, 11)]
+    assert lines[-1] == (
+        "::notice title=canary%3A more findings::canary: 5 more findings in the job summary"
+    )
+    assert len(lines) == 11
+
+
+def test_a_red_check_is_one_error_whatever_its_details():
+    one = build({"trl": (releases(20), {"two": "." * 5 + "F" * 15})})
+    one.results = [
+        Result(r.upstream, r.check, r.version, r.status, f"{r.detail} {r.version < '0.0.9'}")
+        if r.status is Status.FAIL
+        else r
+        for r in one.results
+    ]
+    (line,) = annotations(one)
+    assert "[0.0.5\u20130.1.9]" in line
+    assert line.endswith("::fail: two is fail False (1 other detail in the job summary)")

@@ -62,22 +62,23 @@ def test_one_row_per_check_with_runs_break_points_and_anchors():
 
 def test_details_are_collapsed_and_said_once_per_span():
     out = render("markdown", sample())
-    assert out.count("<details>") == out.count("</details>") == 4  # passing checks have none
+    # one per check that does not pass (passing checks have none), one per upstream's grid
+    assert out.count("<details>") == out.count("</details>") == 4 + 2
     block = out[out.index("<summary>trl :: grpo-params") :]
     block = block[: block.index("</details>")]
     assert "(51 not passing)" in block
     assert f"- ❌ fail 0.10.0{DASH}main: ` grpo-params is fail `" in block
     assert "- 🚧 xfail 0.2.9: ` grpo-params is xfail `" in block
     assert block.count("\n- ") == 2
-    # the details come after every table, so a cut drops them first
-    assert out.index("<details>") > out.index("| `lora` |")
+    # the findings come first, the details after them, the folded grids last
+    assert out.index("## Failing") < out.index("## Details") < out.index("| `lora` |")
 
 
 def test_150_versions_stay_readable():
     out = render("markdown", sample())
     rows = [line for line in out.splitlines() if line.startswith("| `")]
-    assert len(rows) == 4
-    assert max(len(row) for row in rows) < 200
+    assert len(rows) == 4 + 4  # the grids' rows and the findings' (3 failing, 1 warning)
+    assert max(len(row) for row in rows) < 240
     assert len(out.encode()) < 5000
 
 
@@ -107,9 +108,9 @@ def test_truncation_is_announced_and_stays_under_the_limit():
     limit = len(full.encode()) - 200
     out = render_markdown(sample(), limit=limit)
     assert len(out.encode()) <= limit
-    assert "**Truncated**" in out and f"under {limit} bytes" in out
-    assert out.rstrip().endswith("show everything.")
-    assert "| `lora` |" in out  # whole tables come first; details are cut first
+    assert "**Truncated**" in out and f"under {limit:,} bytes" in out
+    assert "uploaded results artifact" in out
+    assert "## Failing" in out  # the findings come first; the folded grids are cut first
     # what is kept is a prefix of whole parts
     kept = out[: out.index("\n> **Truncated**")]
     assert full.startswith(kept)
@@ -137,7 +138,52 @@ def test_huge_run_is_capped_at_github_summary_limit():
     out = render("markdown", report)
     assert len(out.encode()) <= SUMMARY_LIMIT
     assert "**Truncated**" in out
-    assert out.count("| `check-") == 250  # every table row survived; only details were cut
+    # every red check survived as a row of the findings, newest breakage first
+    assert out.count("| `big::check-") == 250
+    assert "**250 checks red (18750 check x version results)**" in out
+
+
+def test_failures_first_newest_breakage_first_and_the_green_grid_folded():
+    out = render("markdown", sample())
+    assert "**3 checks red (91 check x version results)**" in out
+    failing = out[out.index("## Failing") : out.index("## Warnings")]
+    rows = [line for line in failing.splitlines() if line.startswith("| `")]
+    # fewest releases since it broke first: lora at the older of peft's two, grpo-params 50
+    # releases ago, moved-symbol at trl's first
+    assert [row.split("`")[1] for row in rows] == [
+        "peft::lora",
+        "trl::grpo-params",
+        "trl::moved-symbol",
+    ]
+    warnings = out[out.index("## Warnings") : out.index("## Details")]
+    assert "`trl::info-check`" in warnings
+    green = build({"peft": (["0.10.0", "0.11.0"], {"lora": ".."})})
+    folded = render("markdown", green)
+    assert "## Failing" not in folded
+    assert "<details><summary>the grid: 1 check, every check holds</summary>" in folded
+
+
+def test_a_source_fault_is_one_line_with_the_url_that_failed():
+    report = build({"trl": (["1.0", "main"], {"a": "F."})})
+    report.results = [r for r in report.results if r.version != "main"] + [
+        dataclasses.replace(
+            report.results[0],
+            check=f"c{n}",
+            version="main",
+            status=Status.ERROR,
+            detail="https://raw.githubusercontent.com/o/trl/main/trl/x.py: ConnectionError: "
+            "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries "
+            "exceeded with url: /o/trl/main/trl/other.py (Caused by NameResolutionError)",
+        )
+        for n in range(386)
+    ]
+    out = render("markdown", report)
+    (line,) = [line for line in out.splitlines() if "not run" in line]
+    assert line == (
+        "- 💥 trl&#91;main&#93; GitHub unreachable (name resolution failed); 386 checks not run "
+        "(https:⁠//raw.githubusercontent.com/o/trl/main/trl/x.py)"
+    )
+    assert "HTTPSConnectionPool" not in out  # said once, as its cause, not per check
 
 
 def test_names_and_versions_outside_code_link_and_mention_nothing():
@@ -148,3 +194,18 @@ def test_names_and_versions_outside_code_link_and_mention_nothing():
         "@\u2060org/team &#91;x&#93;(https:\u2060//evil.example) !&#91;i&#93;(//e) "
         "&lt;img&gt; a\\|b"
     )
+
+
+def test_the_nightly_issue_body_fits_by_construction_with_every_block_closed():
+    from canary.reports.command import compose
+
+    versions = releases(150)
+    rows = {f"check-{i:03}": "".join("F."[(i + j) % 2] for j in range(150)) for i in range(400)}
+    report = build({"big": (versions, rows)})
+    room = 65_536 - 300  # what the issue's first lines leave
+    body = compose("markdown", report, None, limit=room)
+    assert len(body.encode()) <= room and len(body) <= room
+    assert body.count("<details>") == body.count("</details>")
+    assert "**Truncated**" in body and body.rstrip().endswith("`--format json`.")
+    kept = body[: body.index("\n> **Truncated**")]
+    assert compose("markdown", report, None).startswith(kept)  # whole parts, never a word cut

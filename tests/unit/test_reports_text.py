@@ -152,7 +152,8 @@ def test_an_unreadable_source_is_one_line_with_a_short_cause_and_a_count():
     lines = render("text", report).splitlines()
     assert lines == [
         "FAIL  trl::a[1.0] a is fail",
-        "ERROR trl[main], peft[main] GitHub unreachable (name resolution failed); 5 checks not run",
+        "ERROR trl[main], peft[main] GitHub unreachable (name resolution failed); 5 checks not run"
+        " (https://raw.githubusercontent.com/o/trl/main/trl/x.py and 1 other URL)",
         "1 pass, 1 fail, 5 error",
     ]
 
