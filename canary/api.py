@@ -28,6 +28,7 @@ from canary.sources.tree import SourceError
 
 if TYPE_CHECKING:  # scan and lock are imported when they run: a warm check never needs them
     from canary.matrix.versions import LockReport
+    from canary.reports.progress import Progress
     from canary.scan.command import Proposed, ScanResult
 
 #: `--source` values that name no folder
@@ -35,6 +36,8 @@ REMOTE_SOURCES = ("auto", "index", "github")
 
 #: given how many bytes the run has downloaded so far, a sink for its progress
 ProgressFactory = Callable[[Callable[[], float]], ProgressSink | None]
+#: the same for scan, whose line also names the upstreams it reads (the terminal's Progress)
+ScanProgressFactory = Callable[[Callable[[], float]], "Progress | None"]
 
 
 def check(
@@ -153,7 +156,7 @@ def scan(
     source: str | Path | None = None,
     settings: Settings | None = None,
     exclude: Sequence[str] = (),
-    progress: ProgressFactory | None = None,
+    progress: ScanProgressFactory | None = None,
 ) -> Scan:
     """Read a downstream codebase (never import it) and propose the checks each upstream it
     patches needs, placed and judged on the releases it declares (or the `source` folder);

@@ -36,7 +36,7 @@ def add_exclude(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def scan_progress(offline: bool = False) -> api.ProgressFactory | None:
+def scan_progress(offline: bool = False) -> api.ScanProgressFactory | None:
     """The status line scan and init draw on a terminal's stderr (as `canary check` does)."""
     if not sys.stderr.isatty():
         return None

@@ -47,7 +47,7 @@ def _proposals(
     root: Path,
     upstreams: list[str] | None,
     exclude: list[str] | None,
-    progress: api.ProgressFactory | None = None,
+    progress: api.ScanProgressFactory | None = None,
 ) -> tuple[dict[str, str], str]:
     """NAME -> proposed matrix text, from the scan `canary scan` runs, and what scan says
     beside them (files it could not read, upstreams it found no use of)."""
@@ -142,7 +142,7 @@ def init_main(
     dry_run: bool,
     out: TextIO,
     exclude: list[str] | None = None,
-    progress: api.ProgressFactory | None = None,
+    progress: api.ScanProgressFactory | None = None,
 ) -> int:
     """Exit status: 0 done, 1 when something could not be written (a lock) or there is nothing
     to check; bad input raises InitError (exit 2) before anything is written. `exclude`: globs
