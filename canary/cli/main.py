@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside a run's judging (the lock's resolution, scan, init)
         from canary.engine.interrupted import Interrupted  # not loaded by `canary cache info`
 
-        exc = Interrupted()
+        exc: CanaryError = Interrupted()
     except CanaryError as caught:
         exc = caught
     for line in exc.lines():
