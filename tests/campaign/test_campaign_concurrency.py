@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from campaign_faults import FaultServer, HangPlan
-from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
+from campaign_upstream import publish, run_checks, scaled, tell, verdicts
 from paths import TESTS
 
 from canary.cache.store import Cache
@@ -29,22 +29,6 @@ from canary.sources.stats import Stats
 
 WORKER = TESTS / "campaign_worker.py"
 WORKERS = 4
-
-
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fake-upstream")
-    return build_upstream(folder, releases=scaled(4, 10), modules=scaled(5, 20))
-
-
-@pytest.fixture
-def server():
-    running = FaultServer().start()
-    try:
-        yield running
-    finally:
-        running.release.set()
-        running.stop()
 
 
 def environment(index_url: str, cache: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from campaign_faults import ALL, FaultPlan, FaultServer, directory_entry
-from campaign_upstream import build_upstream, publish, run_checks, scaled, tell, verdicts
+from campaign_upstream import publish, run_checks, scaled, tell, verdicts
 from servers import serving
 
 TRANSIENT = tuple(k for k in ALL if k != "flip-cd")
@@ -38,21 +38,6 @@ class Tally:
             f"faults injected: {sum(self.faults.values())}, verdicts wrong: {len(self.wrong)}, "
             f"errors: {sum(self.errors.values())} ({kinds})"
         )
-
-
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fake-upstream")
-    return build_upstream(folder, releases=scaled(4, 10), modules=scaled(5, 20))
-
-
-@pytest.fixture
-def server():
-    running = FaultServer().start()
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 def campaign(
