@@ -18,7 +18,7 @@ from pathlib import Path
 
 from canary.errors import CanaryError, ExitCode
 from canary.reports import workflow
-from canary.untrusted import showable
+from canary.safety.untrusted import showable
 
 
 class ActionError(CanaryError):

@@ -34,7 +34,7 @@ from canary.reports.dispatch import render as render_report
 from canary.reports.drift import drift
 from canary.reports.markdown import SUMMARY_LIMIT, code_block
 from canary.reports.output import prepare_output, write_output
-from canary.untrusted import showable
+from canary.safety.untrusted import showable
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"

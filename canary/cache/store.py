@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from canary.safety.writes import atomic_replace
 from canary.settings import default_cache_dir
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
-from canary.writes import atomic_replace
 
 if TYPE_CHECKING:
     from canary.sources.http import Reply

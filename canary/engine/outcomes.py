@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from canary.untrusted import showable, showable_lines
+from canary.safety.untrusted import showable, showable_lines
 
 
 class Status(str, enum.Enum):

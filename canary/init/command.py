@@ -26,9 +26,9 @@ from canary.init.workflows import (
 from canary.matrix.config import PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
+from canary.safety.writes import WriteError, replace_file, write_new
 from canary.scan.command import notes
 from canary.sources.tree import SourceError
-from canary.writes import WriteError, replace_file, write_new
 
 DEFAULT_FOLDER = "canary"
 

@@ -15,7 +15,7 @@ from typing import Any
 from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
-from canary.untrusted import encodable
+from canary.safety.untrusted import encodable
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
 #: a result's text fields; `closest` or `moved_to` (what a failure became) is an object

@@ -18,6 +18,7 @@ from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
 from canary.reports.progress import Progress
+from canary.safety.writes import replace_file
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
@@ -31,7 +32,6 @@ from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
 from canary.settings import Settings
-from canary.writes import replace_file
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -1,5 +1,6 @@
 """Writes into trees canary does not own: never through a symbolic link, never outside the
-folder named, never half-written (canary/writes.py), and a merge keeps the file's line ends."""
+folder named, never half-written (canary/safety/writes.py), and a merge keeps the file's line
+ends."""
 
 from __future__ import annotations
 

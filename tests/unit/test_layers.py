@@ -20,9 +20,9 @@ BASE = (
     "canary.settings",
     "canary.compat",
     "canary.safety",  # how untrusted text is shown, and no write through a link
-    "canary.untrusted",  # (both at the top of canary/ until they move into canary.safety)
-    "canary.writes",
 )
+#: the modules directly in canary/; everything else lives in a package of its layer
+TOP_LEVEL = {"__init__", "__main__", "_version", "api", "errors", "settings"}
 LAYERS = {
     "canary.matrix": 1,
     "canary.analysis": 1,
@@ -110,6 +110,21 @@ def test_no_module_imports_a_layer_above_its_own():
         if (layer(target) or 0) > (layer(name) or 0)
     ]
     assert upward == []
+
+
+def test_canary_holds_only_its_few_top_level_modules():
+    assert {path.stem for path in PACKAGE.glob("*.py")} <= TOP_LEVEL
+
+
+def test_safety_imports_nothing_of_canary_but_errors():
+    outside = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        if name == "canary.safety" or name.startswith("canary.safety.")
+        for target in targets
+        if target != "canary.errors" and not target.startswith("canary.safety")
+    )
+    assert outside == []
 
 
 def test_nothing_imports_the_command_line():

@@ -142,7 +142,8 @@ def test_untrusted_detail_stays_well_formed():
     root = parse(report)
     validate(root)
     failure = next(root.iter("failure"))
-    # a Result writes control characters, new lines too, as escapes (canary.untrusted.showable)
+    # a Result writes control characters, new lines too, as escapes
+    # (canary.safety.untrusted.showable)
     shown = 'bad \\x00\\x1b[31m <tag> & "quotes"\\nlong long'
     assert failure.get("message").startswith(shown)
     assert failure.text.startswith(shown)

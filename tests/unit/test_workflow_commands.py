@@ -9,7 +9,7 @@ from workflow_commands import Command, acted_on, own, try_parse_legacy, try_pars
 
 from canary.engine.outcomes import Result, Status
 from canary.reports.dispatch import render
-from canary.untrusted import showable
+from canary.safety.untrusted import showable
 
 #: what upstream and index text can carry: new lines, both command forms, a pause of its own
 #: (whose end the attacker knows), characters a culture-sensitive search skips
