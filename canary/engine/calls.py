@@ -27,8 +27,22 @@ def accepted(fn: FunctionInfo, name: str, version: Version | None) -> str | None
     if target.name == name and target.kind in ("normal", "kwonly"):
         return ""
     if target.kind == "kwarg":
-        return f"{name} absorbed by **{target.name}"
-    return f"{name} renamed to {target.name} by @deprecate_kwarg"
+        return f"{name} {ABSORBED}{target.name}"
+    return f"{name} {RENAMED}{target.name} by @deprecate_kwarg"
+
+
+#: the words of `accepted`'s notes, which a pass detail carries (joined by "; ")
+ABSORBED = "absorbed by **"
+RENAMED = "renamed to "
+
+
+def note_on(detail: str, name: str) -> str:
+    """The note a pass detail carries on how the keyword `name` is accepted: "" when none (a
+    parameter of that name), else the one `accepted` wrote ("NAME absorbed by **kwargs")."""
+    for note in detail.split("; "):
+        if note.startswith((f"{name} {ABSORBED}", f"{name} {RENAMED}")):
+            return note
+    return ""
 
 
 def keyword_target(fn: FunctionInfo, name: str, version: Version | None) -> Param | None:

@@ -1,16 +1,22 @@
 """Hints that read one check across every version checked, to save a maintainer's time.
 
 A check that fails everywhere is more likely a mistake in the matrix than an upstream break;
-one whose failures are exactly the oldest releases most likely wants a `since`.
+one whose failures are exactly the oldest releases most likely wants a `since`. A keyword
+`accepts` finds named (or renamed by a decorator) on one release and only absorbed by
+`**kwargs` on a later one still passes, but the value is most likely ignored there now
+(transformers 4.52.0's `num_logits_to_keep` on `LlamaForCausalLM.forward`): those passes
+become warnings.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from canary.engine.calls import ABSORBED, note_on
 from canary.engine.outcomes import Result, Status
 
 NEVER_PASSES = "never passes on any version checked: likely a mistake in the matrix"
@@ -56,3 +62,37 @@ def _release(result: Result) -> Version | None:
         return Version(result.version)
     except InvalidVersion:
         return None  # a branch: its place among the releases is not its label
+
+
+def with_absorption_warnings(
+    results: list[Result],
+    accepts: Mapping[tuple[str, str], Sequence[str]],
+    order: Mapping[str, Sequence[str]],
+) -> list[Result]:
+    """The results, each pass of a check whose `accepts` (by (upstream, check id)) finds a
+    name only absorbed by **kwargs, after a pass (in check order) that found it named or
+    renamed, turned into a warning that says since when and what it was before."""
+    rows: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for at, result in enumerate(results):
+        if (result.upstream, result.check) in accepts:
+            rows[result.upstream, result.check][result.version] = at
+    warned: dict[int, str] = {}
+    for (upstream, check), cells in rows.items():
+        versions = [v for v in order.get(upstream, ()) if v in cells]
+        versions += [v for v in cells if v not in set(versions)]
+        for name in accepts[upstream, check]:
+            named = ""  # the last pass that found `name` named, and how
+            for version in versions:
+                at = cells[version]
+                if results[at].status is not Status.PASS:
+                    continue  # skips, known breaks, errors and failures say nothing of it
+                note = note_on(results[at].detail, name)
+                if not note.startswith(f"{name} {ABSORBED}"):
+                    named = f"{note or f'{name} was a parameter'} on {version}"
+                elif named:
+                    said = warned.get(at, results[at].detail)
+                    warned[at] = f"{said}; {named}: a value passed for it is likely ignored now"
+    return [
+        dataclasses.replace(r, status=Status.WARN, detail=warned[at]) if at in warned else r
+        for at, r in enumerate(results)
+    ]

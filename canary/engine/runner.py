@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from canary.analysis import ModuleCache, ParseError
 from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
-from canary.engine.hints import with_hints
+from canary.engine.hints import with_absorption_warnings, with_hints
 from canary.engine.interrupted import Interrupted
 from canary.engine.judge import VersionRun
 from canary.engine.loader import module_files
@@ -219,17 +219,37 @@ class Runner:
             raise MatrixError(where, None, f"--versions {selection}: selects no version to check")
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
-        results = with_hints([result for batch in self.judge_all(plan) for result in batch])
         upstreams = {
             m.upstream: upstream_info(m, [t for mm, t in plan if mm is m]) for m in matrices
         }
-        explaining = time.perf_counter()
-        order = {name: info.versions for name, info in upstreams.items()}
-        results = with_transitions(results, order, self._explainer(plan))
-        self.explain_seconds += time.perf_counter() - explaining
+        results = self.conclude(plan, self.judge_all(plan))
         stats = self.stats()
         stats["seconds"] = round(time.perf_counter() - started, 3)
         return RunReport(results=results, stats=stats, upstreams=upstreams)
+
+    def conclude(
+        self,
+        plan: list[tuple[Matrix, Target]],
+        batches: list[list[Result]],
+    ) -> list[Result]:
+        """The judged results (`judge_all`'s batches for `plan`, in order) read across each
+        check's versions: the hints, the warnings of keywords gone to **kwargs, and the
+        transitions with what their subjects became."""
+        order: dict[str, list[str]] = {}
+        for matrix, target in plan:  # each matrix's targets come in check order
+            order.setdefault(matrix.upstream, []).append(target.label)
+        accepts = {
+            (matrix.upstream, check.id): check.contract.accepts
+            for matrix in {id(m): m for m, _ in plan}.values()
+            for check in matrix.checks
+            if check.contract is not None and check.contract.accepts
+        }
+        results = with_hints([result for batch in batches for result in batch])
+        results = with_absorption_warnings(results, accepts, order)
+        explaining = time.perf_counter()
+        results = with_transitions(results, order, self._explainer(plan))
+        self.explain_seconds += time.perf_counter() - explaining
+        return results
 
     def _explainer(self, plan: list[tuple[Matrix, Target]]) -> Explainer:
         """What each transition's subject became, read from both versions, several at once

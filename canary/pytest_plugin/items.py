@@ -18,6 +18,7 @@ import gc
 import os
 import warnings
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 
 import pluggy
@@ -34,13 +35,15 @@ from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.pytest_plugin.selection import CheckItemBase
 from canary.pytest_plugin.xdist import collects_here
+from canary.reports.transition import failure_lines
 from canary.settings import Settings
 
 _JUDGING = pytest.StashKey["Judging"]()
 
 
 class CanaryWarning(UserWarning):
-    """A `severity: info` check that failed: reported, never red."""
+    """A `severity: info` check that failed, or a keyword `accepts` found named before and
+    only absorbed by **kwargs now: reported, never red."""
 
 
 class CheckFailed(CanaryError):
@@ -103,14 +106,20 @@ class Judging:
         if not plan:
             return
         _freeze_at_exit()
+        planned = list(plan.values())
         try:
-            batches = self.runner.judge_all(list(plan.values()))
+            batches = self.runner.judge_all(planned)
+            # read across versions as `canary check` reads them: hints, transitions
+            concluded = iter(self.runner.conclude(planned, batches))
         except Interrupted as exc:  # one line, as `canary check` ends, not a traceback
             if self.pool is not None:
                 self.pool.stop()
             pytest.exit(str(exc), returncode=int(exc.exit_code))
+        except KeyboardInterrupt:  # while telling what the failures became
+            exc = Interrupted(self.runner.judged, self.runner.planned)
+            pytest.exit(str(exc), returncode=int(exc.exit_code))
         for key, batch in zip(plan, batches, strict=True):
-            self.results[key] = {result.check: result for result in batch}
+            self.results[key] = {result.check: result for result in islice(concluded, len(batch))}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
@@ -192,6 +201,13 @@ class CheckItem(CheckItemBase, SetupErrorText):
         key = (str(self.matrix.path), self.target.label)
         return judging(self.config).results[key][self.check.id]
 
+    def failure_text(self, result: Result) -> str:
+        """The detail, then where the check broke and what its subject became there (told
+        on the result of the version it first failed on)."""
+        first = judging(self.config).results.get((str(self.matrix.path), result.first_fail))
+        told = first.get(self.check.id) if first else None
+        return "\n".join([result.detail, *failure_lines(result, told)])
+
     def runs_alone(self, nextitem: pytest.Item | None) -> bool:
         """Whether the item's own protocol may run it: pytest's is needed to tear down what
         other tests set up before the next one (or the session's end), and for --pdb."""
@@ -231,14 +247,16 @@ class CheckItem(CheckItemBase, SetupErrorText):
         xfail = status in (Status.XFAIL, Status.XPASS) and not self.config.option.runxfail
         if status is Status.SKIP:
             return "skipped", (str(self.path), self.check.line, f"Skipped: {detail}"), {}
-        if status in (Status.FAIL, Status.XFAIL):
+        if status is Status.FAIL:
+            return "failed", self.failure_text(result), {}
+        if status is Status.XFAIL:
             return ("skipped", detail, {"wasxfail": detail}) if xfail else ("failed", detail, {})
         if status is Status.WARN:
-            self.warn_info(detail)
+            self.warn_info(self.failure_text(result))
         return "passed", None, {"wasxfail": detail} if xfail else {}
 
     def warn_info(self, detail: str) -> None:
-        """A failed `severity: info` check: a warning pointing at the check in the matrix."""
+        """A warn result: a warning pointing at the check in the matrix."""
         warnings.warn_explicit(
             CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
             category=CanaryWarning,
@@ -262,10 +280,12 @@ class CheckItem(CheckItemBase, SetupErrorText):
         if status is Status.SKIP:
             # Point the skip at the check in the matrix, not at this line of the plugin.
             raise pytest.skip.Exception(detail, _use_item_location=True)
-        elif status in (Status.FAIL, Status.XFAIL):
+        elif status is Status.FAIL:
+            raise CheckFailed(self.failure_text(self.result))
+        elif status is Status.XFAIL:
             raise CheckFailed(detail)
         elif status is Status.WARN:
-            self.warn_info(detail)
+            self.warn_info(self.failure_text(self.result))
 
     def repr_failure(self, excinfo, style=None):
         # The reason alone: pytest prints the item's id above it and before it in the short

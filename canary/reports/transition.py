@@ -49,6 +49,20 @@ def explained(results: Iterable[Result]) -> list[Explained]:
     return [Explained(r) for r in results if r.first_fail and r.first_fail == r.version]
 
 
+def failure_lines(result: Result, told: Result | None) -> list[str]:
+    """What a report of one result (a pytest failure) says under its detail: the transition
+    it belongs to, what the subject became as `told` (the run's first failing result) says,
+    and where the diff is."""
+    if not result.first_fail:
+        return []
+    lines = [transition_line(result)]
+    if told is not None and told.became is not None:
+        lines += became_lines(told.became, told.first_fail)
+    if told is not None and told.diff:
+        lines.append(f"the diff: canary explain {result.upstream}::{result.check}")
+    return lines
+
+
 def transition_line(result: Result) -> str:
     return f"broke in {result.first_fail} (held on {result.last_pass})"
 

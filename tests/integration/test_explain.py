@@ -13,6 +13,8 @@ from servers import make_wheel, serving
 
 from canary.cli.main import main
 
+pytest_plugins = ["pytester"]
+
 OLD_LINE = "self.aux_loss_enabled = is_moe and args.router_aux_loss_coef != 0.0"
 NEW_LINE = (
     'self.aux_loss_enabled = hasattr(text_config, "output_router_logits") and '
@@ -296,3 +298,23 @@ def test_a_warm_run_tells_the_story_again_without_reading_the_releases(upstream,
     assert main(["check", "--format", "json", "-q", "--offline"]) == 1
     again = {(r["check"], r["version"]): r for r in json.loads(capsys.readouterr().out)["results"]}
     assert again == told
+
+
+def test_a_pytest_failure_says_where_it_broke_and_what_it_became(upstream, pytester, tmp_path):
+    shutil.copytree(tmp_path / "matrices", pytester.path / "matrices")
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest(f"--rootdir={pytester.path}", "-k", "rewritten or renamed")
+    result.assert_outcomes(passed=4, failed=2)
+    lines = result.stdout.lines
+    at = next(i for i, line in enumerate(lines) if f" {PROJECT}::rewritten[2.0.0] _" in line)
+    assert lines[at + 1 : at + 5] == [
+        f"source of GRPOTrainer.__init__ lacks {OLD_LINE!r}",
+        "broke in 2.0.0 (held on 1.1.0)",
+        f"closest in 2.0.0: {PROJECT}/grpo.py:5: {NEW_LINE}",
+        f"the diff: canary explain {PROJECT}::rewritten",
+    ]
+    at = next(i for i, line in enumerate(lines) if f" {PROJECT}::renamed[2.0.0] _" in line)
+    assert lines[at + 2 : at + 4] == [
+        "broke in 2.0.0 (held on 1.1.0)",
+        f"parameters added in 2.0.0 (the likely rename): evaluation_strategy ({PROJECT}/core.py:1)",
+    ]

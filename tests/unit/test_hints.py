@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from canary.engine.hints import NEVER_PASSES, with_hints
+from canary.engine.hints import NEVER_PASSES, with_absorption_warnings, with_hints
 from canary.engine.outcomes import Result, Status
 
 P, F, S, E, W, X = Status.PASS, Status.FAIL, Status.SKIP, Status.ERROR, Status.WARN, Status.XFAIL
@@ -44,3 +44,46 @@ def test_hint_goes_on_every_failure_of_the_check(cells, hint):
         Result("up", "other", "1.0", F, 'why; passes from 1.1 on: add since: "1.1"?'),
         other[1],
     ]
+
+
+NAMED, RENAMED = "", "k renamed to keep by @deprecate_kwarg"
+ABSORBED = "k absorbed by **kwargs"
+
+
+def accepts_row(*cells: tuple[str, Status, str]) -> list[Result]:
+    return [Result("up", "c", version, status, detail) for version, status, detail in cells]
+
+
+@pytest.mark.parametrize(
+    ("cells", "warned"),
+    [
+        (  # transformers 4.51.3 -> 4.52.0: renamed by a decorator, then only absorbed
+            (("1.0", P, NAMED), ("1.1", P, RENAMED), ("1.2", P, ABSORBED), ("1.3", P, ABSORBED)),
+            {"1.2": f"{ABSORBED}; {RENAMED} on 1.1", "1.3": f"{ABSORBED}; {RENAMED} on 1.1"},
+        ),
+        (  # named, then a version not judged, then absorbed: in check order, not list order
+            (("1.2", P, ABSORBED), ("1.0", P, NAMED), ("1.1", S, "outside")),
+            {"1.2": f"{ABSORBED}; k was a parameter on 1.0"},
+        ),
+        ((("1.0", P, ABSORBED), ("1.1", P, ABSORBED)), {}),  # never named: nothing changed
+        ((("1.0", P, NAMED), ("1.1", F, "gone"), ("1.2", P, NAMED)), {}),
+        ((("1.0", P, ABSORBED), ("1.1", P, NAMED)), {}),  # the other way is no loss
+        (  # the note is read for the name asked, not for a name it starts with
+            (("1.0", P, NAMED), ("1.1", P, "kk absorbed by **kwargs")),
+            {},
+        ),
+    ],
+)
+def test_a_keyword_gone_from_named_to_absorbed_warns_from_then_on(cells, warned):
+    row = accepts_row(*cells)
+    order = {"up": ["1.0", "1.1", "1.2", "1.3"]}
+    out = with_absorption_warnings(row, {("up", "c"): ("k",)}, order)
+    for before, after in zip(row, out, strict=True):
+        if before.version in warned:
+            assert after.status is W
+            assert after.detail == (
+                f"{warned[before.version]}: a value passed for it is likely ignored now"
+            )
+        else:
+            assert after == before
+    assert with_absorption_warnings(row, {}, order) == row  # a check with no accepts
