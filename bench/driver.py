@@ -46,11 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("matrices", nargs="*", metavar="MATRIX")
     parser.add_argument("--strategy", choices=STRATEGIES, default="canary")
     parser.add_argument("--releases", type=int, help="only this many releases, spread evenly")
+    parser.add_argument(
+        "--no-stories",
+        action="store_true",
+        help="do not tell what failing subjects became (the cost of telling, by difference)",
+    )
     args = parser.parse_args(argv)
     matrices = load_matrices(args.matrices)
     chosen = subset(matrices, args.releases)
     pool = ParsePool()  # as `canary check` parses
     runner = runner_for(args.strategy, pool, select=lambda m, _selection: chosen[m.upstream])
+    runner.explains = not args.no_stories
     try:
         report = runner.run(matrices, "releases")
     finally:

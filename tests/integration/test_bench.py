@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import struct
 import sys
 import zipfile
 
 import pytest
+from campaign_upstream import PROJECT, publish, wheel_name
 from paths import FIXTURES, ROOT
 from servers import FAST, make_wheel, serving, sha256
 
@@ -28,6 +30,7 @@ def _load_bench() -> None:
 
 _load_bench()
 
+from bench.driver import main as drive  # noqa: E402
 from bench.driver import spread  # noqa: E402
 from bench.explain import ungated  # noqa: E402
 from bench.floor import measure_floor  # noqa: E402
@@ -149,3 +152,26 @@ def test_the_explain_workload_is_the_matrices_without_their_gates(tmp_path):
     assert load_matrix(copy).checks[0].gate is None
     assert [c.why for c in load_matrix(copy).checks] == ["", "kept"]
     assert (tmp_path / "out" / "up.lock").read_text() == "# lock\n"
+
+
+def test_the_driver_tells_stories_unless_asked_not_to(tmp_path, monkeypatch, capsys):
+    def release(version: str, body: str) -> bytes:
+        files = {f"{PROJECT}/__init__.py": body.encode()}
+        return make_wheel(PROJECT, version, files)
+
+    matrix = tmp_path / f"{PROJECT}.yaml"
+    matrix.write_text(
+        f"upstream: {PROJECT}\nchecks:\n  - {{id: gone, module: {PROJECT}, symbol: f}}\n"
+    )
+    with serving() as server:
+        wheels = {
+            wheel_name("1.0.0"): release("1.0.0", "def f():\n    pass\n"),
+            wheel_name("2.0.0"): release("2.0.0", "def g():\n    pass\n"),
+        }
+        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, wheels))
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+        told = {}
+        for options in ((), ("--no-stories",)):
+            assert drive([str(matrix), *options]) == 1  # `gone` fails on 2.0.0
+            told[options] = json.loads(capsys.readouterr().out)["explained"]
+    assert told == {(): [f"{PROJECT}::gone"], ("--no-stories",): []}
