@@ -83,7 +83,8 @@ class CallSites:
         self, function: str, call: ast.Call, upstream: Callable[[ast.expr], Ref | None]
     ) -> None:
         """Record the upstream objects (as `upstream` tells them) `call` passes `function`."""
-        slots = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+        slots: list[tuple[int | str, ast.expr]] = [*enumerate(call.args)]
+        slots += [(k.arg, k.value) for k in call.keywords if k.arg]
         for slot, value in slots:
             ref = upstream(value)
             if ref is not None:

@@ -84,7 +84,9 @@ def _text(node: ast.expr | None, texts: dict[str, str]) -> str | None:
 
 def class_attribute(expr: ast.expr, class_name: str) -> str | None:
     """The attribute `self.X`, `cls.X` or `ClassName.X` reads in a method of `class_name`."""
-    owner = expr.value if isinstance(expr, ast.Attribute) else None
+    if not isinstance(expr, ast.Attribute):
+        return None
+    owner = expr.value
     if isinstance(owner, ast.Name) and owner.id in ("self", "cls", class_name):
         return expr.attr
     return None

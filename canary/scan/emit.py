@@ -125,11 +125,15 @@ def render_matrix(
     return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
 
 
-def _content(check: dict) -> list[tuple[str, str | None, str | None, str | None, set[str]]]:
-    """(module, subject key, subject, assertion, values) facts a user's check states."""
-    keys = [k for k in ("symbol", "class", "function") if k in check] or [None]
+#: (module, subject key, subject, assertion, values): one fact a user's check states
+_Fact = tuple[str | None, str | None, str | None, str | None, set[str]]
+
+
+def _content(check: dict) -> list[_Fact]:
+    """The facts a user's check states."""
+    keys: list[str | None] = [k for k in ("symbol", "class", "function") if k in check] or [None]
     subject = check.get(keys[0]) if keys[0] else None
-    facts = [(check.get("module"), keys[0], subject, None, set())]
+    facts: list[_Fact] = [(check.get("module"), keys[0], subject, None, set())]
     for assertion in ("methods", "params", "accepts", "contains", "matches"):
         values = check.get(assertion)
         if isinstance(values, list):
@@ -190,6 +194,13 @@ def declined_ids(data: dict) -> set[str]:
     return {i for i in ids if isinstance(i, str)}
 
 
+def check_ids(checks: object) -> list[str]:
+    """The ids of a matrix's `checks:` (read leniently, as `declined_ids`)."""
+    entries = checks if isinstance(checks, list) else []
+    ids = (entry.get("id") for entry in entries if isinstance(entry, dict))
+    return [i for i in ids if isinstance(i, str)]
+
+
 def merge_text(
     text: str, name: str, proposals: list[Proposal], declined: Iterable[str] = ()
 ) -> tuple[str, int]:
@@ -208,8 +219,7 @@ def merge_text(
     new = missing(proposals, existing, declined_ids(data) | set(declined))
     if not new:
         return text, 0
-    taken = [c.get("id") for c in existing if isinstance(c, dict) and isinstance(c.get("id"), str)]
-    ids = assign_ids(new, taken)
+    ids = assign_ids(new, check_ids(existing))
     node = next((v for k, v in root.value if k.value == "checks"), None)
     if node is None:
         head = text if text.endswith("\n") or not text else text + "\n"

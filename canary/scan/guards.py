@@ -103,7 +103,7 @@ def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:
     return owner.child(test.args[1].value) if owner else None
 
 
-def _version_compare(test: ast.expr, resolve: Resolver) -> tuple[str, type, str] | None:
+def _version_compare(test: ast.expr, resolve: Resolver) -> tuple[str, type[ast.cmpop], str] | None:
     """(upstream, comparison as if the upstream's version were on the left, version)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None

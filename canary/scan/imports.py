@@ -126,7 +126,8 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
         return None
     func = expr.func
     if isinstance(func, ast.Name) and func.id == "getattr" and scopes.lookup("getattr") is None:
-        base, name = resolve(expr.args[0], scopes), _name(expr.args[1:2] and expr.args[1])
+        named = expr.args[1] if len(expr.args) > 1 else None
+        base, name = resolve(expr.args[0], scopes), _name(named)
         return base.child(name) if base and name else None
     if isinstance(func, ast.Attribute) and func.attr == "get" and (name := _name(expr.args[0])):
         base = _namespace(func.value, scopes)

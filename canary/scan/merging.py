@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from canary.scan.emit import declined_ids
+from canary.scan.emit import check_ids, declined_ids
 
 _IMPORT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -42,11 +42,8 @@ def matrices_in(folder: Path) -> dict[str, list[Existing]]:
         package = data.get("package") or data["upstream"]
         if not isinstance(package, str) or not _IMPORT_NAME.match(package):
             continue
-        checks = data.get("checks") if isinstance(data.get("checks"), list) else []
-        ids = {c.get("id") for c in checks if isinstance(c, dict) and isinstance(c.get("id"), str)}
-        found.setdefault(package, []).append(
-            Existing(path, package, frozenset(ids | declined_ids(data)))
-        )
+        ids = {*check_ids(data.get("checks")), *declined_ids(data)}
+        found.setdefault(package, []).append(Existing(path, package, frozenset(ids)))
     return found
 
 

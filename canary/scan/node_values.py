@@ -37,7 +37,9 @@ def literal_rows(expr: ast.expr) -> tuple[tuple[str | None, ...], ...]:
         and expr.elts
         and all(isinstance(e, ast.Tuple) for e in expr.elts)
     ):
-        rows = tuple(tuple(constant(x) for x in e.elts) for e in expr.elts)
+        rows = tuple(
+            tuple(constant(x) for x in e.elts) for e in expr.elts if isinstance(e, ast.Tuple)
+        )
         return rows if any(any(r) for r in rows) else ()
     return ()
 

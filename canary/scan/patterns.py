@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Mapping
 
 from canary.scan.absence import done_without
 from canary.scan.call_shapes import call_shape
@@ -225,7 +226,7 @@ class FileScanner(ast.NodeVisitor):
         self,
         body: list,
         args: ast.arguments | None,
-        passed: dict[str, Ref] | None = None,
+        passed: Mapping[str, object] | None = None,
         is_class: bool = False,
     ) -> None:
         names: list[str] = []

@@ -23,11 +23,11 @@ class Places:
     def __init__(self, cache: Cache | None = None, release: str = "") -> None:
         self.cache = cache
         self.key = f"places:{release}@{code_fingerprint()}"
-        self.known: dict[str, str] = self._read() if cache is not None else {}
+        self.known: dict[str, str] = self._read(cache) if cache is not None else {}
         self._stored = len(self.known)
 
-    def _read(self) -> dict[str, str]:
-        data = self.cache.load_json(_KIND, self.key)
+    def _read(self, cache: Cache) -> dict[str, str]:
+        data = cache.load_json(_KIND, self.key)
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             return {}
         return data

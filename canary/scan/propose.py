@@ -204,8 +204,10 @@ def _collect(
         if target is not None and not (
             target.kind is None and views and finding.ref.parts in attached
         ):
-            fallback = dataclasses.replace(finding, ref=finding.fallback, fallback=None)
-            alternative = _target(fallback, views, modules) if finding.fallback else None
+            alternative = None
+            if finding.fallback:
+                fallback = dataclasses.replace(finding, ref=finding.fallback, fallback=None)
+                alternative = _target(fallback, views, modules)
             located.append((finding, target, alternative))
     known = set(modules) | {target.module for _, target, _ in located}
     facts: dict[Subject, _Facts] = {}

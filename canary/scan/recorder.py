@@ -74,7 +74,9 @@ class Recorder:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
         in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
         by `"False"`) handle two spellings of one thing: either will do, neither is required."""
-        for literal in texts if source else ():
+        if source is None:
+            return
+        for literal in texts:
             if not source.expects(literal) or self._own_marker(literal):
                 continue
             key = (source.ref, replacement)

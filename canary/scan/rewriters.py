@@ -135,8 +135,8 @@ def _formatted(call: ast.Call) -> tuple[str, str] | None:
         return None
     text = call.args[0]
     if isinstance(text, ast.JoinedStr) and len(text.values) >= 2:
-        head, name = text.values[0], text.values[1]
-        name = name.value if isinstance(name, ast.FormattedValue) else None
+        head, value = text.values[0], text.values[1]
+        name = value.value if isinstance(value, ast.FormattedValue) else None
     elif isinstance(text, ast.BinOp) and isinstance(text.op, ast.Add):
         head, name = text.left, text.right
     else:
@@ -208,6 +208,7 @@ def inferred_registries(tree: ast.Module) -> dict[str, str]:
                     looked_up[target.id] = lookup
         for node in own_statements(fn.body):
             applied = _applied(node, looked_up) if isinstance(node, ast.For) else None
-            if applied and templates.get(applied[1]):
-                found[applied[0]] = templates[applied[1]]
+            module = templates.get(applied[1]) if applied else None
+            if applied and module:
+                found[applied[0]] = module
     return found

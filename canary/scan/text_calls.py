@@ -56,7 +56,7 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
     if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
         pattern = flow.pattern_of(func.value)
         string = argument(call, _PATTERN_METHODS[func.attr], "string")
-        yield Sought(flow.source_of(string), call, regex=pattern and pattern.regex)
+        yield Sought(flow.source_of(string), call, regex=pattern.regex if pattern else None)
     parts = flow.parts(func)
     if len(parts) == 2 and parts[0] == "re" and parts[1] in _RE_FUNCTIONS:
         string_at, flags_at = _RE_FUNCTIONS[parts[1]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
@@ -122,6 +122,11 @@ class Pattern:
     regex: str
 
 
+def _texts(values: Iterable[str | None]) -> tuple[str, ...]:
+    """The strings among `values` (a row's cell is None where it is no string constant)."""
+    return tuple(v for v in values if isinstance(v, str))
+
+
 def rank(value: object) -> int:
     """Upstream source text is what scan follows; it wins over any other binding."""
     return 1 if isinstance(value, Source) else 0
@@ -172,11 +177,11 @@ class TextFlow:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
-            return [(target.id, Texts(tuple(r[0] for r in rows if len(r) == 1)))]
+            return [(target.id, Texts(_texts(r[0] for r in rows if len(r) == 1)))]
         found: list[tuple[str, Texts | None]] = []
         for i, element in enumerate(target.elts if rows and isinstance(target, ast.Tuple) else []):
             if isinstance(element, ast.Name):
-                column = tuple(r[i] for r in rows if len(r) > i and isinstance(r[i], str))
+                column = _texts(r[i] for r in rows if len(r) > i)
                 found.append((element.id, Texts(column) if column else None))
         return found
 
@@ -301,8 +306,12 @@ class TextFlow:
         lines = self._lines_of(value)
         if lines is not None:
             return lines
-        found = self.source_of(value) or self.pattern_of(value)
-        found = found or resolve(value, self.scopes) or self.upstream(value)
+        found = (
+            self.source_of(value)
+            or self.pattern_of(value)
+            or resolve(value, self.scopes)
+            or self.upstream(value)
+        )
         return found if found is not None else self._derived(value)
 
     def inserted(self, expr: ast.expr | None) -> tuple[str, ...]:

@@ -101,8 +101,9 @@ class UpstreamView:
                 found = self._namespace.find(info, name)
             except (SourceError, ParseError):
                 return None  # not remembered: a fault is no answer
-            elsewhere = not isinstance(found, str) and found.bindings
-            defined = found.module.name if elsewhere and found.module.name != info.name else ""
+            defined = ""
+            if not isinstance(found, str) and found.bindings and found.module.name != info.name:
+                defined = found.module.name
             self._places[key] = defined
         where = self._places[key]
         return self.define(where, name, hops - 1) if where else None
