@@ -116,8 +116,8 @@ class Judging:
                 self.pool.stop()
             pytest.exit(str(exc), returncode=int(exc.exit_code))
         except KeyboardInterrupt:  # while telling what the failures became
-            exc = Interrupted(self.runner.judged, self.runner.planned)
-            pytest.exit(str(exc), returncode=int(exc.exit_code))
+            stopped = Interrupted(self.runner.judged, self.runner.planned)
+            pytest.exit(str(stopped), returncode=int(stopped.exit_code))
         for key, batch in zip(plan, batches, strict=True):
             self.results[key] = {result.check: result for result in islice(concluded, len(batch))}
 
