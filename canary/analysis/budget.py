@@ -21,7 +21,7 @@ def check_cost(data: bytes | str, path: str) -> None:
     """Raise ParseError when parsing `data` would cost more than the budget allows."""
     if len(data) <= _COUNT_FROM:
         return
-    tokens = _TOKEN if isinstance(data, bytes) else _TEXT_TOKEN
-    for count, _ in enumerate(tokens.finditer(data), 1):
+    tokens = _TOKEN.finditer(data) if isinstance(data, bytes) else _TEXT_TOKEN.finditer(data)
+    for count, _ in enumerate(tokens, 1):
         if count > MAX_TOKENS:
             raise ParseError(f"{path}: over {MAX_TOKENS} tokens, too costly to parse")

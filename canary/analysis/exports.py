@@ -30,8 +30,9 @@ def _strings(node: ast.expr | None) -> list[str] | None:
         return None if left is None or right is None else left + right
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if len(values) == len(node.elts) and all(isinstance(v, str) for v in values):
-            return values
+        strings = [v for v in values if isinstance(v, str)]
+        if len(strings) == len(node.elts):
+            return strings
     if isinstance(node, ast.Call) and ast.unparse(node.func) in ("set", "list", "tuple"):
         return _strings(node.args[0]) if len(node.args) == 1 else [] if not node.args else None
     return None
@@ -41,8 +42,13 @@ def _string(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _call_name(node: ast.expr) -> str:
+def _call_name(node: ast.AST | None) -> str:
     return ast.unparse(node.func).rsplit(".", 1)[-1] if isinstance(node, ast.Call) else ""
+
+
+def _call_args(node: ast.AST | None, name: str) -> list[ast.expr]:
+    """The positional arguments of `node` when it is a call of `name`, else none."""
+    return node.args if isinstance(node, ast.Call) and _call_name(node) == name else []
 
 
 def _is_dummy_list(node: ast.expr) -> bool:
@@ -144,8 +150,8 @@ class ExportsCollector:
                     self.alias_tables[name] = table
                 elif name in self.structures or "structure" in name.lower():
                     self.structure(name).add_dict(value)
-            elif _call_name(value) == "define_import_structure" and value.args:
-                self.structure(name).folders.append(value.args[0])
+            elif folders := _call_args(value, "define_import_structure"):
+                self.structure(name).folders.append(folders[0])
         elif isinstance(target, ast.Subscript):
             owner = ast.unparse(target.value)
             if owner == "sys.modules" and _call_name(value).endswith("LazyModule"):
@@ -254,8 +260,8 @@ class ExportsCollector:
                 if isinstance(slot, ast.Subscript) and ast.unparse(slot.value) == "sys.modules":
                     key = slot.slice
                     alias = key.id if isinstance(key, ast.Name) and key.id in params else alias
-            elif _call_name(child) == "import_module" and child.args:  # type: ignore[union-attr]
-                first = child.args[0]  # type: ignore[union-attr]
+            elif imported := _call_args(child, "import_module"):
+                first = imported[0]
                 target = first.id if isinstance(first, ast.Name) and first.id in params else target
         if alias and target:
             self.alias_makers[node.name] = (params.index(alias), params.index(target))
@@ -297,8 +303,8 @@ class ExportsCollector:
         merged = _Structure()
         if isinstance(arg, ast.Name) and arg.id in self.structures:
             self._merge(arg.id, merged, set())
-        elif _call_name(arg) == "define_import_structure" and arg.args:  # type: ignore[union-attr]
-            merged.folders.append(arg.args[0])  # type: ignore[union-attr]
+        elif folders := _call_args(arg, "define_import_structure"):
+            merged.folders.append(folders[0])
         else:
             merged.complete = False
         extra: tuple[str, ...] = ()

@@ -41,8 +41,8 @@ def _simple(node: ast.expr) -> str | None:
         value = _simple(node.value) if isinstance(node.value, ast.Name | ast.Attribute) else None
         inner = node.slice
         items = inner.elts if isinstance(inner, ast.Tuple) and len(inner.elts) > 1 else [inner]
-        texts = [_simple(item) for item in items]
-        return value and all(texts) and f"{value}[{', '.join(texts)}]"  # type: ignore[arg-type]
+        texts = [text for item in items if (text := _simple(item))]
+        return f"{value}[{', '.join(texts)}]" if value and len(texts) == len(items) else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         if isinstance(node.right, ast.BinOp):
             return None  # `a | (b | c)`: unparse keeps the parentheses
