@@ -8,14 +8,16 @@ carries a RECORD; the index page is PEP 691 JSON with each file's size and sha25
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from servers import FileServer, make_wheel, sha256
+import pytest
+from servers import FileServer, make_wheel, serving, sha256
 
 from canary.engine.outcomes import Result
 from canary.engine.runner import Runner, explicit_targets
@@ -224,3 +226,27 @@ def tell(capsys, line: str) -> None:
     print(line)
     with capsys.disabled():
         print(f"\n{line}")
+
+
+@contextlib.contextmanager
+def locked_upstream(
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    releases: dict[str, dict[str, bytes]],
+    matrix: str,
+) -> Iterator[FileServer]:
+    """A loopback index serving a wheel of PROJECT per release, `matrix` as
+    FOLDER/matrices/PROJECT.yaml, locked with the files' hashes (so verdicts are remembered),
+    and canary pointed at them from FOLDER."""
+    from canary.cli.main import main
+
+    with serving() as server:
+        wheels = {wheel_name(v): make_wheel(PROJECT, v, files) for v, files in releases.items()}
+        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, wheels))
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(folder / "cache"))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        monkeypatch.chdir(folder)
+        (folder / "matrices").mkdir()
+        (folder / "matrices" / f"{PROJECT}.yaml").write_text(matrix)
+        assert main(["lock"]) == 0
+        yield server

@@ -8,8 +8,7 @@ import json
 import shutil
 
 import pytest
-from campaign_upstream import PROJECT, publish, wheel_name
-from servers import make_wheel, serving
+from campaign_upstream import PROJECT, locked_upstream
 
 from canary.cli.main import main
 
@@ -101,15 +100,8 @@ checks:
 
 @pytest.fixture
 def upstream(tmp_path, monkeypatch):
-    with serving() as server:
-        wheels = {wheel_name(v): make_wheel(PROJECT, v, release(v)) for v in VERSIONS}
-        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, wheels))
-        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        monkeypatch.chdir(tmp_path)
-        (tmp_path / "matrices").mkdir()
-        (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
-        assert main(["lock"]) == 0  # with the files' hashes: verdicts are remembered
+    releases = {v: release(v) for v in VERSIONS}
+    with locked_upstream(tmp_path, monkeypatch, releases, MATRIX) as server:
         yield server
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from campaign_upstream import PROJECT, publish, wheel_name
-from servers import make_wheel, serving
+from campaign_upstream import PROJECT, locked_upstream
 
 from canary.cli.main import main
 
@@ -60,15 +59,7 @@ def release(version: str) -> dict[str, bytes]:
 
 @pytest.fixture
 def upstream(tmp_path, monkeypatch):
-    with serving() as server:
-        wheels = {wheel_name(v): make_wheel(PROJECT, v, release(v)) for v in FORWARD}
-        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, wheels))
-        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
-        monkeypatch.chdir(tmp_path)
-        (tmp_path / "matrices").mkdir()
-        (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(MATRIX)
-        assert main(["lock"]) == 0
+    with locked_upstream(tmp_path, monkeypatch, {v: release(v) for v in FORWARD}, MATRIX) as server:
         yield server
 
 
