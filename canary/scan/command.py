@@ -77,6 +77,9 @@ def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_Fil
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
             result.problems.append(f"{name}: not scanned: {exc}")
+    for link in selection.outside:
+        name = link.relative_to(base).as_posix()
+        result.problems.append(f"{name}: not scanned: a symbolic link out of {base.name or base}")
     result.left_out = selection.described()
     return files
 
