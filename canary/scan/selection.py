@@ -17,6 +17,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from canary.safety.untrusted import showable
+
 DEFAULT_EXCLUDED = ("tests", "test", "testing", "scripts", "examples", "docs", "benchmarks")
 _REPOSITORY_MARKS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -93,10 +95,13 @@ class Selection:
         return f"--exclude {glob}" if glob else None
 
     def described(self) -> str:
-        """`tests/ (72 files), --exclude legacy (3 files)`, or "" when nothing was left out."""
-        return ", ".join(
-            f"{reason} ({count} file{'s' * (count != 1)})"
-            for reason, count in sorted(self.left_out.items())
+        """`tests/ (72 files), --exclude legacy (3 files)`, or "" when nothing was left out
+        (escaped: a glob may come from the scanned repository's pyproject.toml)."""
+        return showable(
+            ", ".join(
+                f"{reason} ({count} file{'s' * (count != 1)})"
+                for reason, count in sorted(self.left_out.items())
+            )
         )
 
 
