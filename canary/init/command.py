@@ -26,6 +26,7 @@ from canary.init.workflows import (
 from canary.matrix.config import PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
+from canary.safety.untrusted import showable
 from canary.safety.writes import WriteError, replace_file, write_new
 from canary.scan.command import notes
 from canary.sources.tree import SourceError
@@ -193,12 +194,12 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     if notes:
         out.write(notes + "\n")
     verb = "would write" if dry_run else "wrote"
-    for line in plan.written:
-        out.write(f"{verb} {line}\n")
+    for line in plan.written:  # file names of the tree: escaped, as scan's notes are
+        out.write(f"{verb} {showable(line)}\n")
     for line in plan.kept:
-        out.write(f"kept {line}\n")
+        out.write(f"kept {showable(line)}\n")
     for line in plan.problems:
-        out.write(f"canary init: {line}\n")
+        out.write(f"canary init: {showable(line)}\n")
     if not plan.matrices:
         out.write(
             "canary init: no matrix proposed and none in "

@@ -419,7 +419,7 @@ class _MatrixReader(_Reader):
         )
         package = attempt(lambda: self.string(data, "package", pattern=_DOTTED))
         pypi = attempt(lambda: self.string(data, "pypi"))
-        src = attempt(lambda: self.string(data, "src"))
+        src = attempt(lambda: self.src(data))
         checks = self.checks(data)
         ids = {check.id for check in checks}
         ignore_line = data.lines.get("ignore", data.line)
@@ -433,13 +433,27 @@ class _MatrixReader(_Reader):
             package=package or upstream,
             pypi=pypi or upstream,
             github=github,
-            src=(src or "").strip("/"),
+            src=(src or "").rstrip("/"),
             tag=tag,
             versions=versions,
             checks=checks,
             lines=self.lines,
             ignored=ignored,
         )
+
+    def src(self, data: MarkedDict) -> str | None:
+        """The folder holding the package, inside the repository or --source DIR: an absolute
+        path or a `..` would have --source read outside DIR."""
+        src = self.string(data, "src")
+        if src and (src.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", src)):
+            raise self.fail(
+                data.lines["src"], f"src: {src!r} is absolute; name a folder inside the repository"
+            )
+        if src and ".." in re.split(r"[\\/]", src):
+            raise self.fail(
+                data.lines["src"], f"src: {src!r} leaves the repository; name a folder inside it"
+            )
+        return src
 
     def tag(self, data: MarkedDict) -> str:
         tag = self.string(data, "tag") or "v{version}"

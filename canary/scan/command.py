@@ -18,6 +18,7 @@ from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
 from canary.reports.progress import Progress
+from canary.safety.untrusted import showable
 from canary.safety.writes import replace_file
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
@@ -50,6 +51,11 @@ class ScanResult:
     problems: list[str] = field(default_factory=list)
     left_out: str = ""  # the folders and globs not read, with their file counts
 
+    def not_scanned(self, name: str, why: object) -> None:
+        """A file not read, said on one line with its control characters escaped: a
+        downstream file name or a parser's message is no terminal or runner command."""
+        self.problems.append(showable(f"{name}: not scanned: {why}"))
+
 
 @dataclass
 class _File:
@@ -72,11 +78,14 @@ def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_Fil
     files = []
     selection = Selection(root, (*exclude, *table))
     for path in selection.files():
-        name = path.relative_to(base).as_posix()
+        name = showable(path.relative_to(base).as_posix())  # as the findings cite it
         try:
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
-            result.problems.append(f"{name}: not scanned: {exc}")
+            result.not_scanned(name, exc)
+    for link in selection.outside:
+        name = link.relative_to(base).as_posix()
+        result.not_scanned(name, f"a symbolic link out of {base.name or base}")
     result.left_out = selection.described()
     return files
 
@@ -107,7 +116,7 @@ def scan_path(
             try:
                 tree = file.parsed()
             except (SyntaxError, ValueError, RecursionError) as exc:
-                result.problems.append(f"{file.name}: not scanned: {exc}")
+                result.not_scanned(file.name, exc)
                 continue
             alone = CallSites()
             alone.registries = calls.registries
@@ -170,7 +179,7 @@ def _scan_file(
         return scan_tree(tree, name, upstreams, calls, own)
     except RecursionError as exc:
         if calls.frozen:
-            result.problems.append(f"{name}: not scanned: {exc}")
+            result.not_scanned(name, exc)
         return None
 
 
@@ -309,7 +318,7 @@ def scan(
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
     target = folder / f"{proposed.upstream}.yaml"
     replace_file(folder, target, proposed.text())
-    out.write(f"wrote {target}: {len(proposed.proposals)} checks\n")
+    out.write(f"wrote {showable(str(target))}: {len(proposed.proposals)} checks\n")
 
 
 def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
@@ -320,7 +329,7 @@ def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
     if added:
         replace_file(target.path.parent, target.path, in_line_ends_of(text, merged))
     total = len(proposed.proposals)
-    out.write(f"merged into {target.path}: {added} new checks of {total} proposed\n")
+    out.write(f"merged into {showable(str(target.path))}: {added} new checks of {total} proposed\n")
 
 
 def in_line_ends_of(original: str, merged: str) -> str:
@@ -358,7 +367,7 @@ def notes(result: ScanResult | None, path: str, unused: list[str]) -> list[str]:
     said = [f"# {problem}" for problem in result.problems] if result is not None else []
     if result is not None:
         left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
-        said.append(f"# scanned {result.files} files under {path}{left_out}")
+        said.append(f"# scanned {result.files} files under {showable(path)}{left_out}")
     return said + [f"# no uses of {upstream} found" for upstream in unused]
 
 
@@ -403,5 +412,5 @@ def emit(
 
 def _refused(message: str) -> int:
     """One matrix not written: said on stderr, as every command says a usage error."""
-    print(f"canary: scan: {message}", file=sys.stderr)
+    print(f"canary: scan: {showable(message)}", file=sys.stderr)
     return int(ExitCode.USAGE_ERROR)

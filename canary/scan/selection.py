@@ -5,6 +5,10 @@ they reach for is no contract of the package. So when PATH is a repository (it h
 pyproject.toml, setup.py, setup.cfg or .git), folders with those names are left out at any
 depth; `--exclude GLOB` (and `exclude` under `[tool.canary]`) add to that, and the matrix
 header says what was left out.
+
+A symbolic link is never followed: a folder linked to `.` would make the walk endless, and a link
+out of PATH would read what the user did not name. What a link inside PATH points to is read
+where it is; a link out of PATH is said (`outside`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from canary.safety.untrusted import showable
 
 DEFAULT_EXCLUDED = ("tests", "test", "testing", "scripts", "examples", "docs", "benchmarks")
 _REPOSITORY_MARKS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -38,6 +44,7 @@ class Selection:
     root: Path
     globs: tuple[str, ...] = ()
     left_out: dict[str, int] = field(default_factory=dict)
+    outside: list[Path] = field(default_factory=list)  # the links out of PATH, not followed
 
     def __post_init__(self) -> None:
         self.defaults = DEFAULT_EXCLUDED if is_repository(self.root) else ()
@@ -47,12 +54,17 @@ class Selection:
         if self.root.is_file():
             return [self.root]
         self.left_out.clear()
+        self.outside.clear()
         return self._walk(self.root)
 
     def _walk(self, folder: Path, select: bool = True) -> list[Path]:
         """The .py files under `folder`; with `select`, those no exclusion leaves out."""
         found = []
         for path in sorted(folder.iterdir()):
+            if path.is_symlink():
+                if select and self._leaves(path):
+                    self.outside.append(path)
+                continue
             if path.is_dir() and _skipped(path):
                 continue
             reason = self._reason(path) if select else None
@@ -66,6 +78,12 @@ class Selection:
                 found.append(path)
         return found
 
+    def _leaves(self, link: Path) -> bool:
+        """Whether `link` is a folder or a .py file out of PATH (what the walk would have read)."""
+        if not (link.is_dir() or (link.suffix == ".py" and link.is_file())):
+            return False
+        return not link.resolve().is_relative_to(self.root.resolve())
+
     def _reason(self, path: Path) -> str | None:
         """What leaves `path` out (`tests/`, `--exclude GLOB`), if anything does."""
         if path.is_dir() and path.name in self.defaults:
@@ -77,10 +95,13 @@ class Selection:
         return f"--exclude {glob}" if glob else None
 
     def described(self) -> str:
-        """`tests/ (72 files), --exclude legacy (3 files)`, or "" when nothing was left out."""
-        return ", ".join(
-            f"{reason} ({count} file{'s' * (count != 1)})"
-            for reason, count in sorted(self.left_out.items())
+        """`tests/ (72 files), --exclude legacy (3 files)`, or "" when nothing was left out
+        (escaped: a glob may come from the scanned repository's pyproject.toml)."""
+        return showable(
+            ", ".join(
+                f"{reason} ({count} file{'s' * (count != 1)})"
+                for reason, count in sorted(self.left_out.items())
+            )
         )
 
 

@@ -135,6 +135,16 @@ def test_an_unreadable_index_is_reported_and_the_rest_written(repo, capsys):
     assert (repo / "canary/trl.yaml").is_file() and (repo / PR_WORKFLOW).is_file()
 
 
+def test_the_trees_file_names_are_printed_escaped(repo, capsys):
+    repo, _ = repo
+    (repo / "canary").mkdir()
+    (repo / "canary" / "x\n::add-mask::\x1b[2J.yaml").write_text("upstream: [\n")
+    code, out = init(repo, capsys)
+    assert code == 1
+    assert "canary init: canary/x\\n::add-mask::\\x1b[2J.lock: not written:" in out
+    assert "\x1b" not in out and not any(line.startswith("::") for line in out.splitlines())
+
+
 def test_nothing_to_adopt_says_how_to_name_the_upstreams(repo, capsys):
     repo, _ = repo
     code = main(["init", str(repo), "--upstream", "peft"])

@@ -287,6 +287,38 @@ def test_unparseable_files_and_environments_are_reported_or_skipped(tmp_path):
     assert [summary(c) for c in printed_matrices(text)["trl"]["checks"]] == EXPECTED["trl"]
 
 
+def test_links_are_not_followed_and_nothing_out_of_path_is_read(tmp_path):
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "y.py").write_text("import trl\ntrl.read_out_of_path = 1\n")
+    (tree / "fakesloth" / "again").symlink_to(".")  # a loop: each file again, 40 deep
+    (tree / "fakesloth" / "elsewhere").symlink_to(outside)
+    (tree / "fakesloth" / "peek.py").symlink_to(outside / "y.py")
+    (tree / "fakesloth" / "rl_again.py").symlink_to("rl.py")  # read once, where it is
+    status, text = scan(str(tree), ["trl"], None, None)
+    assert status == 0
+    assert "read_out_of_path" not in text and "again" not in text
+    assert "# fakesloth/elsewhere: not scanned: a symbolic link out of proj" in text
+    assert "# fakesloth/peek.py: not scanned: a symbolic link out of proj" in text
+    assert "# scanned 5 files" in text
+    assert [summary(c) for c in printed_matrices(text)["trl"]["checks"]] == EXPECTED["trl"]
+
+
+def test_downstream_file_names_are_printed_escaped(tmp_path):
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    (tree / "fakesloth" / "x\x1b[2J.py").write_text("def broken(:\n")
+    (tree / "fakesloth" / "p\n::add-mask::q.py").write_text("from trl import GRPOConfig\n")
+    status, text = scan(str(tree), ["trl"], None, None)
+    assert status == 0
+    assert "# fakesloth/x\\x1b[2J.py: not scanned:" in text
+    whys = [c["why"] for c in printed_matrices(text)["trl"]["checks"]]
+    assert any("fakesloth/p\\n::add-mask::q.py:1" in why for why in whys)  # GRPOConfig's
+    assert "\x1b" not in text and not any(line.startswith("::") for line in text.splitlines())
+
+
 def test_a_single_file_can_be_scanned():
     status, text = scan(str(FIXTURE / "fakesloth" / "rl.py"), ["trl"], None, None)
     assert status == 0

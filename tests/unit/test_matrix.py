@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from commands import canary
 
 from canary.matrix.model import MatrixError, load_matrix
 from canary.matrix.yamlmarks import line_at
@@ -266,6 +267,11 @@ BAD = [
     ),
     ("tag-without-version", "upstream: trl\ntag: 'v1'\nchecks: []\n", 2, ["tag: must contain"]),
     ("github-bad", "upstream: trl\ngithub: 'not a repo'\nchecks: []\n", 2, ["github:"]),
+    ("src-up", "upstream: trl\nsrc: '../..'\nchecks: []\n", 2, ["src: '../..' leaves"]),
+    ("src-up-inside", "upstream: trl\nsrc: 'a/../../b'\nchecks: []\n", 2, ["leaves"]),
+    ("src-up-backslash", "upstream: trl\nsrc: 'a\\..\\b'\nchecks: []\n", 2, ["leaves"]),
+    ("src-absolute", "upstream: trl\nsrc: /etc\nchecks: []\n", 2, ["src: '/etc' is absolute"]),
+    ("src-drive", "upstream: trl\nsrc: 'C:/x'\nchecks: []\n", 2, ["is absolute"]),
 ]
 
 
@@ -310,6 +316,20 @@ def test_every_error_of_a_file_is_reported_at_once(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [f"canary: {line}" for line in lines]
+
+
+def test_source_dir_is_never_left_through_src(tmp_path, capsys):
+    outside = tmp_path / "outside" / "trl"
+    outside.mkdir(parents=True)
+    (outside / "__init__.py").write_text("SECRET = 1\n")
+    (tmp_path / "site").mkdir()
+    path = tmp_path / "trl.yaml"
+    path.write_text(
+        "upstream: trl\nsrc: ../outside\nchecks:\n  - {id: s, module: trl, symbol: SECRET}\n"
+    )
+    status, out = canary("check", str(path), "--source", str(tmp_path / "site"), "--format", "json")
+    assert status == 2 and out == ""
+    assert f"{path}:2: src: '../outside' leaves the repository" in capsys.readouterr().err
 
 
 def test_good_matrix_loads_every_key(tmp_path):
