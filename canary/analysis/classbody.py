@@ -44,6 +44,14 @@ def _flag(call: ast.Call, name: str, default: bool) -> bool:
     return default
 
 
+def _constant_flag(node: ast.expr | None) -> bool | None:
+    """A literal flag's truth (`field(kw_only=True)`); None when it is not literal or is
+    `None`, so the class decides."""
+    if not isinstance(node, ast.Constant) or node.value is None:
+        return None
+    return bool(node.value)
+
+
 def _dataclass_generator(node: ast.expr, how: str, *, attrs: bool = False) -> Generator | None:
     """`@dataclass`, `@dataclasses.dataclass(kw_only=True, init=False)`, and (with `attrs`)
     attrs' `@attr.s(auto_attribs=True)`, `@define` and the like."""
@@ -134,7 +142,7 @@ def _field(name: str, annotation: str | None, value: ast.expr | None, line: int)
         default,
         kind,
         init=not (isinstance(init, ast.Constant) and init.value is False),
-        kw_only=kw_only.value if isinstance(kw_only, ast.Constant) else None,
+        kw_only=_constant_flag(kw_only),
         line=line,
         declared=True,
         alias=alias.value if isinstance(alias, ast.Constant) else None,
