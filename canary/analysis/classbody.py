@@ -145,7 +145,9 @@ def _field(name: str, annotation: str | None, value: ast.expr | None, line: int)
         kw_only=_constant_flag(kw_only),
         line=line,
         declared=True,
-        alias=alias.value if isinstance(alias, ast.Constant) else None,
+        alias=alias.value
+        if isinstance(alias, ast.Constant) and isinstance(alias.value, str)
+        else None,
     )
 
 
