@@ -20,6 +20,7 @@ from canary.engine.outcomes import RunReport
 from canary.engine.runner import ProgressSink, Runner, Selector, local_selector
 from canary.errors import UsageError
 from canary.matrix.files import find_matrices, load_matrices
+from canary.matrix.keywords import Keywords
 from canary.matrix.lock import Resolution
 from canary.matrix.model import Matrix, load_matrix
 from canary.settings import Settings
@@ -47,14 +48,17 @@ def check(
     source: str = "auto",
     settings: Settings | None = None,
     progress: ProgressFactory | None = None,
+    keywords: str | None = None,
 ) -> RunReport:
     """Judge every check of `matrices` (paths, folders or names; none: matrices/*.yaml) on
     the versions `versions` selects, read from `source` (auto, index, github or a folder),
-    configured by `settings` (the environment's when not given)."""
+    configured by `settings` (the environment's when not given); with `keywords` (a pytest
+    `-k` expression) only the check x versions it selects."""
     from canary.analysis.pool import ParsePool
     from canary.sources.context import SourceContext
 
     settings = settings if settings is not None else Settings.from_environment()
+    choose = Keywords.compile(keywords).selects if keywords is not None else None
     loaded = load_matrices(matrices)
     select, folder = _selector(source, loaded)
     sources = SourceContext(settings) if folder is None else None
@@ -71,6 +75,7 @@ def check(
         sources=sources,
         modules=ModuleCache(parse=pool),
         progress=progress(downloaded) if progress is not None else None,
+        choose=choose,
     )
     try:
         report = runner.run(loaded, versions)

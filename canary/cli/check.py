@@ -19,6 +19,9 @@ from canary.settings import MAX_JOBS, Settings, default_jobs
 EXAMPLES = """examples:
   canary check                              every matrices/*.yaml on every locked release
   canary check trl --versions anchors       matrices/trl.yaml on its anchors only
+  canary check -k grpo                      the checks whose id, upstream or file has grpo
+  canary check -k "trl and 1.14.0"          trl's checks on 1.14.0 (pytest's -k grammar)
+  canary check -k "not main"                every check on the releases, none on branch main
   canary check --format json --output out/results.json
 
 """
@@ -38,6 +41,14 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
         default="releases",
         help="releases | all (with branches) | anchors | latest | a PEP 440 specifier | "
         "a comma-separated list of versions and branches",
+    )
+    check.add_argument(
+        "-k",
+        dest="keywords",
+        metavar="EXPR",
+        help="only the check x versions EXPR selects, as pytest's -k: names matched "
+        "case-insensitively as substrings of the matrix file, the upstream and CHECK[VERSION], "
+        "with and, or, not and parentheses",
     )
     check.add_argument("--source", default="auto", help="auto | index | github | a local folder")
     check.add_argument(
@@ -82,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         source=args.source,
         settings=Settings.from_environment(offline=args.offline, jobs=args.jobs),
         progress=progress_for(args),
+        keywords=args.keywords,
     )
     report.run["command"] = shlex.join(["canary", *args.argv])
     if output is None:

@@ -21,6 +21,7 @@ from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.engine.retold import Told, recalled, remember, story_key
 from canary.engine.transitions import Explainer, Transition, with_transitions
+from canary.errors import UsageError
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.settings import Settings
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 #: Chooses the targets of a matrix for a `--versions` selection (`matrix.versions` provides it).
 Selector = Callable[[Matrix, str], list[Target]]
+#: Whether a check is judged on a version (`canary check -k`: canary.matrix.keywords)
+Chooser = Callable[[Matrix, Check, Target], bool]
 
 
 class ProgressSink(Protocol):
@@ -70,6 +73,8 @@ class Runner:
     #: the source context to read through (a test's, with its own retry policy); else one is
     #: built from `settings` when first needed
     sources: SourceContext | None = None
+    #: the check x versions judged (None: every check on every version selected)
+    choose: Chooser | None = None
     _indexes_stored: bool = field(default=False, init=False, repr=False)
 
     @property
@@ -93,6 +98,12 @@ class Runner:
         from canary.matrix.versions import select_targets  # a local run never needs it
 
         return select_targets(matrix, selection, self.context)
+
+    def checks(self, matrix: Matrix, target: Target) -> tuple[Check, ...]:
+        """The checks of `matrix` judged on `target`."""
+        if self.choose is None:
+            return matrix.checks
+        return tuple(check for check in matrix.checks if self.choose(matrix, check, target))
 
     def close(self) -> None:
         """Let go of the connections of the sources this run built (not of given ones)."""
@@ -137,7 +148,8 @@ class Runner:
         self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None
     ) -> VersionRun:
         """One version's checks; with verdicts that cover them all, the tree is not opened."""
-        if _covered(verdicts, matrix, target):
+        checks = self.checks(matrix, target)
+        if _covered(verdicts, checks, target):
             tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
             return VersionRun(matrix, target, tree, self.modules, verdicts)
         try:
@@ -147,7 +159,7 @@ class Runner:
         if not isinstance(tree, SourceError):  # neighbouring members in one request each
             # best effort: each check reads its own modules and reports their own fault
             with contextlib.suppress(SourceError):
-                tree.prefetch(module_paths(matrix))
+                tree.prefetch(module_paths(checks))
         return VersionRun(matrix, target, tree, self.modules, verdicts)
 
     def judge(self, matrix: Matrix, target: Target) -> list[Result]:
@@ -155,13 +167,14 @@ class Runner:
         return self._judge(matrix, target, self.verdicts(matrix, target))
 
     def _judge(self, matrix: Matrix, target: Target, verdicts: Verdicts | None) -> list[Result]:
+        checks = self.checks(matrix, target)
         try:
             version_run = self.version_run(matrix, target, verdicts)
         except Exception as exc:  # one bad input must not abort the whole run
-            results = [unjudged(matrix, target, check, exc) for check in matrix.checks]
+            results = [unjudged(matrix, target, check, exc) for check in checks]
         else:
             results = []
-            for check in matrix.checks:
+            for check in checks:
                 try:
                     results.append(version_run.result(check))
                 except Exception as exc:
@@ -188,7 +201,7 @@ class Runner:
         pending: dict[int, Verdicts | None] = {}
         for at, (matrix, target) in enumerate(plan):
             verdicts = self.verdicts(matrix, target)
-            if _covered(verdicts, matrix, target):
+            if _covered(verdicts, self.checks(matrix, target), target):
                 batches[at] = self._judge(matrix, target, verdicts)
             else:
                 pending[at] = verdicts
@@ -217,6 +230,10 @@ class Runner:
         if not plan and matrices:  # like pytest's exit 5: nothing collected is a mistake
             where = ", ".join(str(m.path) for m in matrices)
             raise MatrixError(where, None, f"--versions {selection}: selects no version to check")
+        if self.choose is not None:
+            plan = [(m, t) for m, t in plan if self.checks(m, t)]
+            if not plan:
+                raise UsageError("-k selects no check x version of the matrices given")
         if self.progress is not None:
             self.progress.start(len(plan), sum(not t.branch for _, t in plan))
         upstreams = {
@@ -308,11 +325,11 @@ class Runner:
         return counts
 
 
-def _covered(verdicts: Verdicts | None, matrix: Matrix, target: Target) -> bool:
-    """Whether remembered verdicts answer every check of the matrix on this release."""
+def _covered(verdicts: Verdicts | None, checks: tuple[Check, ...], target: Target) -> bool:
+    """Whether remembered verdicts answer every check judged on this release."""
     if verdicts is None or target.version is None:
         return False
-    return verdicts.covers(matrix.checks, target.version)
+    return verdicts.covers(checks, target.version)
 
 
 class _Deferred:
@@ -360,11 +377,11 @@ def _only_under_src(tree: Tree, package: str) -> bool:
     return tree.read_meta(f"src/{top}/__init__.py") is not None
 
 
-def module_paths(matrix: Matrix) -> list[str]:
-    """Every file the matrix's checks may read, in both module layouts."""
+def module_paths(checks: Iterable[Check]) -> list[str]:
+    """Every file the checks may read, in both module layouts."""
     modules = {
         contract.module
-        for check in matrix.checks
+        for check in checks
         for contract in ((check.contract,) if check.contract else check.any_of)
     }
     return [path for module in sorted(modules) for path, _ in module_files(module)]

@@ -1,0 +1,98 @@
+"""`canary check -k EXPR` against a loopback index: it judges the check x versions pytest's `-k`
+would select from the same matrix, reads only the versions they need, and a mistake in the
+expression is a usage error naming the column."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from campaign_upstream import PROJECT, locked_upstream, wheel_name
+
+from canary.cli.main import main
+
+VERSIONS = ("1.0.0", "1.1.0", "2.0.0")
+MATRIX = f"""\
+upstream: {PROJECT}
+checks:
+  - {{id: grpo-trainer, module: {PROJECT}.grpo, class: GRPOTrainer}}
+  - {{id: grpo-loss, module: {PROJECT}.grpo, function: compute_loss}}
+  - {{id: core-run, module: {PROJECT}.core, function: run, accepts: [eval_strategy]}}
+"""
+
+
+def release(version: str) -> dict[str, bytes]:
+    return {
+        f"{PROJECT}/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"{PROJECT}/grpo.py": b"class GRPOTrainer:\n    pass\n\n\ndef compute_loss(x):\n    pass\n",
+        f"{PROJECT}/core.py": b"def run(model, eval_strategy=None):\n    return model\n",
+    }
+
+
+@pytest.fixture
+def upstream(tmp_path, monkeypatch):
+    releases = {version: release(version) for version in VERSIONS}
+    with locked_upstream(tmp_path, monkeypatch, releases, MATRIX) as server:
+        yield server
+
+
+def judged(tmp_path, expression: str) -> list[str]:
+    """The `CHECK[VERSION]` of every result `canary check -k expression` reports."""
+    out = tmp_path / f"k{len(list(tmp_path.glob('k*.json')))}.json"
+    assert main(["check", "-k", expression, "--format", "json", "--output", str(out)]) == 0
+    return [f"{r['check']}[{r['version']}]" for r in json.loads(out.read_text())["results"]]
+
+
+def collected(expression: str) -> list[str]:
+    """The `CHECK[VERSION]` of every item `pytest -k expression` collects from the same matrix."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    listing = subprocess.run(
+        [*command, "-k", expression],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTEST_ADDOPTS": ""},
+        check=False,
+    )
+    return [line.rpartition("::")[2] for line in listing.stdout.splitlines() if "::" in line]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "grpo",
+        f"{PROJECT} and 1.1.0",
+        "GRPO and not 2.0",
+        "(loss or core) and not 1.0.0",
+        "trainer[2.0.0] or run[1.0",
+        "matrices and yaml and 1.",
+    ],
+)
+def test_selects_what_pytest_k_selects(upstream, tmp_path, expression):
+    chosen = judged(tmp_path, expression)
+    assert chosen
+    assert sorted(chosen) == sorted(collected(expression))
+
+
+def test_reads_only_the_versions_selected(upstream, tmp_path):
+    assert judged(tmp_path, "core and 1.1.0") == ["core-run[1.1.0]"]
+    read = {v for v in VERSIONS if upstream.requests_to(f"/files/{wheel_name(v)}")}
+    assert read == {"1.1.0"}
+
+
+@pytest.mark.parametrize(
+    ("expression", "told"),
+    [
+        ("grpo and", "-k 'grpo and': column 9: expected a name, `not` or `(`; got the end"),
+        ("(grpo", "-k '(grpo': column 6: expected `)`; got the end"),
+        ("grpo & core", "-k 'grpo & core': column 6: unexpected character \"&\""),
+        ("grpo core", "-k 'grpo core': column 6: expected `and`, `or` or the end; got 'core'"),
+        ("nothing-like-it", "-k selects no check x version of the matrices given"),
+    ],
+)
+def test_a_bad_expression_is_a_usage_error(upstream, capsys, expression, told):
+    capsys.readouterr()
+    assert main(["check", "-k", expression]) == 2
+    assert capsys.readouterr().err == f"canary: {told}\n"
