@@ -8,18 +8,15 @@ renamed `disable_gradient_checkpointing`. `canary init` and the Action's steps r
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from servers import FileServer, make_wheel, serving
+from servers import FileServer, make_wheel, publish_releases, serving
 
 DOWNSTREAM = Path(__file__).parent / "fixtures" / "adopter"
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
 GRPO = b"""\
 class GRPOTrainer:
@@ -55,21 +52,7 @@ def wheel_of(version: str) -> bytes:
 
 def publish(server: FileServer, versions: list[str]) -> None:
     """The index page of trl lists these releases (and serves their wheels)."""
-    files = []
-    for version in versions:
-        wheel = wheel_of(version)
-        name = f"trl-{version}-py3-none-any.whl"
-        server.add(f"/files/{name}", wheel)
-        files.append(
-            {
-                "filename": name,
-                "url": f"../../files/{name}",
-                "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
-                "size": len(wheel),
-            }
-        )
-    page = {"meta": {"api-version": "1.1"}, "name": "trl", "versions": versions, "files": files}
-    server.add("/simple/trl/", json.dumps(page).encode(), content_type=JSON_TYPE)
+    publish_releases(server, "trl", {version: wheel_of(version) for version in versions})
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import re
 import socket
 import ssl
@@ -28,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from canary.sources.http import RetryPolicy
+from canary.sources.index import JSON_TYPE
 from canary.sources.index_file import IndexFile
 
 #: retries without real waiting, so fault tests take milliseconds
@@ -332,3 +334,18 @@ def publish_file(
     server.add(path, data, **options)
     digest = sha256(data) if with_hash else None
     return IndexFile(path.rsplit("/", 1)[1], server.url + path, len(data), digest)
+
+
+def publish_releases(server: FileServer, project: str, wheels: dict[str, bytes]) -> None:
+    """Serve each release's wheel (version -> bytes) and the project's PEP 691 JSON page
+    listing them, at /simple/PROJECT/."""
+    files = []
+    for version, wheel in wheels.items():
+        name = f"{project}-{version}-py3-none-any.whl"
+        server.add(f"/files/{name}", wheel)
+        url, digest = f"../../files/{name}", {"sha256": sha256(wheel)}
+        files.append({"filename": name, "url": url, "hashes": digest, "size": len(wheel)})
+    page = {"meta": {"api-version": "1.1"}, "name": project, "versions": list(wheels)}
+    page["files"] = files
+    body = json.dumps(page).encode()
+    server.add(f"/simple/{project}/", body, content_type=JSON_TYPE)

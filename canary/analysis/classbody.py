@@ -31,6 +31,14 @@ def _flag(call: ast.Call, name: str, default: bool) -> bool:
     return default
 
 
+def _constant_flag(node: ast.expr | None) -> bool | None:
+    """A literal flag's truth (`field(kw_only=True)`); None when it is not literal or is
+    `None`, so the class decides."""
+    if not isinstance(node, ast.Constant) or node.value is None:
+        return None
+    return bool(node.value)
+
+
 def _dataclass_generator(node: ast.expr, how: str) -> Generator | None:
     """`@dataclass`, `@dataclasses.dataclass(kw_only=True, init=False)` and the like."""
     callee = node.func if isinstance(node, ast.Call) else node
@@ -106,7 +114,7 @@ def _field(node: ast.AnnAssign, name: str) -> Field:
         default,
         kind,
         init=not (isinstance(init, ast.Constant) and init.value is False),
-        kw_only=kw_only.value if isinstance(kw_only, ast.Constant) else None,
+        kw_only=_constant_flag(kw_only),
         line=node.lineno,
     )
 

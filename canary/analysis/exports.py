@@ -314,18 +314,18 @@ class ExportsCollector:
                     extra = tuple(k for k in map(_string, keyword.value.keys) if k)
                 else:
                     merged.complete = False
-        folders = []
+        found: list[str] = []
         for path in merged.folders:
             folder = self._folder(path, package)
             if folder is None:
                 merged.complete = False
             else:
-                folders.append(folder)
+                found.append(folder)
         names = {n: tuple(f"{package}.{m}" for m in mods) for n, mods in merged.names.items()}
         for key in merged.keys:  # a key without a dot is a submodule, served as an attribute
             if "." not in key and key not in names:
                 names[key] = (f"{package}.{key}",)
-        return LazyExports(names, tuple(folders), extra, True, merged.complete)
+        return LazyExports(names, tuple(found), extra, True, merged.complete)
 
     def _merge(self, name: str, into: _Structure, seen: set[str]) -> None:
         if name in seen or name not in self.structures:

@@ -67,8 +67,7 @@ def _flatten(body: list[ast.stmt], typing_only: bool = False):
     whether they run for type checkers only (under `if TYPE_CHECKING:`)."""
     for node in body:
         yield node, id(body), typing_only
-        checking = _type_checking(node.test) if isinstance(node, ast.If) else None
-        if checking is not None:
+        if isinstance(node, ast.If) and (checking := _type_checking(node.test)) is not None:
             yield from _flatten(node.body, typing_only or checking)
             yield from _flatten(node.orelse, typing_only or not checking)
             continue
@@ -121,6 +120,7 @@ class _Indexer:
         self.info = info
         self.is_package = is_package
         self.ends = ends
+        self.bindings: dict[str, list[Binding]] = {}
         self.functions = _Definitions()
         self.classes = _Definitions()
 
@@ -130,7 +130,7 @@ class _Indexer:
     def bind(self, name: str, binding: Binding) -> None:
         if self.typing_only:
             binding = replace(binding, typing_only=True)
-        self.info.bindings.setdefault(name, []).append(binding)
+        self.bindings.setdefault(name, []).append(binding)
 
     def run(self, tree: ast.Module) -> None:
         for node, block, typing_only in _flatten(tree.body):
@@ -138,6 +138,7 @@ class _Indexer:
             self.statement(node, block)
             if not typing_only:
                 self.exports.statement(node)
+        self.info.bindings = self.bindings
         self.info.functions = self.functions.table
         self.info.classes = self.classes.table
         package = self.info.name if self.is_package else self.info.name.rpartition(".")[0]

@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   canary check -k grpo                      the checks whose id, upstream or file has grpo
   canary check -k "trl and 1.14.0"          trl's checks on 1.14.0 (pytest's -k grammar)
   canary check -k "not main"                every check on the releases, none on branch main
+  canary check -k "grpo and 1.14" -v        one line per check x version, passes too
   canary check --format json --output out/results.json
 
 """
@@ -70,7 +71,8 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
         "--verbose",
         action="count",
         default=0,
-        help="in plain text, one line per check x version instead of version ranges",
+        help="in plain text, one line per check x version (passes and skips too) instead of "
+        "version ranges",
     )
 
 

@@ -22,7 +22,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError
+from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError, Span
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import Lines
 from canary.engine import bounded_regex
@@ -30,6 +30,7 @@ from canary.engine.contracts import evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
 from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
+from canary.sources.tree import SourceError, Tree
 
 MAX_SEARCH_MODULES = 800
 MAX_SEARCH_BYTES = 24 * 1024 * 1024
@@ -356,9 +357,8 @@ def find_definitions(
     modules were read: the first group of `_ranked` with a definition answers, and in the
     last (every other module, hundreds in a large upstream) the first module with one (the
     file `skip` is not read)."""
-    files = getattr(run.tree, "files", None)
-    listed = files() if files is not None else None
-    paths = [p for p in listed or () if p.endswith(".py") and p != skip]
+    tree = _opened(run)
+    paths = [p for p in tree.files() or () if p.endswith(".py") and p != skip]
     if not paths:
         paths = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"]
     pattern, word = _definition_pattern(name), name.encode()
@@ -366,7 +366,7 @@ def find_definitions(
     groups = _ranked(paths, name, module)
     for group in groups:
         found: list[Place] = []
-        for path, data in _read(run, group):
+        for path, data in _read(tree, group):
             searched += 1
             budget -= len(data)
             if word in data and pattern.search(data):  # the plain test first: far cheaper
@@ -378,14 +378,22 @@ def find_definitions(
     return (), searched
 
 
-def _read(run: VersionRun, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+def _opened(run: VersionRun) -> Tree:
+    """The release's tree. Only a failing check is explained, and a release whose source
+    could not be opened fails none (its checks are errors), so an unopened one raises."""
+    if isinstance(run.tree, SourceError):
+        raise run.tree
+    return run.tree
+
+
+def _read(tree: Tree, paths: list[str]) -> Iterator[tuple[str, bytes]]:
     """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours)."""
     for at in range(0, len(paths), PREFETCH_CHUNK):
         chunk = paths[at : at + PREFETCH_CHUNK]
         if len(chunk) > 1:
-            run.tree.prefetch(chunk)
+            tree.prefetch(chunk)
         for path in chunk:
-            data = run.tree.read(path)
+            data = tree.read(path)
             if data is not None:
                 yield path, data
 
@@ -397,10 +405,7 @@ def _definitions_in(run: VersionRun, path: str, data: bytes, name: str) -> list[
         info = run.cache.get(data, dotted, path, is_package=path.endswith("__init__.py"))
     except ParseError:
         return []
-    places = []
-    for kind in (info.classes, info.functions):
-        for item in kind.get(name, []):
-            places.append(Place(f"{dotted}.{name}", path, item.span.start))
+    places = [Place(f"{dotted}.{name}", path, span.start) for span in _spans(info, name)]
     for binding in info.bindings.get(name, []):
         if binding.kind == "assign":
             places.append(Place(f"{dotted}.{name}", path, binding.span.start))
@@ -410,23 +415,25 @@ def _definitions_in(run: VersionRun, path: str, data: bytes, name: str) -> list[
     return sorted(places, key=lambda p: p.line)
 
 
+def _spans(info: ModuleInfo, name: str) -> list[Span]:
+    """Where the module's top-level classes, then functions, named `name` are defined."""
+    classes = [cls.span for cls in info.classes.get(name, [])]
+    return classes + [fn.span for fn in info.functions.get(name, [])]
+
+
 def _classes(info: ModuleInfo) -> list[ClassInfo]:
     return [cls for variants in info.classes.values() for cls in variants]
 
 
 def _moved_subject(run: VersionRun, place: Place) -> Subject | None:
     """The definition a missing name moved to, as the new side of the diff."""
-    data = run.tree.read(place.path)
+    data = _opened(run).read(place.path)
     if data is None:
         return None
     dotted = _module_name(place.path)
     info = run.cache.get(data, dotted, place.path, is_package=place.path.endswith("__init__.py"))
     name = place.text.rsplit(".", 1)[-1]
-    spans = [
-        item.span
-        for item in (*info.classes.get(name, []), *info.functions.get(name, []))
-        if item.span.start == place.line
-    ] + [
+    spans = [span for span in _spans(info, name) if span.start == place.line] + [
         fn.span
         for cls in _classes(info)
         for fn in cls.methods.get(name, [])

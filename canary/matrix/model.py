@@ -24,7 +24,7 @@ from canary.analysis.parameters import parse_signature
 from canary.errors import CanaryError
 from canary.matrix import yamlmarks
 from canary.matrix.ignore import Ignored, read_ignored
-from canary.matrix.yamlmarks import MarkedDict
+from canary.matrix.yamlmarks import MarkedDict, MarkedList
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
@@ -464,7 +464,7 @@ class _MatrixReader(_Reader):
     def checks(self, data: MarkedDict) -> tuple[Check, ...]:
         checks_data = data.get("checks")
         line = data.lines.get("checks", data.line)
-        if not isinstance(checks_data, list):
+        if not isinstance(checks_data, MarkedList):  # the loader marks every YAML list
             self.errors.add(
                 self.fail(line, f"checks: must be a list of checks, not {_kind(checks_data)}")
             )
@@ -487,8 +487,8 @@ class _MatrixReader(_Reader):
             seen.setdefault(check_id, line)
         return tuple(c for c in checks if c is not None)
 
-    def check(self, data: Any, parent: Any, index: int) -> Check:
-        line = yamlmarks.line_of(parent, index, getattr(parent, "line", None))
+    def check(self, data: Any, parent: MarkedList, index: int) -> Check:
+        line = yamlmarks.line_of(parent, index, parent.line)
         if not isinstance(data, MarkedDict):
             raise self.fail(line, f"checks[{index}]: must be a mapping, not {_kind(data)}")
         raw_id = data.get("id")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -105,7 +105,11 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
-def line_of(container: Any, key: Any, default: int) -> int:
+#: what `line_of` answers when the line is unknown (a line, or None for "no line")
+Default = TypeVar("Default", int, None)
+
+
+def line_of(container: Any, key: Any, default: Default) -> int | Default:
     """Line of `key` inside a marked container, or `default` when unknown."""
     if isinstance(container, MarkedDict):
         return container.lines.get(key, default)

@@ -35,7 +35,7 @@ def repo_path(matrix: str) -> str:
     return path.as_posix()
 
 
-def annotations(report: RunReport) -> list[str]:
+def annotation_lines(report: RunReport) -> list[str]:
     """GitHub shows 10 annotations of each level per step: the most useful ones (a source
     that could not be read, then one per red check, newest breakage first), then one notice
     counting the rest, which the job summary lists."""
@@ -73,8 +73,8 @@ def annotations(report: RunReport) -> list[str]:
 SHOWN = 10
 
 
-def _where(grid: UpstreamGrid, check: str) -> dict[str, object]:
-    where: dict[str, object] = {"file": repo_path(grid.info.matrix)} if grid.info.matrix else {}
+def _where(grid: UpstreamGrid, check: str) -> dict[str, str | int]:
+    where: dict[str, str | int] = {"file": repo_path(grid.info.matrix)} if grid.info.matrix else {}
     if check in grid.info.lines:
         where["line"] = grid.info.lines[check]
     return where
@@ -103,7 +103,7 @@ def _red_check(grid: UpstreamGrid, check: str, broken: list[Result]) -> str:
 
 def render_github(report: RunReport) -> str:
     """The annotations, then the findings (text canary did not write: commands stopped)."""
-    lines = annotations(report)
+    lines = annotation_lines(report)
     findings = [text for _, text in finding_lines(report)]
     if findings:
         lines += ["::group::canary: findings by check", *paused(findings), "::endgroup::"]

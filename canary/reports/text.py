@@ -144,13 +144,12 @@ def finding_lines(report: RunReport) -> list[tuple[Status, str]]:
 
 
 def render_lines(report: RunReport, verbose: bool = False) -> str:
-    """Grouped findings (or, verbose, one line per result that is neither pass nor skip), then
-    the summary line. A run where one unreadable source stopped everything is that one line."""
+    """Grouped findings (or, verbose, one line per check x version, passes and skips too),
+    then the summary line. A run where one unreadable source stopped everything is that line."""
     if verbose:
-        loud = [r for r in report.results if r.status not in QUIET]
         lines = [
             line
-            for r in loud
+            for r in report.results
             for line in [
                 result_line(r),
                 *(NOTE_INDENT + n for e in explained([r]) for n in e.lines),
@@ -190,8 +189,29 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
+def shortened(text: str, width: int) -> str:
+    """`text` in `width` characters, cut in the middle: ids that share a long prefix (or a
+    long suffix) still differ where they differ most often, at either end."""
+    if len(text) <= width:
+        return text
+    head = width // 2
+    return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}" if width > 1 else text[:width]
+
+
+def label_width(checks: list[str], width: int) -> int:
+    """The width of the check ids' column: at most LABEL_MAX (and a third of the terminal),
+    wider when that is what it takes for no two shortened ids to read the same."""
+    longest = max(len(c) for c in checks)
+    label_w = min(longest, LABEL_MAX, max(8, width // 3))
+    while label_w < min(longest, width - 4) and len({shortened(c, label_w) for c in checks}) < len(
+        set(checks)
+    ):
+        label_w += 1
+    return label_w
+
+
 def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
-    label_w = min(max(len(c) for c in grid.checks), LABEL_MAX, max(8, width // 3))
+    label_w = label_width(grid.checks, width)
     tails = {check: _tail(grid.row(check)) for check in grid.checks}
     tail_w = max(len(t) for t in tails.values())
     n = len(grid.versions)
@@ -216,7 +236,7 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
             for (worst, anchor), same in itertools.groupby(cells)
         )
         tail = f" {tails[check]}" if tail_w else ""
-        lines.append(f"  {_clip(check, label_w):<{label_w}} {strip}{tail}")
+        lines.append(f"  {shortened(check, label_w):<{label_w}} {strip}{tail}")
     return lines
 
 

@@ -73,23 +73,29 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         lines += [f"{pad}# {comment(' '.join(note.split()))}" for note in proposal.notes]
         lines.append(f"{pad}- id: {check_id}")  # [a-z0-9-] by construction (ids.py)
         lines.append(f"{pad}  why: {quote(proposal.why)}")
-        if subject.fallback is None:
+        if not subject.alternatives:
             lines += _subject_lines(subject, f"{pad}  ")
-        else:  # what the client imports when the first fails
+            lines += _assertion_lines(proposal, f"{pad}  ")
+        else:  # what the client imports when the first fails, the methods a rewriter reads
             lines.append(f"{pad}  any_of:")
-            for alternative in (subject, subject.fallback):
+            for alternative in (subject, *subject.alternatives):
                 first, *rest = _subject_lines(alternative, f"{pad}      ")
+                rest += _assertion_lines(proposal, f"{pad}      ")
                 lines += [f"{pad}    - {first.lstrip()}", *rest]
-        if proposal.assertion == "call":
-            lines.append(f"{pad}  call: {shape_yaml(proposal.values[0])}")
-        elif proposal.assertion:
-            values = ", ".join(quote(v) for v in proposal.values)
-            lines.append(f"{pad}  {proposal.assertion}: [{values}]")
         if proposal.gate:
             lines.append(f"{pad}  {_gate_line(proposal.gate)}")
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {quote(proposal.severity)}")
     return "".join(line + "\n" for line in lines)
+
+
+def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:
+    if proposal.assertion == "call":
+        return [f"{pad}call: {shape_yaml(proposal.values[0])}"]
+    if proposal.assertion:
+        values = ", ".join(quote(v) for v in proposal.values)
+        return [f"{pad}{proposal.assertion}: [{values}]"]
+    return []
 
 
 def _subject_lines(subject: Subject, pad: str) -> list[str]:

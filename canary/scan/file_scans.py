@@ -106,14 +106,15 @@ def _row(finding: Finding) -> list[Any]:
         list(finding.items),
         finding.tolerated,
         finding.gate,
-        [list(finding.fallback.parts), finding.fallback.known] if finding.fallback else None,
+        [[list(ref.parts), ref.known] for ref in finding.alternatives],
     ]
 
 
 def _finding(file: str, row: list[Any]) -> Finding:
     """A finding from its stored row; ValueError/TypeError when the row is malformed."""
-    role, parts, known, line, items, tolerated, gate, fallback = row
-    if not all(isinstance(p, str) for p in (*parts, *items, gate, *(fallback or [()])[0])):
+    role, parts, known, line, items, tolerated, gate, alternatives = row
+    names = [p for alternative in alternatives for p in alternative[0]]
+    if not all(isinstance(p, str) for p in (*parts, *items, gate, *names)):
         raise TypeError("not a finding")
     return Finding(
         Role(role),
@@ -123,5 +124,5 @@ def _finding(file: str, row: list[Any]) -> Finding:
         tuple(items),
         bool(tolerated),
         gate,
-        Ref(tuple(fallback[0]), int(fallback[1])) if fallback else None,
+        tuple(Ref(tuple(names), int(known)) for names, known in alternatives),
     )

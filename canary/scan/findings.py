@@ -31,8 +31,10 @@ class Finding:
     items: tuple[str, ...] = ()
     tolerated: bool = False  # under try/except ImportError (or Exception), or a hasattr guard
     gate: str = ""  # a PEP 440 range of the upstream the use is gated to (`if Version(...) <`)
-    # what the client imports instead when this import fails (`except ImportError: from ...`)
-    fallback: Ref | None = None
+    # the other objects the use is about, any one of which will do: what the client imports
+    # instead when this import fails (`except ImportError: from ...`), the other methods a
+    # rewriter selecting several (`if name not in ("a", "b"): return src`) may rewrite
+    alternatives: tuple[Ref, ...] = ()
 
     @property
     def where(self) -> str:

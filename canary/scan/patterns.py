@@ -114,8 +114,9 @@ class FileScanner(ast.NodeVisitor):
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
-        if selected:  # the rewriter acts only where upstream has the method
-            self.record.add(Role.ACCESS, selected[1][0].ref, node.test)
+        if selected:  # the rewriter acts only where upstream has one of the methods
+            source = selected[1][0]
+            self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
         self._guarded(body, node.body)
@@ -176,7 +177,8 @@ class FileScanner(ast.NodeVisitor):
             if id(alias) in self.fallen_back:
                 continue  # part of the check of the import it stands in for
             fallback, tolerated = self.fallbacks.get(id(alias), (None, False))
-            self.record.add(Role.IMPORT, ref, node, tolerated=tolerated, fallback=fallback)
+            others = (fallback,) if fallback else ()
+            self.record.add(Role.IMPORT, ref, node, tolerated=tolerated, alternatives=others)
 
     visit_ImportFrom = visit_Import
 

@@ -17,6 +17,7 @@ from canary.matrix.model import DOTTED_NAME
 from canary.scan.call_shapes import shape_text
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
+from canary.scan.rewriters import ANY_CLASS
 from canary.scan.subjects import Target, is_class_name, locate, place
 from canary.scan.upstream import UpstreamView
 
@@ -41,17 +42,20 @@ _REEXPORT_NOTE = (
 _ORDER = {None: 0, "methods": 1, "accepts": 2, "call": 3, "contains": 4, "matches": 5}
 # calls: what each proposes of the callee
 _CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
+# assertions stated one value per check
+_ONE_EACH = ("call",)
 
 
 @dataclass(frozen=True)
 class Subject:
     """What a check is about: `key` is "symbol", "class", "function" or None (the module);
-    with a `fallback`, this or that one (`any_of`: what the client imports when this fails)."""
+    with `alternatives`, this or one of those (`any_of`: what the client imports when this
+    fails, the other methods a rewriter selecting several may find its text in)."""
 
     module: str
     key: str | None = None
     name: str | None = None
-    fallback: Subject | None = None
+    alternatives: tuple[Subject, ...] = ()
 
     @property
     def upstream(self) -> str:
@@ -201,31 +205,53 @@ def _collect(
     located = []
     for finding in findings:
         views = views_of.get(finding.ref.root, ())
-        target = _target(finding, views, modules)
-        if target is not None and not (
-            target.kind is None and views and finding.ref.parts in attached
-        ):
-            alternative = None
-            if finding.fallback:
-                fallback = dataclasses.replace(finding, ref=finding.fallback, fallback=None)
-                alternative = _target(fallback, views, modules)
-            located.append((finding, target, alternative))
-    known = set(modules) | {target.module for _, target, _ in located}
+        targets = _targets(finding, views, modules)
+        if targets and not (targets[0].kind is None and views and finding.ref.parts in attached):
+            located.append((finding, targets))
+    known = set(modules) | {target.module for _, targets in located for target in targets}
     facts: dict[Subject, _Facts] = {}
-    for finding, target, alternative in located:
-        placed = _subject(finding, target, known)
-        if placed is None:
+    for finding, targets in located:
+        placed = [p for p in (_subject(finding, t, known) for t in targets) if p is not None]
+        if not placed:
             continue
-        subject, assertion, values = placed
-        other = _subject(finding, alternative, known) if alternative else None
-        if other is not None and assertion is None and other[1] is None:
-            subject = dataclasses.replace(subject, fallback=other[0])
-        elif finding.fallback is not None:  # no fallback to check: the client tolerates it
-            finding = dataclasses.replace(finding, tolerated=True, fallback=None)
+        subject, assertion, values = placed[0]
+        others = tuple(dict.fromkeys(p[0] for p in placed[1:] if p[1:] == placed[0][1:]))
+        others = tuple(other for other in others if other != subject)
+        if others:
+            subject = dataclasses.replace(subject, alternatives=others)
+        elif finding.role is Role.IMPORT and finding.alternatives:
+            # no fallback to check: the client tolerates the import failing
+            finding = dataclasses.replace(finding, tolerated=True, alternatives=())
         data = facts.setdefault(subject, _Facts())
         for value in values if assertion else (None,):
             data.add(assertion, value, finding)
     return facts
+
+
+def _targets(
+    finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]
+) -> list[Target]:
+    """Where a finding and each of its alternatives point, the finding's first. A method of
+    "the class that defines it" that no release read defines is no alternative (the rewriter
+    selecting it does nothing there) unless none of them is defined anywhere: then the first
+    stands, on its module."""
+    first = _target(finding, views, modules)
+    if not finding.alternatives:
+        return [first] if first is not None else []
+    every = [first] + [
+        _target(dataclasses.replace(finding, ref=ref, alternatives=()), views, modules)
+        for ref in finding.alternatives
+    ]
+    if first is None and finding.role is Role.IMPORT:
+        return []
+    refs = (finding.ref, *finding.alternatives)
+    kept = [t for ref, t in zip(refs, every, strict=True) if t is not None and _reached(ref, t)]
+    return kept or ([first] if first is not None else [])
+
+
+def _reached(ref: Ref, target: Target) -> bool:
+    """A method of "the class that defines it" is reached when it was placed on a class."""
+    return ANY_CLASS not in ref.parts or len(target.path) == 2
 
 
 def _subject(
@@ -240,7 +266,7 @@ def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | No
     """Another subject whose check already implies this one exists, preferring the closest
     (a check with alternatives implies none of them)."""
     same_module = [
-        s for s in subjects if s.module == subject.module and s != subject and not s.fallback
+        s for s in subjects if s.module == subject.module and s != subject and not s.alternatives
     ]
     name = subject.name
     if subject.key is None:
@@ -319,11 +345,13 @@ def propose(
         proposals = [
             Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
             for assertion, vals in ordered
-            if assertion != "call"
+            if assertion not in _ONE_EACH and not (subject.alternatives and assertion)
         ]
-        proposals += [  # a check binds one shape: one check per shape
-            Proposal(subject, "call", [shape], "error", _sorted_uses([uses]), note)
-            for shape, uses in data.values.get("call", {}).items()
+        proposals += [  # a check binds one shape; a text may be in either alternative
+            Proposal(subject, assertion, [value], "error", _sorted_uses([uses]), note)
+            for assertion, vals in ordered
+            if assertion in _ONE_EACH or (subject.alternatives and assertion)
+            for value, uses in vals.items()
         ]
         if proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])

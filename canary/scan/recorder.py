@@ -46,13 +46,14 @@ class Recorder:
         node: ast.AST,
         items: tuple[str, ...] = (),
         tolerated: bool = False,
-        fallback: Ref | None = None,
+        alternatives: tuple[Ref, ...] = (),
     ) -> None:
-        """Record a use; one with a `fallback` is tolerated exactly as `tolerated` says."""
+        """Record a use; an import with a fallback (`alternatives`) is tolerated exactly as
+        `tolerated` says: the guards were weighed when the two were paired."""
         guards = [g for g in self.guards if g.covers(ref)]
         if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
-        if fallback is None:
+        if not (role is Role.IMPORT and alternatives):
             tolerated = (
                 tolerated
                 or role is Role.GUARD
@@ -61,7 +62,7 @@ class Recorder:
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
-        finding = Finding(role, ref, self.file, line, items, tolerated, gate, fallback)
+        finding = Finding(role, ref, self.file, line, items, tolerated, gate, alternatives)
         self.findings.append(finding)
 
     def expects_texts(
@@ -86,13 +87,13 @@ class Recorder:
                     if earlier in self.findings and earlier.items != (literal,):
                         self.findings.remove(earlier)
                     continue
-            self.add(Role.CONTAINS, source.ref, node, (literal,))
+            self.add(Role.CONTAINS, source.ref, node, (literal,), alternatives=source.others)
             if replacement is not None:
                 self._replaced.setdefault(key, self.findings[-1])
 
     def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
         if source and regex and source.expects_match(regex) and not self._own_marker(regex):
-            self.add(Role.MATCHES, source.ref, node, (regex,))
+            self.add(Role.MATCHES, source.ref, node, (regex,), alternatives=source.others)
 
     def _own_marker(self, text: str) -> bool:
         """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""

@@ -9,6 +9,7 @@ expression against those bindings, so `src = inspect.getsource(X)` followed by
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,17 +44,20 @@ _EDGE = 4
 
 @dataclass(frozen=True)
 class Source:
-    """A string holding an upstream object's source; `inserted` is text the downstream added."""
+    """A string holding an upstream object's source; `inserted` is text the downstream added;
+    `others` the objects whose source it may be instead (a rewriter that selects several
+    methods gets each one's in turn: what it seeks need be in one of them only)."""
 
     ref: Ref
     inserted: tuple[str, ...] = ()
+    others: tuple[Ref, ...] = ()
 
     def plus(self, text: str | None) -> Source:
-        return Source(self.ref, (*self.inserted, text)) if text else self
+        return dataclasses.replace(self, inserted=(*self.inserted, text)) if text else self
 
     def plus_all(self, texts: tuple[str, ...]) -> Source:
         added = tuple(text for text in texts if text)
-        return Source(self.ref, (*self.inserted, *added)) if added else self
+        return dataclasses.replace(self, inserted=(*self.inserted, *added)) if added else self
 
     def expects(self, literal: str) -> bool:
         """Whether finding `literal` says something about upstream, not about text added here.
@@ -377,12 +381,14 @@ def rewriter_selection(
 ) -> tuple[str, tuple[Source, bool]] | None:
     """In a registered rewriter (selector, source parameter, module), `if function_name ==
     "m":` means the source is method m's in the body; `if function_name != "m": return`
-    means it is in the rest: (the source parameter, (that source, whether in the body))."""
+    means it is in the rest: (the source parameter, (that source, whether in the body)).
+    Several names (`not in ("a", "b")`) make it the source of any one of those methods."""
     if rewriter is None:
         return None
     selector, source, module = rewriter
     selected = selected_methods(test, selector)
-    if selected is None or len(selected[0]) != 1:
+    if selected is None:
         return None
-    (method,), when_true = selected
-    return source, (Source(rewritten(module, method)), when_true)
+    (method, *others), when_true = selected
+    alternatives = tuple(rewritten(module, o) for o in dict.fromkeys(others) if o != method)
+    return source, (Source(rewritten(module, method), others=alternatives), when_true)

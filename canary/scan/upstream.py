@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from canary.analysis import ModuleInfo, ParseError
 from canary.analysis.namespace import Namespace
 from canary.scan.rewriters import ANY_CLASS
+from canary.scan.stand_ins import is_stand_in
 from canary.sources.tree import SourceError
 
 #: A dotted module name -> its index, or None when this release has no such module.
@@ -151,10 +152,19 @@ class UpstreamView:
         return Definition(module, name, "class") if name else None
 
     def class_with(self, module: str, method: str) -> Definition | None:
-        """The class of `module` that defines `method` itself (the first, in source order)."""
+        """The class of `module` that defines `method` itself (the first, in source order);
+        else a stand-in left there for a class moved elsewhere that defines it (stand_ins.py)."""
         info = self.module(module)
-        for name, classes in info.classes.items() if info else ():
+        if info is None:
+            return None
+        for name, classes in info.classes.items():
             if any(method in c.methods for c in classes):
+                return Definition(module, name, "class")
+        for name, classes in info.classes.items():
+            if len(classes) != 1 or not is_stand_in(info.segment(classes[0].span)):
+                continue
+            owner = self.method_owner(Definition(module, name, "class"), method)
+            if owner is not None and owner.module != module:
                 return Definition(module, name, "class")
         return None
 

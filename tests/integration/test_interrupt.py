@@ -19,9 +19,11 @@ import time
 from pathlib import Path
 
 import pytest
-from adopter import DOWNSTREAM, JSON_TYPE, TRL
+from adopter import DOWNSTREAM, TRL
 from paths import ROOT
 from servers import FileServer, make_wheel, publish_file, serving
+
+from canary.sources.index import JSON_TYPE
 
 HANG = 30.0  # seconds the slow releases wait before answering
 #: long enough that parsing goes to the worker processes (analysis.pool.MIN_POOLED_BYTES)

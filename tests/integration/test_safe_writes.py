@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from adopter import JSON_TYPE, downstream_copy, publish, upstream_index
+from adopter import downstream_copy, publish, upstream_index
 from commands import scan
 from paths import FIXTURES
 from servers import make_wheel
 
 from canary.cli.main import main
+from canary.sources.index import JSON_TYPE
 from canary.init.workflows import PR_WORKFLOW
 
 DOWNSTREAM = FIXTURES / "downstream"

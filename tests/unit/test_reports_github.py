@@ -6,12 +6,12 @@ from test_reports_support import build, releases
 
 from canary.engine.outcomes import Result, Status
 from canary.reports.dispatch import default_format, render
-from canary.reports.github import annotations
+from canary.reports.github import annotation_lines
 
 
 def test_a_red_check_is_one_annotation_per_version_range_at_its_matrix_line():
     report = build({"trl": (releases(6), {"ok": "......", "gone": "..FFF.", "opt": ".W...."})})
-    assert annotations(report) == [
+    assert annotation_lines(report) == [
         "::error file=matrices/trl.yaml,line=15,title=canary trl%3A%3Agone[0.0.2\u20130.0.4]"
         "::fail: gone is fail",
         "::warning file=matrices/trl.yaml,line=20,title=canary trl%3A%3Aopt[0.0.1]"
@@ -24,7 +24,7 @@ def test_messages_and_properties_are_escaped():
     report.results = [
         Result("trl", "a", "1.0", Status.FAIL, "100% broken\nsecond line, really: yes")
     ]
-    (line,) = annotations(report)
+    (line,) = annotation_lines(report)
     assert line.endswith("::fail: 100%25 broken\\nsecond line, really: yes")  # one line
     assert "title=canary trl%3A%3Aa[1.0]" in line
 
@@ -35,7 +35,7 @@ def test_an_unreadable_source_is_one_annotation():
         Result("trl", c, "main", Status.ERROR, "https://raw.githubusercontent.com/x: HTTP 503")
         for c in "abc"
     ]
-    assert annotations(report) == [
+    assert annotation_lines(report) == [
         "::error title=canary%3A a source was not read"
         "::trl[main] GitHub answered HTTP 503; 3 checks not run (https://raw.githubusercontent.com/x)"
     ]
@@ -71,7 +71,7 @@ def test_ten_errors_newest_breakage_first_then_one_notice_for_the_rest():
     versions = releases(20)
     # check-NN breaks NN releases before the newest: check-01 is the newest breakage
     rows = {f"check-{n:02}": "." * (20 - n) + "F" * n for n in range(1, 16)}
-    lines = annotations(build({"trl": (versions, rows)}))
+    lines = annotation_lines(build({"trl": (versions, rows)}))
     errors = [line for line in lines if line.startswith("::error")]
     titles = [line.split("title=canary trl%3A%3A")[1].split("[")[0] for line in errors]
     assert titles == [f"check-{n:02}" for n in range(1, 11)]
@@ -89,6 +89,6 @@ def test_a_red_check_is_one_error_whatever_its_details():
         else r
         for r in one.results
     ]
-    (line,) = annotations(one)
+    (line,) = annotation_lines(one)
     assert "[0.0.5\u20130.1.9]" in line
     assert line.endswith("::fail: two is fail False (1 other detail in the job summary)")

@@ -57,7 +57,7 @@ def test_grid_fits_the_width_and_keeps_the_break_point_visible():
         lines = plain.splitlines()
         grid_lines = lines[:-1]  # the summary line may wrap
         assert max(map(len, grid_lines)) <= width, (width, plain)
-        row = next(line for line in lines if line.startswith("  disable-grad"))
+        row = next(line for line in lines if line.startswith("  disab"))
         strip = row.split()[1]
         # 40 fails then passes: the squeezed strip is F's then dots, in that order
         assert re.fullmatch(r"F+\.+", strip), (width, row)
@@ -116,12 +116,27 @@ def test_plain_lines_group_versions_into_ranges_and_verbose_lists_each():
         "7 pass, 3 fail, 2 error",
     ]
     verbose = render("text", report, verbose=True).splitlines()
-    assert verbose[:3] == [
+    assert verbose[:6] == [
+        "PASS  trl::a[0.0.0]",
+        "PASS  trl::a[0.0.1]",
         "FAIL  trl::a[0.0.2] a is fail",
         "FAIL  trl::a[0.0.3] a is fail",
         "FAIL  trl::a[0.0.4] a is fail",
+        "PASS  trl::a[0.0.5]",
     ]
-    assert len(verbose) == 6
+    assert len(verbose) == 13  # every check x version, then the summary
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_grid_ids_sharing_a_long_prefix_stay_apart(width):
+    prefix = "unsloth-zoo-patch-grpo-trainer-compute-loss-"
+    checks = [f"{prefix}{end}" for end in ("logps", "logits", "loss-type")]
+    report = build({"trl": (releases(20), dict.fromkeys(checks, "." * 20))})
+    rows = [row for row in render("text", report, width=width).splitlines() if "unsloth" in row]
+    labels = [row.split()[0] for row in rows]
+    assert len(labels) == 3 and len(set(labels)) == 3, rows
+    assert all(label.startswith("unsloth") for label in labels)
+    assert all(len(row) <= width for row in rows)
 
 
 UNREACHABLE = (

@@ -430,7 +430,11 @@ def fallbacks(code: str) -> list[tuple]:
     """(subject, its fallback or None, severity) of every proposed check."""
     scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     return [
-        (p.subject.name, p.subject.fallback and p.subject.fallback.name, p.severity)
+        (
+            p.subject.name,
+            p.subject.alternatives[0].name if p.subject.alternatives else None,
+            p.severity,
+        )
         for checks in propose(scanner.findings, scanner.modules).values()
         for p in checks
     ]
