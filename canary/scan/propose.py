@@ -316,10 +316,9 @@ def _gate(uses: list[Finding]) -> str:
 
 
 def _importable(subject: Subject) -> bool:
-    """Whether the subject (and its fallback) names modules as a matrix must: dotted names."""
-    fallback = subject.fallback
+    """Whether the subject (and its alternatives) names modules as a matrix must: dotted."""
     dotted = DOTTED_NAME.fullmatch(subject.module) is not None
-    return dotted and (fallback is None or _importable(fallback))
+    return dotted and all(_importable(other) for other in subject.alternatives)
 
 
 def propose(
