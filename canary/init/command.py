@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -86,13 +87,26 @@ def _place(root: Path, relative: str, text: str, dry_run: bool, plan: Plan, what
         same = path.read_text(encoding="utf-8", errors="replace") == text
         plan.kept.append(f"{relative} ({'up to date' if same else 'exists; left as it is'})")
         return
+    _write(write_new, root, path, text, dry_run, plan, f"{relative}{what}")
+
+
+def _write(
+    write: Callable[[Path, Path, str], None],
+    root: Path,
+    path: Path,
+    text: str,
+    dry_run: bool,
+    plan: Plan,
+    said: str,
+) -> None:
+    """Write `text` (not on a dry run) and say `said` in the plan, or say why it was not."""
     if not dry_run:
         try:
-            write_new(root, path, text)
+            write(root, path, text)
         except WriteError as exc:
             plan.problems.append(str(exc))
             return
-    plan.written.append(f"{relative}{what}")
+    plan.written.append(said)
 
 
 def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
@@ -126,13 +140,8 @@ def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
     if text is None:
         plan.kept.append(f"{PYPROJECT} (has [tool.canary]; left as it is)")
         return
-    if not dry_run:
-        try:
-            replace_file(root, path, text)
-        except WriteError as exc:
-            plan.problems.append(str(exc))
-            return
-    plan.written.append(f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]')
+    said = f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]'
+    _write(replace_file, root, path, text, dry_run, plan, said)
 
 
 def init_main(
