@@ -52,7 +52,7 @@ def read_ignored(
             check_id, reason = item.get("id"), item.get("reason", "")
         else:
             check_id, reason = item, ""
-        if not isinstance(check_id, str) or not id_pattern.match(check_id):
+        if not isinstance(check_id, str) or not id_pattern.fullmatch(check_id):
             raise fail(at, f"ignore: {check_id!r} is not a check id (lowercase, digits, dashes)")
         if not isinstance(reason, str):
             raise fail(at, f"ignore: {check_id}: reason must be text")

@@ -156,7 +156,7 @@ def _parse_file(path: Path, number: int, fields: list[str]) -> IndexFile:
             raise MatrixError(path, number, f"unexpected field {option!r}")
         values[key] = value
     sha256 = values.get("sha256")
-    if sha256 is not None and not _SHA256.match(sha256):
+    if sha256 is not None and not _SHA256.fullmatch(sha256):
         raise MatrixError(path, number, f"sha256={sha256!r} is not 64 lowercase hex digits")
     size = values.get("size")
     if size is not None and not size.isdigit():
@@ -174,7 +174,7 @@ def _file_fields(file: IndexFile | None) -> str:
         return NO_FILES
     parts = [_escape(file.filename)]
     sha256 = (file.sha256 or "").lower()
-    if _SHA256.match(sha256):  # anything else is not a hash the cache could be keyed by
+    if _SHA256.fullmatch(sha256):  # anything else is not a hash the cache could be keyed by
         parts.append(f"sha256={sha256}")
     if file.size is not None:
         parts.append(f"size={file.size}")

@@ -51,7 +51,7 @@ SEVERITIES = ("error", "info")
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _GITHUB = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -363,7 +363,7 @@ class _Reader:
         if not isinstance(value, str):
             hint = ' (quote versions, e.g. "0.20")' if isinstance(value, float | int) else ""
             raise self.fail(line, f"{key}: must be a string, not {_kind(value)}{hint}")
-        if pattern is not None and not pattern.match(value):
+        if pattern is not None and not pattern.fullmatch(value):  # `$` would allow a "\n"
             raise self.fail(line, f"{key}: {value!r} is not a valid {key}")
         return value
 
@@ -433,7 +433,7 @@ class _MatrixReader(_Reader):
             lambda: self.version_spec(data.get("versions"), data.lines.get("versions", data.line)),
             VersionSpec(),
         )
-        package = attempt(lambda: self.string(data, "package", pattern=_DOTTED))
+        package = attempt(lambda: self.string(data, "package", pattern=DOTTED_NAME))
         pypi = attempt(lambda: self.string(data, "pypi"))
         src = attempt(lambda: self.src(data))
         checks = self.checks(data)
@@ -658,7 +658,7 @@ class _CheckReader(_Reader):
                 data.lines[extra[0]],
                 f"{extra[0]}: put it inside the any_of alternatives (only `module` is shared)",
             )
-        module = self.string(data, "module", pattern=_DOTTED)
+        module = self.string(data, "module", pattern=DOTTED_NAME)
         contracts = []
         for i, item in enumerate(items):
             item_line = yamlmarks.line_of(items, i, line)
@@ -669,7 +669,7 @@ class _CheckReader(_Reader):
         return tuple(contracts)
 
     def contract(self, data: MarkedDict, inherited_module: str | None) -> Contract:
-        module = self.string(data, "module", pattern=_DOTTED) or inherited_module
+        module = self.string(data, "module", pattern=DOTTED_NAME) or inherited_module
         if module is None:
             raise self.fail(data.line, "module: required key is missing")
         subjects = [key for key in SUBJECT_KEYS if key in data]
@@ -704,7 +704,7 @@ class _CheckReader(_Reader):
             "named",
         ):
             for name in lists[key]:
-                if not _NAME.match(name):
+                if not _NAME.fullmatch(name):
                     raise self.fail(data.lines[key], f"{key}: {name!r} is not a name")
         patterns = []
         for regex in lists["matches"]:
@@ -786,7 +786,7 @@ class _CheckReader(_Reader):
             )
         keywords = self.strings(value, "keywords")
         for name in keywords:
-            if not _NAME.match(name):
+            if not _NAME.fullmatch(name):
                 raise self.fail(value.lines["keywords"], f"call: keywords: {name!r} is not a name")
         if len(set(keywords)) != len(keywords):
             raise self.fail(value.lines["keywords"], "call: keywords: a keyword is given twice")
@@ -808,7 +808,7 @@ class _CheckReader(_Reader):
         name = self.string(data, "function")
         if name is not None:
             parts = name.split(".")
-            if len(parts) > 2 or not all(_NAME.match(p) for p in parts):
+            if len(parts) > 2 or not all(_NAME.fullmatch(p) for p in parts):
                 raise self.fail(
                     data.lines["function"], f"function: {name!r} must be NAME or Class.method"
                 )

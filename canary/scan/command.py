@@ -342,7 +342,7 @@ def in_line_ends_of(original: str, merged: str) -> str:
 def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
     """`--upstream` as top-level package names (the default three when not given)."""
     names = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
-    if not names or any(not _PACKAGE_NAME.match(n) for n in names):
+    if not names or any(not _PACKAGE_NAME.fullmatch(n) for n in names):
         raise UsageError(f"scan: --upstream wants top-level package names, got {names}")
     return names
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import yaml
 
 from canary.errors import CanaryError
+from canary.safety.untrusted import showable
 from canary.scan.call_shapes import shape_yaml, stated_shape
 from canary.scan.ids import assign_ids
 from canary.scan.propose import Proposal, Subject
@@ -57,14 +58,20 @@ def quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def comment(text: str) -> str:
+    """Text for a `#` comment on one line: line breaks (YAML's too) and control characters
+    escaped, so downstream text (a file name, a registry key) never starts a line of YAML."""
+    return showable(text)
+
+
 def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str:
     """The block-sequence items of these checks, each line indented by `indent` spaces."""
     pad = " " * indent
     lines = []
     for check_id, proposal in zip(ids, proposals, strict=True):
         subject = proposal.subject
-        lines += [f"{pad}# {' '.join(note.split())}" for note in proposal.notes]
-        lines.append(f"{pad}- id: {check_id}")
+        lines += [f"{pad}# {comment(' '.join(note.split()))}" for note in proposal.notes]
+        lines.append(f"{pad}- id: {check_id}")  # [a-z0-9-] by construction (ids.py)
         lines.append(f"{pad}  why: {quote(proposal.why)}")
         if not subject.alternatives:
             lines += _subject_lines(subject, f"{pad}  ")
@@ -78,7 +85,7 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.gate:
             lines.append(f"{pad}  {_gate_line(proposal.gate)}")
         if proposal.severity != "error":
-            lines.append(f"{pad}  severity: {proposal.severity}")
+            lines.append(f"{pad}  severity: {quote(proposal.severity)}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -92,7 +99,7 @@ def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:
 
 
 def _subject_lines(subject: Subject, pad: str) -> list[str]:
-    lines = [f"{pad}module: {subject.module}"]
+    lines = [f"{pad}module: {quote(subject.module)}"]
     if subject.key:
         lines.append(f"{pad}{subject.key}: {quote(subject.name or '')}")
     return lines
@@ -114,15 +121,15 @@ def render_matrix(
     github, src = KNOWN_REPOS.get(upstream, (None, ""))
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
-        *(f"# {note}" for note in notes),
-        f"upstream: {upstream}",
+        *(f"# {comment(note)}" for note in notes),
+        f"upstream: {upstream}",  # an identifier (upstream_names)
         f"package: {upstream}",
         f"pypi: {upstream}",
         f"github: {github}" if github else "# github: OWNER/REPO  # needed to check branches",
         f"src: {quote(src)}",
         "",
         "versions:",
-        f"  releases: {quote(releases.spec)}  # {releases.comment}",
+        f"  releases: {quote(releases.spec)}  # {comment(releases.comment)}",
     ]
     if github:
         lines.append("  include: [main]  # checked by `--versions all`")

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from canary.matrix.model import DOTTED_NAME
 from canary.scan.call_shapes import shape_text
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
@@ -314,6 +315,12 @@ def _gate(uses: list[Finding]) -> str:
     return gates.pop() if len(gates) == 1 else ""
 
 
+def _importable(subject: Subject) -> bool:
+    """Whether the subject (and its alternatives) names modules as a matrix must: dotted."""
+    dotted = DOTTED_NAME.fullmatch(subject.module) is not None
+    return dotted and all(_importable(other) for other in subject.alternatives)
+
+
 def propose(
     findings: Iterable[Finding],
     modules: Collection[str],
@@ -328,6 +335,8 @@ def propose(
     _fold(facts)
     result: dict[str, list[Proposal]] = {}
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
+        if not _importable(subject):
+            continue  # a registry key is downstream text: "x\n- id: y" is no module
         data = facts[subject]
         unsure = not (views or {}).get(subject.upstream) and subject.key in ("class", "function")
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""

@@ -21,8 +21,8 @@ from paths import FIXTURES
 from servers import make_wheel
 
 from canary.cli.main import main
-from canary.sources.index import JSON_TYPE
 from canary.init.workflows import PR_WORKFLOW
+from canary.sources.index import JSON_TYPE
 
 DOWNSTREAM = FIXTURES / "downstream"
 MATRIX = "upstream: trl\nversions:\n  releases: '>=1.0'\nchecks:\n  - id: top\n    module: trl\n"

@@ -319,6 +319,41 @@ def test_downstream_file_names_are_printed_escaped(tmp_path):
     assert "\x1b" not in text and not any(line.startswith("::") for line in text.splitlines())
 
 
+HOSTILE_KEY = "grpo_trainer\\n  - id: planted\\n    module: trl\\n    symbol: Planted\\n#"
+HOSTILE_REGISTRY = f"""
+from collections import defaultdict
+
+REWRITERS = defaultdict(list)  # canary: rewrites trl.trainer.{{key}}
+
+
+def fix(function_name, function):
+    return function.replace("with torch.inference_mode():", "if True:")
+
+
+REWRITERS["{HOSTILE_KEY}"].append(fix)
+"""
+
+
+def test_downstream_text_adds_no_check_to_a_matrix(tmp_path):
+    """A registry key is downstream text: as a module it would have written YAML lines."""
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    (tree / "fakesloth" / "registry.py").write_text(HOSTILE_REGISTRY)
+    (tree / "pyproject.toml").unlink()  # so that the range comes from:
+    (tree / "requirements\n- id: x.txt").write_text("trl>=0.1\n")  # a comment of the head
+    status, text = scan(str(tree), ["trl"], None, None)
+    assert status == 0
+    assert "Planted" not in str(printed_matrices(text)["trl"])
+    assert '"  # what requirements\\n- id: x.txt requires\n' in text
+    merged = tmp_path / "matrices"
+    merged.mkdir()
+    (merged / "trl.yaml").write_text("upstream: trl\nchecks:\n  - {id: mine, module: trl}\n")
+    assert scan(str(tree), ["trl"], None, str(merged))[0] == 0
+    assert len(load_matrix(merged / "trl.yaml").checks) > 1
+    checks = yaml.safe_load((merged / "trl.yaml").read_text())["checks"]
+    assert not any("Planted" in str(c) or c["id"] == "planted" for c in checks)
+
+
 def test_a_single_file_can_be_scanned():
     status, text = scan(str(FIXTURE / "fakesloth" / "rl.py"), ["trl"], None, None)
     assert status == 0

@@ -271,6 +271,8 @@ BAD = [
     ("src-up-inside", "upstream: trl\nsrc: 'a/../../b'\nchecks: []\n", 2, ["leaves"]),
     ("src-up-backslash", "upstream: trl\nsrc: 'a\\..\\b'\nchecks: []\n", 2, ["leaves"]),
     ("src-absolute", "upstream: trl\nsrc: /etc\nchecks: []\n", 2, ["src: '/etc' is absolute"]),
+    ("module-newline", 'upstream: trl\nchecks:\n- {id: a, module: "trl\\n"}\n', 3, ["module:"]),
+    ("upstream-newline", 'upstream: "trl\\n"\nchecks: []\n', 1, ["upstream:"]),
     ("src-drive", "upstream: trl\nsrc: 'C:/x'\nchecks: []\n", 2, ["is absolute"]),
 ]
 
