@@ -91,6 +91,8 @@ def check(
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "canary": __version__,
     }
+    if folder is None:  # where a user can look at and trim what the run read
+        report.run["cache"] = str(settings.cache_dir)
     return report
 
 

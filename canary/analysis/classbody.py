@@ -13,11 +13,24 @@ from canary.analysis.parameters import source_text
 
 #: Decorators and calls that make a class a dataclass (the last dotted part is enough).
 _DATACLASS = ("dataclass",)
+#: attrs' class decorators (`attr.s`, `attrs.define`, ...) -> their `auto_attribs` default (None:
+#: guessed from the body). Whether the name really is attrs' is decided from the module's imports
+#: when the `__init__` is synthesized (canary.analysis.generated).
+ATTRS_DECORATORS: dict[str, bool | None] = {
+    "s": False,
+    "attrs": False,
+    "dataclass": True,
+    "define": None,
+    "mutable": None,
+    "frozen": None,
+}
 #: Bases whose subclasses get a generated `__new__` over their annotated fields.
 _NAMEDTUPLE = ("NamedTuple", "typing.NamedTuple")
 #: Calls that declare a field with options (`field(default=..., init=False)`, huggingface_hub's
-#: `validated_field(...)`), by how their name ends.
+#: `validated_field(...)`, attrs' `attrs.field(...)`), by how their name ends; attrs' `attr.ib(...)`
+#: and `attr.attrib(...)` by their whole last part.
 _FIELD_CALLS = ("field",)
+_ATTRS_FIELD_CALLS = ("ib", "attrib")
 
 
 def _last(text: str) -> str:
@@ -39,20 +52,27 @@ def _constant_flag(node: ast.expr | None) -> bool | None:
     return bool(node.value)
 
 
-def _dataclass_generator(node: ast.expr, how: str) -> Generator | None:
-    """`@dataclass`, `@dataclasses.dataclass(kw_only=True, init=False)` and the like."""
-    callee = node.func if isinstance(node, ast.Call) else node
-    if _last(source_text(callee) or "") not in _DATACLASS:
+def _dataclass_generator(node: ast.expr, how: str, *, attrs: bool = False) -> Generator | None:
+    """`@dataclass`, `@dataclasses.dataclass(kw_only=True, init=False)`, and (with `attrs`)
+    attrs' `@attr.s(auto_attribs=True)`, `@define` and the like."""
+    callee = source_text(node.func if isinstance(node, ast.Call) else node) or ""
+    last = _last(callee)
+    if last not in _DATACLASS and not (attrs and last in ATTRS_DECORATORS):
         return None
+    auto = ATTRS_DECORATORS.get(last, True)
     if not isinstance(node, ast.Call):
-        return Generator(how)
-    return Generator(how, _flag(node, "init", True), _flag(node, "kw_only", False))
+        return Generator(how, decorator=callee, auto_attribs=auto)
+    if any(k.arg == "auto_attribs" for k in node.keywords):
+        auto = _flag(node, "auto_attribs", False)
+    return Generator(
+        how, _flag(node, "init", True), _flag(node, "kw_only", False), callee, auto_attribs=auto
+    )
 
 
 def generator(node: ast.ClassDef) -> Generator | None:
     """What generates the class's own `__init__`, if anything does."""
     for decorator in node.decorator_list:
-        found = _dataclass_generator(decorator, "@dataclass")
+        found = _dataclass_generator(decorator, "@dataclass", attrs=True)
         if found is not None:
             return found
     if any(source_text(base) in _NAMEDTUPLE for base in node.bases):
@@ -89,25 +109,33 @@ def _annotation_kind(annotation: str) -> str:
     return "field"
 
 
-def _field(node: ast.AnnAssign, name: str) -> Field:
-    annotation = source_text(node.annotation) or ""
-    kind = _annotation_kind(annotation)
-    value = node.value
-    if not isinstance(value, ast.Call):
-        return Field(name, annotation, source_text(value), kind, line=node.lineno)
-    options = {k.arg: k.value for k in value.keywords if k.arg}
-    callee = source_text(value.func) or ""
-    declares = _last(callee).endswith(_FIELD_CALLS) or (
-        isinstance(value.func, ast.Call)  # huggingface_hub's `interval(min=0)(default=0.02)`
-        and bool({"default", "default_factory"} & options.keys())
+def _declares(value: ast.Call, options: dict[str, ast.expr]) -> bool:
+    """Whether the call declares a field with options rather than computing a plain default."""
+    last = _last(source_text(value.func) or "")
+    return (
+        last.endswith(_FIELD_CALLS)
+        or last in _ATTRS_FIELD_CALLS
+        or (
+            isinstance(value.func, ast.Call)  # huggingface_hub's `interval(min=0)(default=0.02)`
+            and bool({"default", "default_factory"} & options.keys())
+        )
     )
-    if not declares:
-        return Field(name, annotation, source_text(value), kind, line=node.lineno)
+
+
+def _field(name: str, annotation: str | None, value: ast.expr | None, line: int) -> Field | None:
+    """The field a class-level binding declares; None for an unannotated one that is no
+    field call (a plain class attribute)."""
+    kind = _annotation_kind(annotation or "")
+    call = value if isinstance(value, ast.Call) else None
+    options = {k.arg: k.value for k in call.keywords if k.arg} if call else {}
+    if call is None or not _declares(call, options):
+        if annotation is None:
+            return None
+        return Field(name, annotation, source_text(value), kind, line=line)
     default = source_text(options.get("default"))
-    if "default_factory" in options:
+    if {"default_factory", "factory"} & options.keys():
         default = "<factory>"
-    init = options.get("init")
-    kw_only = options.get("kw_only")
+    init, kw_only, alias = options.get("init"), options.get("kw_only"), options.get("alias")
     return Field(
         name,
         annotation,
@@ -115,7 +143,11 @@ def _field(node: ast.AnnAssign, name: str) -> Field:
         kind,
         init=not (isinstance(init, ast.Constant) and init.value is False),
         kw_only=_constant_flag(kw_only),
-        line=node.lineno,
+        line=line,
+        declared=True,
+        alias=alias.value
+        if isinstance(alias, ast.Constant) and isinstance(alias.value, str)
+        else None,
     )
 
 
@@ -127,10 +159,16 @@ def body_records(body: list[ast.stmt]) -> tuple[tuple[Field, ...], dict[str, int
     slots: tuple[str, ...] = ()
     for node in body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            fields.append(_field(node, node.target.id))
+            annotation = source_text(node.annotation) or ""
+            found = _field(node.target.id, annotation, node.value, node.lineno)
+            fields.extend([found] if found else [])
             if node.value is not None:
                 assigned.setdefault(node.target.id, node.lineno)
         elif isinstance(node, ast.Assign):
+            only = node.targets[0] if len(node.targets) == 1 else None
+            if isinstance(only, ast.Name):  # `x = attr.ib(...)`: an attrs field
+                found = _field(only.id, None, node.value, node.lineno)
+                fields.extend([found] if found else [])
             for target in node.targets:
                 for name in _names(target):
                     assigned.setdefault(name, node.lineno)

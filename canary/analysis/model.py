@@ -83,6 +83,8 @@ class Field:
     init: bool = True  # field(init=False): no parameter of the generated __init__
     kw_only: bool | None = None  # field(kw_only=...); None: the class's (or KW_ONLY's) choice
     line: int = 0
+    declared: bool = False  # by a call (`field(...)`, attrs' `attr.ib(...)`), not a plain value
+    alias: str | None = None  # attrs' `field(alias=...)`: the parameter's name
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,10 @@ class Generator:
     how: str  # as said in a detail: "@dataclass", "NamedTuple", "dataclass() in __init_subclass__"
     init: bool = True
     kw_only: bool = False
+    decorator: str = ""  # the decorator as written (`attr.s`): its import says whose rules apply
+    #: attrs: whose fields are the annotated names (True), only `attr.ib()`s (False), or as
+    #: `@define` guesses (None); dataclasses and NamedTuple always take the annotated names.
+    auto_attribs: bool | None = True
 
 
 @dataclass(frozen=True)

@@ -175,5 +175,6 @@ class RunReport:
     results: list[Result]
     stats: dict[str, float]
     upstreams: dict[str, UpstreamInfo]
-    #: what was run, for a report read later: `date` (UTC), `canary` (its version), `command`
+    #: what was run, for a report read later: `date` (UTC), `canary` (its version), `command`,
+    #: `cache` (the cache folder of a run that read the package index or GitHub)
     run: dict[str, str] = field(default_factory=dict)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -323,6 +323,10 @@ class _Errors:
             raise MatrixError.several(self.errors)
 
 
+#: what `_Reader._parsed` returns: a Version or a SpecifierSet
+_Parsed = TypeVar("_Parsed")
+
+
 class _Reader:
     """Typed getters over the marked YAML of one scope, the file or one check (`label` is its
     id, or `#N` while the id is unknown), so that every error names the file, line and check."""
@@ -373,20 +377,32 @@ class _Reader:
         return tuple(value)
 
     def version(self, value: Any, line: int, key: str) -> Version:
-        if not isinstance(value, str):
-            raise self.fail(line, f"{key}: version must be a quoted string, not {_kind(value)}")
-        try:
-            return Version(value)
-        except InvalidVersion:
-            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 version") from None
+        not_string = f"{key}: version must be a quoted string, not {_kind(value)}"
+        invalid = f"{key}: {value!r} is not a PEP 440 version"
+        return self._parsed(Version, InvalidVersion, value, line, not_string, invalid)
 
     def specifier(self, value: Any, line: int, key: str) -> SpecifierSet:
+        not_string = f"{key}: must be a PEP 440 specifier string"
+        invalid = f"{key}: {value!r} is not a PEP 440 specifier"
+        return self._parsed(SpecifierSet, InvalidSpecifier, value, line, not_string, invalid)
+
+    def _parsed(
+        self,
+        parse: Callable[[str], _Parsed],
+        rejects: type[ValueError],
+        value: Any,
+        line: int,
+        not_string: str,
+        invalid: str,
+    ) -> _Parsed:
+        """`value` parsed (a PEP 440 version or specifier), or the error at `line` saying
+        whether it was no string or no valid one."""
         if not isinstance(value, str):
-            raise self.fail(line, f"{key}: must be a PEP 440 specifier string")
+            raise self.fail(line, not_string)
         try:
-            return SpecifierSet(value)
-        except InvalidSpecifier:
-            raise self.fail(line, f"{key}: {value!r} is not a PEP 440 specifier") from None
+            return parse(value)
+        except rejects:
+            raise self.fail(line, invalid) from None
 
 
 class _MatrixReader(_Reader):

@@ -59,6 +59,8 @@ WORST_FIRST = (
 #: listed with their detail; pass and skip are only counted
 QUIET = frozenset({Status.PASS, Status.SKIP})
 LABEL_MAX = 32
+#: the command the summary names for trimming the cache (canary/cli/cache.py)
+PRUNE = "canary cache prune --older-than DAYS"
 #: the lines under a finding (its transition, what it became) and its continuation lines
 NOTE_INDENT = " " * 6
 
@@ -98,11 +100,16 @@ def human_size(count: float) -> str:
 
 
 def stats_line(report: RunReport) -> str:
+    """Time and network, then the cache as something to act on: where it is and the command
+    that trims it (a count of cache hits says nothing on a warm run, answered from verdicts)."""
     stats = stats_of(report)
-    return (
+    line = (
         f"{stats['seconds']:.1f}s, {stats['requests']} requests, "
-        f"{human_size(stats['bytes_downloaded'])} downloaded, {stats['cache_hits']} cache hits"
+        f"{human_size(stats['bytes_downloaded'])} downloaded"
     )
+    if cache := report.run.get("cache"):
+        line += f"; cache: {cache} (`canary cache info` sizes it, `{PRUNE}` trims it)"
+    return line
 
 
 def label(status: Status) -> str:

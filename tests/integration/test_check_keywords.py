@@ -96,3 +96,17 @@ def test_a_bad_expression_is_a_usage_error(upstream, capsys, expression, told):
     capsys.readouterr()
     assert main(["check", "-k", expression]) == 2
     assert capsys.readouterr().err == f"canary: {told}\n"
+
+
+def test_a_warm_run_names_its_cache_and_how_to_trim_it(upstream, tmp_path, capsys):
+    """Judged from remembered verdicts, a warm run hits no cache entry: its summary says where
+    the cache is and which command trims it, not "0 cache hits"."""
+    out = tmp_path / "warm.md"
+    for _ in range(2):
+        assert main(["check", "--output", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.splitlines()[-2].endswith(
+        f"; cache: {tmp_path / 'cache'} (`canary cache info` sizes it, "
+        "`canary cache prune --older-than DAYS` trims it))"
+    )
+    assert "cache hits" not in said + out.read_text()

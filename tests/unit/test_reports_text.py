@@ -47,7 +47,19 @@ def test_plain_lines_have_no_escape_codes_even_when_color_is_asked_without_width
 def test_empty_run_says_so():
     assert render("text", build({})) == "no results\n"
     grid = render("text", build({}), width=80).splitlines()
-    assert grid[-1] == "no results (0.5s, 7 requests, 1.2 kB downloaded, 2 cache hits)"
+    assert grid[-1] == "no results (0.5s, 7 requests, 1.2 kB downloaded)"
+
+
+def test_the_summary_names_the_cache_and_how_to_trim_it():
+    report = build({"trl": (["1.0"], {"a": "."})})
+    report.run["cache"] = "/tmp/canary-cache"
+    assert render("text", report).splitlines()[-1] == "1 pass"
+    summary = " ".join(render("text", report, width=400).splitlines()[-1:])
+    assert summary == (
+        "1 pass (0.5s, 7 requests, 1.2 kB downloaded; cache: /tmp/canary-cache "
+        "(`canary cache info` sizes it, `canary cache prune --older-than DAYS` trims it))"
+    )
+    assert "cache hits" not in render("markdown", report)
 
 
 def test_grid_fits_the_width_and_keeps_the_break_point_visible():
