@@ -9,6 +9,7 @@ carries a RECORD; the index page is PEP 691 JSON with each file's size and sha25
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from servers import FileServer, make_wheel, serving, sha256
+from servers import FAST, FileServer, make_wheel, serving, sha256
 
 from canary.engine.outcomes import Result
 from canary.engine.runner import Runner, explicit_targets
@@ -31,15 +32,7 @@ PROJECT = "fakepkg"
 INDEX_PATH = f"/simple/{PROJECT}/"
 
 #: campaign retries cost milliseconds, and a stalled response is abandoned after 0.5 s
-POLICY = RetryPolicy(
-    attempts=4,
-    backoff=0.001,
-    backoff_cap=0.01,
-    retry_after_cap=0.02,
-    rate_limit_wait_cap=0.02,
-    connect_timeout=2.0,
-    read_timeout=0.5,
-)
+POLICY = dataclasses.replace(FAST, retry_after_cap=0.02, rate_limit_wait_cap=0.02, read_timeout=0.5)
 
 
 def campaign_size() -> str:
