@@ -17,11 +17,19 @@ _TOKEN = re.compile(rb"\w+|[^\w\s]")
 _TEXT_TOKEN = re.compile(_TOKEN.pattern.decode())
 
 
-def check_cost(data: bytes | str, path: str) -> None:
-    """Raise ParseError when parsing `data` would cost more than the budget allows."""
+def over_budget(data: bytes | str) -> str | None:
+    """Why parsing `data` would cost more than the budget allows, if it would."""
     if len(data) <= _COUNT_FROM:
-        return
+        return None
     tokens = _TOKEN.finditer(data) if isinstance(data, bytes) else _TEXT_TOKEN.finditer(data)
     for count, _ in enumerate(tokens, 1):
         if count > MAX_TOKENS:
-            raise ParseError(f"{path}: over {MAX_TOKENS} tokens, too costly to parse")
+            return f"over {MAX_TOKENS} tokens, too costly to parse"
+    return None
+
+
+def check_cost(data: bytes | str, path: str) -> None:
+    """Raise ParseError when parsing `data` would cost more than the budget allows."""
+    reason = over_budget(data)
+    if reason is not None:
+        raise ParseError(f"{path}: {reason}")

@@ -13,6 +13,8 @@ from typing import TextIO
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from canary.analysis import MAX_SOURCE_BYTES
+from canary.analysis.budget import over_budget
 from canary.cache.store import Cache
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
@@ -67,7 +69,12 @@ class _File:
     defined: list[str] = field(default_factory=list)
 
     def parsed(self) -> ast.Module:
+        """The tree, as an upstream file's is parsed: within the token budget (a ValueError
+        says it is over), a MemoryError of deep nesting left to the caller."""
         if self.tree is None:
+            reason = over_budget(self.data)
+            if reason is not None:
+                raise ValueError(reason)
             self.tree = ast.parse(self.data, filename=self.name)
         return self.tree
 
@@ -80,6 +87,12 @@ def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_Fil
     for path in selection.files():
         name = showable(path.relative_to(base).as_posix())  # as the findings cite it
         try:
+            size = path.stat().st_size
+            if size > MAX_SOURCE_BYTES:  # not even read: the downstream's bytes are untrusted
+                result.not_scanned(
+                    name, f"{size} bytes, over {MAX_SOURCE_BYTES}: too costly to parse"
+                )
+                continue
             files.append(_File(name, path.read_bytes()))
         except OSError as exc:
             result.not_scanned(name, exc)
@@ -115,8 +128,8 @@ def scan_path(
         if events is None:
             try:
                 tree = file.parsed()
-            except (SyntaxError, ValueError, RecursionError) as exc:
-                result.not_scanned(file.name, exc)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                result.not_scanned(file.name, str(exc) or type(exc).__name__)
                 continue
             alone = CallSites()
             alone.registries = calls.registries
@@ -153,7 +166,7 @@ def _registries(files: list[_File], upstreams: frozenset[str]) -> dict[str, str]
         if _FORMATS_PATHS.search(file.data):
             try:
                 found = inferred_registries(file.parsed())
-            except (SyntaxError, ValueError, RecursionError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue  # reported by the first pass
             inferred |= {r: t for r, t in found.items() if t.split(".")[0] in upstreams}
     return inferred | declared

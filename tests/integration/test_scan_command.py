@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shutil
@@ -352,6 +353,21 @@ def test_downstream_text_adds_no_check_to_a_matrix(tmp_path):
     assert len(load_matrix(merged / "trl.yaml").checks) > 1
     checks = yaml.safe_load((merged / "trl.yaml").read_text())["checks"]
     assert not any("Planted" in str(c) or c["id"] == "planted" for c in checks)
+
+
+def test_a_downstream_file_over_the_parse_budget_is_not_scanned(tmp_path, monkeypatch):
+    monkeypatch.setattr("canary.analysis.budget.MAX_TOKENS", 100_000)  # 8 MiB and more, real
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    scanning = importlib.import_module("canary.scan.command")
+    monkeypatch.setattr(scanning, "MAX_SOURCE_BYTES", 1_000_000)  # 8 MiB, real
+    (tree / "fakesloth" / "huge.py").write_text("import trl\n" + "x = 1\n" * 50_000)
+    (tree / "fakesloth" / "big.py").write_text("import trl\n#" + " " * 1_000_000)
+    status, text = scan(str(tree), ["trl"], None, None)
+    assert status == 0
+    assert "# fakesloth/huge.py: not scanned: over 100000 tokens, too costly to parse" in text
+    assert "# fakesloth/big.py: not scanned: 1000012 bytes, over 1000000: too costly" in text
+    assert [summary(c) for c in printed_matrices(text)["trl"]["checks"]] == EXPECTED["trl"]
 
 
 def test_a_single_file_can_be_scanned():
