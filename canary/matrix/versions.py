@@ -283,6 +283,15 @@ def _check_released(matrix: Matrix, labels: list[str], sources: Sources) -> None
         return
     listed = {version for label in project.versions if (version := _parse(label))}
     missing = [label for label in labels if Version(label) not in listed]
+    malformed = [(label, why) for label in missing if (why := project.problem(label))]
+    if malformed:  # listed only by entries too broken to use: say why, not "no such release"
+        label, why = malformed[0]
+        raise SelectionError(
+            matrix.path,
+            None,
+            f"--versions {label}: {matrix.pypi} {label} is on the package index, but none of "
+            f"its file entries can be used: {why}",
+        )
     if missing:
         newest = max(listed, default=None)
         hint = f" (the newest is {newest})" if newest is not None else ""

@@ -684,3 +684,19 @@ def test_a_locked_file_the_index_no_longer_vouches_for_is_an_error(
     if page_entry is not None:
         assert locked_sha in detail
     assert wheel_path("1.1.0") not in [request.path for request, _ in index.server.log]
+
+
+def test_a_release_listed_only_by_a_malformed_entry_says_why(index, tmp_path):
+    broken = {**dist("1.2.0"), "hashes": {"sha256": 7}}  # an entry of the wrong JSON type
+    index.server.expect_request("/simple/demo/").respond_with_json(  # no `versions` list
+        {"meta": {"api-version": "1.1"}, "name": "demo", "files": [dist("1.0.0"), broken]},
+        content_type=JSON_TYPE,
+    )
+    matrix = matrix_file(tmp_path, 'releases: ">=1.0"')
+    with pytest.raises(SelectionError) as refused:
+        select_targets(matrix, "1.2.0", SourceContext())
+    assert "--versions 1.2.0: demo 1.2.0 is on the package index, but none of its file" in str(
+        refused.value
+    )
+    assert "demo-1.2.0-py3-none-any.whl' is malformed" in str(refused.value)
+    assert "not a release of" not in str(refused.value)
