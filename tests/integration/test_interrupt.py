@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from adopter import DOWNSTREAM, TRL
+from interruptible import interruptible
 from paths import ROOT
 from servers import FileServer, make_wheel, publish_file, serving
 
@@ -105,7 +106,7 @@ def _group_is_gone(group: int) -> bool:
 
 def _interrupt(command: list[str], cwd: Path, env: dict, server: FileServer, waits: set[str]):
     child = subprocess.Popen(
-        command,
+        interruptible(command),
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from interruptible import interruptible
 from judging import judge_inline
 
 from canary.engine import bounded_regex
@@ -72,7 +73,10 @@ def test_ctrl_c_stops_a_hopeless_match_in_the_main_thread(tmp_path):
         )
     )
     child = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        interruptible([sys.executable, str(script)]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout.readline() == "matching\n"
