@@ -2,8 +2,11 @@
 
 Mapping (SPEC's outcomes onto what CI systems read): skip -> <skipped/>, xfail -> <skipped>
 with the reason, fail -> <failure>, error -> <error>, xpass and warn pass with a note in
-<system-out>. Detail text comes from upstream sources, so characters XML 1.0 cannot carry are
-dropped rather than producing a file no parser accepts.
+<system-out>. A source that could not be read is said once per cause: each case it left unrun
+carries the short cause and the URL that failed, and the suite's <system-err> the cause's line
+and its whole first message (not urllib3's text again for each of 386 checks). Detail text comes
+from upstream sources, so characters XML 1.0 cannot carry are dropped rather than producing a
+file no parser accepts.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from canary.engine.outcomes import Result, RunReport, Status
+from canary.reports.faults import failed_url, short_cause, split_faults, version_order
 from canary.reports.grid import build_grids
 from canary.reports.jsonio import stats_of
 
@@ -29,6 +33,15 @@ def _message(result: Result) -> str:
     return _clean(first[:MESSAGE_MAX])
 
 
+def _fault_text(result: Result) -> str | None:
+    """A source fault's one line for the case it left unrun; None for any other result."""
+    cause = short_cause(result)
+    if cause is None:
+        return None
+    url = failed_url(result.detail)
+    return f"{cause} ({url})" if url else cause
+
+
 def _testcase(result: Result) -> ET.Element:
     case = ET.Element(
         "testcase",
@@ -39,8 +52,10 @@ def _testcase(result: Result) -> ET.Element:
     status = result.status
     if status in (Status.FAIL, Status.ERROR):
         tag = "failure" if status is Status.FAIL else "error"
-        child = ET.SubElement(case, tag, message=_message(result), type=status.value)
-        child.text = _clean(result.detail)
+        fault = _fault_text(result)
+        message = _clean(fault[:MESSAGE_MAX]) if fault else _message(result)
+        child = ET.SubElement(case, tag, message=message, type=status.value)
+        child.text = _clean(fault or result.detail)
     elif status in (Status.SKIP, Status.XFAIL):
         reason = "outside the check's version gate" if status is Status.SKIP else "known broken"
         detail = f"xfail: {result.detail}" if status is Status.XFAIL else result.detail
@@ -64,6 +79,17 @@ def _counts(cases: list[ET.Element]) -> dict[str, str]:
     }
 
 
+def _said_once(suite: ET.Element, report: RunReport) -> None:
+    """The suite's source faults, one line per cause with its first whole message."""
+    faults, _ = split_faults(report)
+    if not faults:
+        return
+    order = version_order(report)
+    first = {short_cause(r): r.detail for r in reversed(report.results) if short_cause(r)}
+    lines = [f"error: {f.line(order)}\n  {first[f.cause]}" for f in faults]
+    ET.SubElement(suite, "system-err").text = _clean("\n".join(lines))
+
+
 def render_junit(report: RunReport) -> str:
     """<testsuites> with one <testsuite> per upstream, counts consistent with the cases."""
     seconds = f"{stats_of(report)['seconds']:.3f}"
@@ -71,12 +97,14 @@ def render_junit(report: RunReport) -> str:
     root = ET.Element("testsuites", name="canary")
     every: list[ET.Element] = []
     for index, grid in enumerate(build_grids(report)):
-        cases = [_testcase(result) for result in grid.results()]
+        results = list(grid.results())
+        cases = [_testcase(result) for result in results]
         if not cases:
             continue
         suite = ET.SubElement(root, "testsuite", name=_clean(grid.name), id=str(index))
         suite.attrib.update(_counts(cases), time="0", timestamp=stamp)
         suite.extend(cases)
+        _said_once(suite, RunReport(results, report.stats, report.upstreams))
         every += cases
     totals = _counts(every)
     del totals["skipped"]  # junit-10.xsd has no `skipped` on <testsuites>, only per suite

@@ -47,6 +47,7 @@ SCHEMA = {
     "error": ({"message", "type"}, set(), set()),
     "failure": ({"message", "type"}, set(), set()),
     "system-out": (set(), set(), set()),
+    "system-err": (set(), set(), set()),
 }
 NUMERIC = {"tests", "failures", "errors", "skipped", "disabled"}
 
@@ -153,3 +154,33 @@ def test_empty_run_is_valid():
     root = parse(build({}))
     validate(root)
     assert root.get("tests") == "0" and root.findall("testsuite") == []
+
+
+def test_a_source_fault_is_said_once_per_cause_with_the_url_that_failed():
+    from canary.engine.outcomes import Status
+
+    report = build({"trl": (["1.0", "main"], {"a": "F."})})
+    report.results = [r for r in report.results if r.version != "main"] + [
+        dataclasses.replace(
+            report.results[0],
+            check=f"c{n}",
+            version="main",
+            status=Status.ERROR,
+            detail="https://raw.githubusercontent.com/o/trl/main/trl/x.py: ConnectionError: "
+            "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries "
+            "exceeded with url: /o/trl/main/trl/other.py (Caused by NameResolutionError)",
+        )
+        for n in range(386)
+    ]
+    out = render("junit", report)
+    root = ET.fromstring(out)
+    validate(root)
+    errors = root.findall(".//error")
+    assert len(errors) == 386  # still one case per check x version, as CI test tabs count them
+    said = "GitHub unreachable (name resolution failed) (https://raw.githubusercontent.com/o/trl/main/trl/x.py)"
+    assert {(e.get("message"), e.text) for e in errors} == {(said, said)}
+    (err,) = root.findall("testsuite/system-err")
+    assert err.text is not None and err.text.startswith(
+        "error: trl[main] GitHub unreachable (name resolution failed); 386 checks not run"
+    )
+    assert out.count("HTTPSConnectionPool") == 1  # the whole message once, in the suite
