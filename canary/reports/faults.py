@@ -57,6 +57,16 @@ def short_cause(result: Result) -> str | None:
     return detail[at + len(prefix) :] if at >= 0 else None
 
 
+def fault_text(result: Result) -> str | None:
+    """A source fault's one line for one result it left unjudged (a JUnit case, an HTML cell):
+    the short cause and the URL that failed; None for any other result."""
+    cause = short_cause(result)
+    if cause is None:
+        return None
+    url = failed_url(result.detail)
+    return f"{cause} ({url})" if url else cause
+
+
 @dataclass
 class SourceFault:
     """One cause, the upstream versions it hit, and how many checks it left unjudged."""

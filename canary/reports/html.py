@@ -18,6 +18,7 @@ import html
 from string import Template
 
 from canary.engine.outcomes import RunReport, Status, summarize
+from canary.reports.faults import fault_text
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
 from canary.reports.text import GLYPH, NOTE_INDENT, findings, stats_line, summary_line
 from canary.reports.transition import html_diff
@@ -155,7 +156,8 @@ def _section(grid: UpstreamGrid) -> str:
                 out.append("<div></div>")
                 continue
             title = f"{grid.name}::{check}[{version}] {cell.status.value}"
-            title += f": {cell.detail}" if cell.detail else ""
+            detail = fault_text(cell) or cell.detail  # a source fault: its cause, once
+            title += f": {detail}" if detail else ""
             out.append(
                 f'<div class="c s-{cell.status.value}" data-s="{cell.status.value}" '
                 f'title="{_e(title)}">{_e(GLYPH[cell.status])}</div>'

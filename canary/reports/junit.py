@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from canary.engine.outcomes import Result, RunReport, Status
-from canary.reports.faults import failed_url, short_cause, split_faults, version_order
+from canary.reports.faults import fault_text, short_cause, split_faults, version_order
 from canary.reports.grid import build_grids
 from canary.reports.jsonio import stats_of
 
@@ -33,15 +33,6 @@ def _message(result: Result) -> str:
     return _clean(first[:MESSAGE_MAX])
 
 
-def _fault_text(result: Result) -> str | None:
-    """A source fault's one line for the case it left unrun; None for any other result."""
-    cause = short_cause(result)
-    if cause is None:
-        return None
-    url = failed_url(result.detail)
-    return f"{cause} ({url})" if url else cause
-
-
 def _testcase(result: Result) -> ET.Element:
     case = ET.Element(
         "testcase",
@@ -52,7 +43,7 @@ def _testcase(result: Result) -> ET.Element:
     status = result.status
     if status in (Status.FAIL, Status.ERROR):
         tag = "failure" if status is Status.FAIL else "error"
-        fault = _fault_text(result)
+        fault = fault_text(result)
         message = _clean(fault[:MESSAGE_MAX]) if fault else _message(result)
         child = ET.SubElement(case, tag, message=message, type=status.value)
         child.text = _clean(fault or result.detail)

@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_reports_support import build
+from test_reports_support import build, unreadable_main
 
 from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
@@ -253,3 +253,10 @@ def test_the_newest_releases_show_without_scrolling(tmp_path):
         shot.pixel(shot.width - CELL + dx, y + dy) for dx in range(4, 12) for dy in range(2, 11)
     ]
     assert any(min(p) > 200 for p in middle), middle
+
+
+def test_a_source_fault_is_one_finding_and_each_cell_says_only_its_cause():
+    page = render("html", unreadable_main(386))
+    assert "HTTPSConnectionPool" not in page  # urllib3's text is not repeated in 386 cells
+    assert page.count("386 checks not run") == 1
+    assert page.count("GitHub unreachable (name resolution failed)") == 387  # finding + cells

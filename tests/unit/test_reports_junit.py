@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import xml.etree.ElementTree as ET
 
-from test_reports_support import build
+from test_reports_support import build, unreadable_main
 
 from canary.reports.dispatch import render
 
@@ -157,21 +157,7 @@ def test_empty_run_is_valid():
 
 
 def test_a_source_fault_is_said_once_per_cause_with_the_url_that_failed():
-    from canary.engine.outcomes import Status
-
-    report = build({"trl": (["1.0", "main"], {"a": "F."})})
-    report.results = [r for r in report.results if r.version != "main"] + [
-        dataclasses.replace(
-            report.results[0],
-            check=f"c{n}",
-            version="main",
-            status=Status.ERROR,
-            detail="https://raw.githubusercontent.com/o/trl/main/trl/x.py: ConnectionError: "
-            "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries "
-            "exceeded with url: /o/trl/main/trl/other.py (Caused by NameResolutionError)",
-        )
-        for n in range(386)
-    ]
+    report = unreadable_main(386)
     out = render("junit", report)
     root = ET.fromstring(out)
     validate(root)

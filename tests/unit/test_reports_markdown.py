@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from test_reports_support import build, releases
+from test_reports_support import build, releases, unreadable_main
 
 from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
@@ -164,19 +164,7 @@ def test_failures_first_newest_breakage_first_and_the_green_grid_folded():
 
 
 def test_a_source_fault_is_one_line_with_the_url_that_failed():
-    report = build({"trl": (["1.0", "main"], {"a": "F."})})
-    report.results = [r for r in report.results if r.version != "main"] + [
-        dataclasses.replace(
-            report.results[0],
-            check=f"c{n}",
-            version="main",
-            status=Status.ERROR,
-            detail="https://raw.githubusercontent.com/o/trl/main/trl/x.py: ConnectionError: "
-            "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries "
-            "exceeded with url: /o/trl/main/trl/other.py (Caused by NameResolutionError)",
-        )
-        for n in range(386)
-    ]
+    report = unreadable_main(386)
     out = render("markdown", report)
     (line,) = [line for line in out.splitlines() if "not run" in line]
     assert line == (

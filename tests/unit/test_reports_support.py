@@ -7,6 +7,8 @@ one status in one row share a detail (as real details often do).
 
 from __future__ import annotations
 
+import dataclasses
+
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 
 GLYPHS = {
@@ -59,3 +61,28 @@ def build(
 def releases(count: int) -> list[str]:
     """`count` ascending release labels 0.0.0, 0.0.1, ... 0.1.0, ..."""
     return [f"0.{i // 10}.{i % 10}" for i in range(count)]
+
+
+#: urllib3's text for a GitHub file that could not be fetched: it names its connection pool's
+#: URL, not the file's, and is as long as it is in real runs
+UNREACHABLE = (
+    "https://raw.githubusercontent.com/o/trl/main/trl/x.py: ConnectionError: "
+    "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries "
+    "exceeded with url: /o/trl/main/trl/other.py (Caused by NameResolutionError)"
+)
+
+
+def unreadable_main(checks: int) -> RunReport:
+    """trl 1.0 judged, and `main` not read for any of `checks` checks (one source fault)."""
+    report = build({"trl": (["1.0", "main"], {"a": "F."})})
+    report.results = [r for r in report.results if r.version != "main"] + [
+        dataclasses.replace(
+            report.results[0],
+            check=f"c{n}",
+            version="main",
+            status=Status.ERROR,
+            detail=UNREACHABLE,
+        )
+        for n in range(checks)
+    ]
+    return report
