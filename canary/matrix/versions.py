@@ -416,10 +416,12 @@ class LockReport:
     lines: list[str] = field(default_factory=list)
     stale: bool = False
     alarmed: bool = False
+    empty: bool = False  # a matrix left no version at all to lock
 
     def exit_code(self, check: bool) -> int:
-        """1 on an alarm, and with `check` on a stale lock; else 0."""
-        return 1 if self.alarmed or (check and self.stale) else 0
+        """1 on an alarm, on a matrix with nothing to lock, and with `check` on a stale lock;
+        else 0."""
+        return 1 if self.alarmed or self.empty or (check and self.stale) else 0
 
 
 def refresh_locks(
@@ -448,6 +450,10 @@ def _refresh(
     path = lock_path(matrix)
     resolution = resolve(matrix, sources.index, refresh=True)
     check_keys(matrix, resolution)
+    if not resolution.releases and not resolution.branches:
+        report.empty = True  # a lock of nothing would make every later check a silent no-op
+        report.lines.append(f"{path}: not written: {_nothing_to_lock(matrix, resolution)}")
+        return
     text = render_lock(matrix, resolution)
     try:
         old = read_lock(path)
@@ -483,6 +489,16 @@ def _refresh(
     ]
     if not check:
         write_lock(matrix, resolution)
+
+
+def _nothing_to_lock(matrix: Matrix, resolution: Resolution) -> str:
+    listed = len(resolution.listed)
+    yanked = f", {len(resolution.yanked)} of them yanked" if resolution.yanked else ""
+    return (
+        f"no version of {matrix.pypi} to lock: the package index lists {listed} "
+        f"version{'s' * (listed != 1)}{yanked}, none in versions.releases "
+        f"({str(matrix.versions.releases or '') or 'none'}) and no include or branch is named"
+    )
 
 
 def _count(resolution: Resolution) -> str:

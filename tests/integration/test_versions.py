@@ -700,3 +700,13 @@ def test_a_release_listed_only_by_a_malformed_entry_says_why(index, tmp_path):
     )
     assert "demo-1.2.0-py3-none-any.whl' is malformed" in str(refused.value)
     assert "not a release of" not in str(refused.value)
+
+
+def test_a_lock_of_nothing_is_not_written_and_says_why(index, tmp_path):
+    index.serve(["1.0.0", "1.1.0"])
+    matrix = matrix_file(tmp_path, 'releases: ">=9"')
+    out = io.StringIO()
+    assert run_lock(str(matrix.path), check=False, out=out) == 1
+    assert not lock_path(matrix).exists()
+    assert out.getvalue().count("not written: no version of demo to lock") == 1
+    assert "the package index lists 2 versions, none in versions.releases (>=9)" in out.getvalue()
