@@ -110,18 +110,24 @@ def python_signature(name: str) -> str:
     )
 
 
-@pytest.mark.parametrize(("name", "how"), CASES)
-def test_the_generated_init_is_the_signature_python_gives(tmp_path, name, how):
-    (pinned, params) = judge_inline(
+def pinned_and_params(tmp_path, source: str, name: str):
+    """`name.__init__` judged twice: a `signature` that fails (its detail shows the signature
+    canary synthesized) and `params: [self]` (its detail says where the `__init__` comes from)."""
+    return judge_inline(
         tmp_path,
         "up",
-        {"up/__init__.py": SOURCE},
+        {"up/__init__.py": source},
         f"""
         - {{id: pin, module: up, function: {name}.__init__, signature: "(self, nothing)"}}
         - {{id: params, module: up, function: {name}.__init__, params: [self]}}
         """,
         "1.0.0",
     )
+
+
+@pytest.mark.parametrize(("name", "how"), CASES)
+def test_the_generated_init_is_the_signature_python_gives(tmp_path, name, how):
+    (pinned, params) = pinned_and_params(tmp_path, SOURCE, name)
     assert pinned.status is Status.FAIL
     rendered = pinned.detail.split(" is ", 1)[1].split("; pinned", 1)[0]
     if name == "NoInit":  # no generated __init__: Base's, generated for Base's own fields
@@ -219,16 +225,7 @@ def test_an_attrs_init_is_the_signature_attrs_generates(tmp_path, name, how):
     namespace: dict[str, object] = {}
     exec(compile(ATTRS_SOURCE, "up", "exec", dont_inherit=True), namespace)  # our fixture
     expected = str(inspect.signature(namespace[name].__init__))  # type: ignore[misc]
-    (pinned, params) = judge_inline(
-        tmp_path,
-        "up",
-        {"up/__init__.py": ATTRS_SOURCE},
-        f"""
-        - {{id: pin, module: up, function: {name}.__init__, signature: "(self, nothing)"}}
-        - {{id: params, module: up, function: {name}.__init__, params: [self]}}
-        """,
-        "1.0.0",
-    )
+    (pinned, params) = pinned_and_params(tmp_path, ATTRS_SOURCE, name)
     assert pinned.detail.split(" is ", 1)[1].split("; pinned", 1)[0] == expected
     assert (params.status, params.detail) == (Status.PASS, how)
 
