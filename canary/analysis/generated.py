@@ -78,7 +78,7 @@ def _resolved(ref: ClassRef, generator: Generator | None) -> Generator | None:
     dotted = f"{origin}.{rest}" if rest else origin
     module, _, name = dotted.rpartition(".")
     if module.split(".")[0] in _ATTRS_MODULES and name in ATTRS_DECORATORS:
-        return replace(generator, how=f"@{dotted}", decorator="")
+        return replace(generator, how=f"@{dotted}", decorator="", attrs=True)
     if name == "dataclass":
         return replace(generator, decorator="", auto_attribs=True)
     return None
@@ -92,11 +92,10 @@ def _generated(hierarchy: Hierarchy, ref: ClassRef) -> tuple[FunctionInfo, str] 
     fields = _all_fields(hierarchy, ref, generator)
     params = [Param("self", "normal")]
     ordered = [f for f, kw in fields.values() if not kw] + [f for f, kw in fields.values() if kw]
-    attrs = generator.how.startswith("@attr")
     for field in ordered:
         if field.init:
             kind = "kwonly" if fields[field.name][1] else "normal"
-            params.append(_param(field, kind, attrs=attrs))
+            params.append(_param(field, kind, attrs=generator.attrs))
     cls = ref.variants[0]
     return FunctionInfo("__init__", tuple(params), cls.span, returns="None"), how
 

@@ -99,6 +99,7 @@ class Generator:
     #: attrs: whose fields are the annotated names (True), only `attr.ib()`s (False), or as
     #: `@define` guesses (None); dataclasses and NamedTuple always take the annotated names.
     auto_attribs: bool | None = True
+    attrs: bool = False  # attrs' rules apply (set once the decorator's import says it is attrs')
 
 
 @dataclass(frozen=True)
