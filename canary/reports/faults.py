@@ -75,6 +75,7 @@ class SourceFault:
     versions: dict[str, list[str]] = field(default_factory=dict)  # upstream -> labels
     checks: int = 0
     urls: list[str] = field(default_factory=list)  # each URL that failed, once, as met
+    detail: str = ""  # the whole message of the first result it hit
 
     def where(self, order: dict[str, list[str]]) -> str:
         return ", ".join(
@@ -99,7 +100,7 @@ def split_faults(report: RunReport) -> tuple[list[SourceFault], list[Result]]:
         if cause is None:
             rest.append(result)
             continue
-        fault = faults.setdefault(cause, SourceFault(cause))
+        fault = faults.setdefault(cause, SourceFault(cause, detail=result.detail))
         labels = fault.versions.setdefault(result.upstream, [])
         if result.version not in labels:
             labels.append(result.version)

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from canary.engine.outcomes import Result, RunReport, Status
-from canary.reports.faults import fault_text, short_cause, split_faults, version_order
+from canary.reports.faults import fault_text, split_faults, version_order
 from canary.reports.grid import build_grids
 from canary.reports.jsonio import stats_of
 
@@ -76,8 +76,7 @@ def _said_once(suite: ET.Element, report: RunReport) -> None:
     if not faults:
         return
     order = version_order(report)
-    first = {short_cause(r): r.detail for r in reversed(report.results) if short_cause(r)}
-    lines = [f"error: {f.line(order)}\n  {first[f.cause]}" for f in faults]
+    lines = [f"error: {f.line(order)}\n  {f.detail}" for f in faults]
     ET.SubElement(suite, "system-err").text = _clean("\n".join(lines))
 
 
