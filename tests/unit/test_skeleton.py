@@ -124,6 +124,7 @@ def test_a_syntax_error_inside_a_body_is_not_seen():
     assert [p.name for p in info.functions["g"][0].params] == ["x"]
 
 
+@pytest.mark.slow  # every file of canary and its tests: an oracle sweep for the full run
 def test_canary_own_sources_index_as_the_whole_parse(monkeypatch):
     files = sorted((ROOT / "canary").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py"))
     assert len(files) > 100
@@ -158,6 +159,7 @@ def _modules(draw, depth: int = 0, indent: str = "") -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow  # an oracle sweep: the full run has it, the engine loop the cases above
 @settings(max_examples=300, deadline=None)
 @given(_modules())
 def test_generated_modules_index_as_the_whole_parse(source):

@@ -141,6 +141,7 @@ def test_a_class_of_its_own_getattr_is_read_name_by_name():
     assert _sparse("class C:\n    def __getattr__(self, name):\n        return 1\n") is not None
 
 
+@pytest.mark.slow  # every file of canary and its tests: an oracle sweep for the full run
 def test_canary_own_sources_index_as_the_whole_parse():
     for path in sorted((ROOT / "canary").rglob("*.py")):
         try:
@@ -211,6 +212,7 @@ def _modules(draw) -> str:
     return "\n".join(_block(draw, 0, ""))
 
 
+@pytest.mark.slow  # an oracle sweep: the full run has it, the engine loop the cases above
 @settings(max_examples=200, deadline=None)
 @given(_modules())
 def test_generated_modules_index_as_the_whole_parse(source):
