@@ -5,7 +5,6 @@ expression is a usage error naming the column."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -53,7 +52,6 @@ def collected(expression: str) -> list[str]:
         [*command, "-k", expression],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTEST_ADDOPTS": ""},
         check=False,
     )
     return [line.rpartition("::")[2] for line in listing.stdout.splitlines() if "::" in line]
