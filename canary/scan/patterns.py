@@ -17,7 +17,13 @@ from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
-from canary.scan.guards import Guard, conditions, tolerant_handlers
+from canary.scan.guards import (
+    Guard,
+    absence_tests,
+    conditions,
+    tolerant_handlers,
+    type_checking,
+)
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
     attribute_call,
@@ -67,6 +73,8 @@ class FileScanner(ast.NodeVisitor):
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
+        # `"x" not in src` tests whose branch does the work (absence_tests): no text sought
+        self.absence_tests: set[int] = set()
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @functools.cached_property
@@ -108,7 +116,12 @@ class FileScanner(ast.NodeVisitor):
             self.fallen_back.add(id(alias))
 
     def visit_If(self, node: ast.If) -> None:
-        """Both branches from the same bindings; what either binds to something known stays."""
+        """Both branches from the same bindings; what either binds to something known stays.
+        The body of `if TYPE_CHECKING:` never runs: what it imports is for annotations."""
+        if type_checking(node.test):
+            self._guarded([], node.orelse)
+            return
+        self.absence_tests.update(absence_tests(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         top = self.scopes.top()
@@ -256,10 +269,19 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn) and not self._alternative(op):
+            sought = isinstance(op, ast.In | ast.NotIn) and not self._alternative(op)
+            if sought and id(node) not in self.absence_tests:
                 self.record.expects_texts(self.flow.source_of(right), self.flow.texts(left), left)
+            if isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
+                self._compared(left, right)
             left = right
         self.generic_visit(node)
+
+    def _compared(self, left: ast.expr, right: ast.expr) -> None:
+        """`new != src` of a rewrite and its original: whether the rewrite matched."""
+        one, other = self.flow.source_of(left), self.flow.source_of(right)
+        if one is not None and other is not None and one.ref == other.ref:
+            self.record.compared(one if one.inserted else other)
 
     def _alternative(self, op: ast.cmpop) -> bool:
         """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
