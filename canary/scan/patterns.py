@@ -73,8 +73,7 @@ class FileScanner(ast.NodeVisitor):
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
-        # `"x" not in src` tests whose branch does the work (absence_tests): no text sought
-        self.absence_tests: set[int] = set()
+        self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @functools.cached_property
@@ -116,11 +115,9 @@ class FileScanner(ast.NodeVisitor):
             self.fallen_back.add(id(alias))
 
     def visit_If(self, node: ast.If) -> None:
-        """Both branches from the same bindings; what either binds to something known stays.
-        The body of `if TYPE_CHECKING:` never runs: what it imports is for annotations."""
-        if type_checking(node.test):
-            self._guarded([], node.orelse)
-            return
+        """Both branches from the same bindings; what either binds to something known stays."""
+        if type_checking(node.test):  # the body never runs: its imports are for annotations
+            return self._guarded([], node.orelse)
         self.absence_tests.update(absence_tests(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
@@ -269,27 +266,13 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            sought = isinstance(op, ast.In | ast.NotIn) and not self._alternative(op)
+            sought = isinstance(op, ast.In | ast.NotIn) and not _alternative(op, self.within)
             if sought and id(node) not in self.absence_tests:
                 self.record.expects_texts(self.flow.source_of(right), self.flow.texts(left), left)
-            if isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
-                self._compared(left, right)
+            if rewrite := self.flow.rewrite_compared(op, left, right):  # `if new != src:`
+                self.record.compared(rewrite)
             left = right
         self.generic_visit(node)
-
-    def _compared(self, left: ast.expr, right: ast.expr) -> None:
-        """`new != src` of a rewrite and its original: whether the rewrite matched."""
-        one, other = self.flow.source_of(left), self.flow.source_of(right)
-        if one is not None and other is not None and one.ref == other.ref:
-            self.record.compared(one if one.inserted else other)
-
-    def _alternative(self, op: ast.cmpop) -> bool:
-        """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
-        only when neither is there) want either text; `"a" not in s or "b" not in s` and
-        `"a" in s and "b" in s` want both."""
-        if isinstance(op, ast.In):
-            return isinstance(self.within, ast.Or)
-        return isinstance(self.within, ast.And)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         """Each operand runs only when those before it did not decide: after `hasattr(X, "n")
@@ -363,6 +346,15 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:
+    """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
+    only when neither is there) want either text; `"a" not in s or "b" not in s` and
+    `"a" in s and "b" in s` want both."""
+    if isinstance(op, ast.In):
+        return isinstance(within, ast.Or)
+    return isinstance(within, ast.And)
 
 
 def scan_tree(
