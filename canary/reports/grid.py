@@ -144,14 +144,16 @@ def build_grids(report: RunReport) -> list[UpstreamGrid]:
         name: UpstreamGrid(name, report.upstreams.get(name, UpstreamInfo()), [], [])
         for name in names
     }
+    checks: dict[str, dict[str, None]] = {name: {} for name in names}  # ordered sets
     for result in report.results:
         grid = grids[result.upstream]
-        if result.check not in grid.checks:
-            grid.checks.append(result.check)
+        checks[result.upstream].setdefault(result.check)
         grid.cells[result.check, result.version] = result
     for grid in grids.values():
+        grid.checks = list(checks[grid.name])
         listed = list(grid.info.versions)
-        extra = [version for _, version in grid.cells if version not in listed]
+        known = set(listed)
+        extra = [version for _, version in grid.cells if version not in known]
         grid.versions = listed + order_versions(extra)
     return [grid for grid in grids.values() if grid.cells or grid.versions]
 
