@@ -62,7 +62,7 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
     pending, absent, probes = [], [], []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
-        verdicts = {run.target.label: _verdict(run, check) for run in ends}
+        verdicts = {run.target.label: run.judge(check) for run in ends}
         if _fails_on_both(verdicts) and len(reading.labels) > 2 and not proposal.gate:
             probes.append((check, proposal, verdicts))
             continue
@@ -98,7 +98,7 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     """The ids of the `checks` that hold on release `label`, judged alone (remembered for
     those, the release stays closed on a second scan)."""
     run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
-    holding = {check.id for check in checks if _verdict(run, check)[0] in _OK}
+    holding = {check.id for check in checks if run.judge(check)[0] in _OK}
     _remember([run])
     if reading.progress is not None:
         reading.progress.grow()
@@ -155,11 +155,6 @@ def _remember(runs: list[VersionRun]) -> None:
     for run in runs:
         if run.verdicts is not None:
             run.verdicts.save()
-
-
-def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
-    status, detail = run.judge(check)
-    return status, detail.removesuffix(f" -- {check.why}") if check.why else detail
 
 
 def _judge_ends(
