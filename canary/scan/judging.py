@@ -167,7 +167,7 @@ def _judge_ends(
     if not failing:
         return None
     newest, lowest = ends[0], ends[-1]
-    if len(failing) == 1 and len(ends) == 2 and not proposal.gate:
+    if len(failing) == 1 and len(ends) == 2:  # within the client's own gate, if it has one
         (label, (status, detail)) = next(iter(failing.items()))
         if status is not Status.ERROR:
             return _Bisection(check, proposal, label == lowest, detail, 0, releases - 1)
@@ -183,13 +183,24 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
     first = reading.labels[bisection.high]
     lowest = reading.labels[0]
     proposal = bisection.proposal
-    if bisection.rising:
-        proposal.gate = f">={first}"
+    if bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
+        proposal.gate = ",".join(g for g in (f">={first}", proposal.gate) if g)
         proposal.notes.append(
             f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"
         )
     else:  # broke within the client's range: exactly what canary is for, so it stays red
+        _held_until(proposal, reading.labels[bisection.low])
         proposal.notes.append(
             f"FAILS from {first} on (newest in range {reading.labels[-1]}), held before:"
             f" {bisection.detail}"
         )
+
+
+def _held_until(proposal: Proposal, last: str) -> None:
+    """A check gated where it appears (`holds from V on`) that stops holding again: its
+    note says the releases it holds on (`holds from V to W`), not more."""
+    for index, note in enumerate(proposal.notes):
+        start = note.removeprefix(f"{GATED} ").split(" ", 1)[0]
+        if note.startswith(f"{GATED} {start} on,"):
+            until = start if start == last else f"{start} to {last}"
+            proposal.notes[index] = note.replace(f"{start} on,", f"{until},", 1)
