@@ -1,6 +1,9 @@
-"""One run's configuration, read once: the environment (`CANARY_*`, pip's index variables),
-then the command's options. The runner, version selection and the sources are handed this
-object; none of them reads the environment for it again."""
+"""One run's configuration, read once: the environment (`CANARY_*`, pip's index variables,
+GitHub's token, requests' CA bundle), then the command's options. The runner, version selection
+and the sources are handed this object; this module is the only reader of those variables.
+
+Where the matrices are is the project's `[tool.canary]` table (`canary.matrix.config`), a fact
+of the repository rather than of one run, so it is not held here."""
 
 from __future__ import annotations
 
@@ -43,6 +46,11 @@ class Settings:
     #: None: GitHub's public hosts
     github_raw_url: str | None = None
     github_api_url: str | None = None
+    #: sent to the GitHub hosts only (GITHUB_TOKEN, else GH_TOKEN, as GitHub's tools read them)
+    github_token: str | None = field(default=None, repr=False)
+    #: the CA certificates to trust (REQUESTS_CA_BUNDLE, else CURL_CA_BUNDLE, as requests reads
+    #: them); None: requests' own bundle
+    ca_bundle: str | None = None
 
     @classmethod
     def from_environment(
@@ -62,4 +70,6 @@ class Settings:
             index_url=env.get("CANARY_INDEX_URL") or env.get("PIP_INDEX_URL") or None,
             github_raw_url=env.get("CANARY_GITHUB_RAW_URL") or None,
             github_api_url=env.get("CANARY_GITHUB_API_URL") or None,
+            github_token=env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None,
+            ca_bundle=env.get("REQUESTS_CA_BUNDLE") or env.get("CURL_CA_BUNDLE") or None,
         )

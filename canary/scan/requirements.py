@@ -1,9 +1,13 @@
 """The release range a downstream declares for an upstream: the natural `versions.releases`.
 
 Scanning a package folder inside a repository is the normal case, so the declaration is looked
-for in PATH's folder and every folder above it, nearest first: pyproject.toml, setup.py,
-setup.cfg, requirements*.txt, requirements/*.txt, and the core metadata of an unpacked wheel
-(*.dist-info/METADATA).
+for in PATH's folder and every folder above it up to the repository's root (the nearest one
+holding pyproject.toml, setup.py, setup.cfg or .git; outside any repository, PATH's folder and
+the one holding it, where an unpacked wheel's metadata sits), nearest first: pyproject.toml,
+setup.py, setup.cfg, requirements*.txt, requirements/*.txt, and the core metadata of an
+unpacked wheel (*.dist-info/METADATA). The tree is the downstream's: a symbolic link (a file
+or a folder) is never followed, a file that is not a regular one (a FIFO would block) is not
+opened, and one over the source budget is not read.
 
 The range looks ahead: it keeps the client's lower bound and exclusions but not its upper pins
 (`<`, `<=`, the ceiling of `~=`, an `==` pin's ceiling), since the release after the pin is the
@@ -12,26 +16,42 @@ one a canary exists to see; the comment says which pins were dropped.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from canary.analysis import MAX_SOURCE_BYTES
 from canary.scan.emit import Releases
+from canary.scan.selection import is_repository
 
 # Files whose quoted strings or lines are requirement specifiers, in order of authority.
 _QUOTED = ("pyproject.toml", "setup.py")
 _STRING = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
 _REQUIRES_DIST = "Requires-Dist:"
+#: open never through a link, never blocked by a FIFO (it is then refused as no regular file)
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def _read(path: Path) -> str | None:
+    """The text of a regular file of at most MAX_SOURCE_BYTES, read without following a link."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        fd = os.open(path, _NO_FOLLOW)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return None
+        return file.read(MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+
+
+def _real_folders(found: list[Path]) -> list[Path]:
+    return [path for path in found if not path.is_symlink() and path.is_dir()]
 
 
 def _lines(text: str) -> list[str]:
@@ -48,12 +68,13 @@ def _candidates(folder: Path) -> list[tuple[str, str]]:
     text = _read(folder / "setup.cfg")
     if text is not None:
         found += [("setup.cfg", line) for line in _lines(text)]
-    for path in [
-        *sorted(folder.glob("requirements*.txt")),
-        *sorted(folder.glob("requirements/*.txt")),
-    ]:
+    listed = [*sorted(folder.glob("requirements*.txt"))]
+    for sub in _real_folders([folder / "requirements"]):
+        listed += sorted(sub.glob("*.txt"))
+    for path in listed:
         found += [(path.name, line) for line in _lines(_read(path) or "")]
-    for meta in sorted(folder.glob("*.dist-info/METADATA")):
+    for info in _real_folders(sorted(folder.glob("*.dist-info"))):
+        meta = info / "METADATA"
         for line in (_read(meta) or "").splitlines():
             if line.startswith(_REQUIRES_DIST):
                 where = f"{meta.parent.name}/METADATA"
@@ -93,13 +114,25 @@ def _looking_ahead(specifier: SpecifierSet) -> tuple[list[str], list[str]]:
     return kept, dropped
 
 
+def searched_folders(path: Path) -> list[Path]:
+    """PATH's folder, then each folder above it up to the repository's root; with no
+    repository above, PATH's folder and its parent. Parents are taken as written, not through
+    the links `path` may have come by."""
+    start = Path(os.path.abspath(path))
+    folder = start if start.is_dir() else start.parent
+    chain = [folder, *folder.parents]
+    root = next((i for i, candidate in enumerate(chain) if is_repository(candidate)), None)
+    return chain[: root + 1] if root is not None else chain[:2]
+
+
 def declared_releases(path: Path, distribution: str) -> Releases | None:
-    """The range declared nearest to `path`: its folder first, then each folder above."""
-    folder = path.resolve() if path.is_dir() else path.resolve().parent
-    for candidate in (folder, *folder.parents):
+    """The range declared nearest to `path`: its folder first, then each folder above it in
+    its repository."""
+    candidates = searched_folders(path)
+    for candidate in candidates:
         found = declared_in(candidate, distribution)
         if found is not None:
-            if candidate != folder:
+            if candidate != candidates[0]:
                 found = Releases(found.spec, f"{found.comment} ({candidate.name}/)")
             return found
     return None

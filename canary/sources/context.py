@@ -58,6 +58,7 @@ class SourceContext:
             github_api_url or settings.github_api_url,
         )
         self._policy = policy
+        self._credentials = settings.github_token, settings.ca_bundle
         self._http: Http | None = None
         root = Path(cache_dir) if cache_dir is not None else settings.cache_dir
         self.cache = Cache(root, self.stats, offline=self.offline, max_age=max_age)
@@ -74,29 +75,33 @@ class SourceContext:
 
     def _client(self) -> Http:
         if self._http is None:
-            from canary.sources.http import Http, github_token
+            from canary.sources.http import Http
 
+            token, ca_bundle = self._credentials
             self._http = Http(
-                self.stats, self._policy, token=github_token(), token_origins=self.github_urls()
+                self.stats,
+                self._policy,
+                token=token,
+                token_origins=self.github_urls(),
+                ca_bundle=ca_bundle,
             )
         return self._http
 
     def github_urls(self) -> tuple[str, str]:
-        """(raw-content base, API base): as given, else from the environment."""
-        from canary.sources.github import github_base_urls
+        """(raw-content base, API base): as given or configured, else GitHub's public hosts."""
+        from canary.sources.github import DEFAULT_API_URL, DEFAULT_RAW_URL
 
-        raw, api = github_base_urls()
-        given_raw, given_api = self._github_urls
-        return (given_raw or raw).rstrip("/"), (given_api or api).rstrip("/")
+        raw, api = self._github_urls
+        return (raw or DEFAULT_RAW_URL).rstrip("/"), (api or DEFAULT_API_URL).rstrip("/")
 
     @property
     def index(self) -> IndexClient:
         """The index client, created on first use (runs that need no index never look it up)."""
         with self._lock:
             if self._index is None:
-                from canary.sources.index import IndexClient, index_url_from_config
+                from canary.sources.index import IndexClient, pip_index_url
 
-                url = self._index_url or index_url_from_config()
+                url = self._index_url or pip_index_url()
                 self._index = IndexClient(self._client(), url, self.cache, self.limits)
             return self._index
 

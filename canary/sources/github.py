@@ -13,7 +13,6 @@ CANARY_GITHUB_API_URL) for tests and enterprise mirrors.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Iterable
@@ -34,13 +33,6 @@ DEFAULT_API_URL = "https://api.github.com"
 #: this many uncached files in one prefetch make a tarball cheaper than per-file requests
 TARBALL_THRESHOLD = 40
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-
-
-def github_base_urls() -> tuple[str, str]:
-    """(raw-content base, API base), from the environment or GitHub's public hosts."""
-    raw = os.environ.get("CANARY_GITHUB_RAW_URL") or DEFAULT_RAW_URL
-    api = os.environ.get("CANARY_GITHUB_API_URL") or DEFAULT_API_URL
-    return raw.rstrip("/"), api.rstrip("/")
 
 
 class GitHubTree:
@@ -68,11 +60,10 @@ class GitHubTree:
             raise SourceError(f"unsafe src folder {src!r}")
         if not ref or any(part in ("", "..") for part in ref.split("/")):
             raise SourceError(f"bad git ref {ref!r}")
-        default_raw, default_api = github_base_urls()
         self.repo, self.ref, self.src = repo, ref, src
         self.http, self.cache = http, cache
-        self.raw_url = (raw_url or default_raw).rstrip("/")
-        self.api_url = (api_url or default_api).rstrip("/")
+        self.raw_url = (raw_url or DEFAULT_RAW_URL).rstrip("/")
+        self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
         self.limits = limits or Limits()
         self.tarball_threshold = tarball_threshold
         self._tarball: Unpacked | None = None

@@ -12,7 +12,6 @@ are refused.
 from __future__ import annotations
 
 import email.utils
-import os
 import random
 import re
 import time
@@ -119,11 +118,6 @@ def checked_url(url: str) -> str:
     return url
 
 
-def github_token() -> str | None:
-    """GITHUB_TOKEN, else GH_TOKEN, as the GitHub tools read them."""
-    return os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or None
-
-
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or HTTP date), None when absent/bad."""
     if not value:
@@ -148,12 +142,14 @@ class Http:
         *,
         token: str | None = None,
         token_origins: Iterable[str] = (),
+        ca_bundle: str | None = None,
         pool_size: int = 32,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.stats = stats
         self.policy = policy or RetryPolicy()
         self._token = token
+        self._ca_bundle = ca_bundle
         self._token_origins = frozenset(origin(o) for o in token_origins)
         self._sleep = sleep
         self._session = requests.Session()
@@ -174,14 +170,14 @@ class Http:
         self._session.close()
 
     def _environment(self, url: str) -> dict[str, Any]:
-        """The settings requests takes from the environment for `url`, as it takes them."""
+        """Proxies and netrc credentials for `url` as requests finds them in the environment,
+        and the run's CA bundle (requests' own variables, read once by Settings)."""
         key = origin(url)
         found = self._environments.get(key)
         if found is None:
-            verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
             found = self._environments[key] = {
                 "proxies": requests.utils.get_environ_proxies(url),  # NO_PROXY applied
-                "verify": verify or True,
+                "verify": self._ca_bundle or True,
                 "auth": requests.utils.get_netrc_auth(url),
             }
         return found

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import subprocess
 import sys
@@ -36,16 +35,13 @@ _HTML_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 
 
-def index_url_from_config() -> str:
+def pip_index_url() -> str:
     """The index URL the way pip finds it, so canary reads what `pip install` would.
 
-    CANARY_INDEX_URL, else PIP_INDEX_URL, else pip's configuration files (install, then global
-    section), else pip's built-in default. No index host is named here: the default comes from
-    pip itself.
+    The variables (CANARY_INDEX_URL, then pip's PIP_INDEX_URL) come first, read by Settings;
+    this is what follows them: pip's configuration files (install, then global section), else
+    pip's built-in default. No index host is named here: the default comes from pip itself.
     """
-    for variable in ("CANARY_INDEX_URL", "PIP_INDEX_URL"):
-        if os.environ.get(variable):
-            return os.environ[variable]
     configured = _pip_configured_index_url()
     if configured:
         return configured

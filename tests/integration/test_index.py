@@ -10,9 +10,10 @@ import sys
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
+from canary.settings import Settings
 from canary.sources.context import SourceContext
 from canary.sources.http import Http
-from canary.sources.index import IndexClient, IndexFile, Project, index_url_from_config
+from canary.sources.index import IndexClient, IndexFile, Project, pip_index_url
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
@@ -179,11 +180,12 @@ def test_index_url_precedence(monkeypatch, tmp_path):
     monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
     monkeypatch.setenv("PIP_INDEX_URL", "http://from-pip-env.invalid/simple")
     monkeypatch.setenv("CANARY_INDEX_URL", "http://from-canary.invalid/simple")
-    assert index_url_from_config() == "http://from-canary.invalid/simple"
+    assert Settings.from_environment().index_url == "http://from-canary.invalid/simple"
     monkeypatch.delenv("CANARY_INDEX_URL")
-    assert index_url_from_config() == "http://from-pip-env.invalid/simple"
+    assert Settings.from_environment().index_url == "http://from-pip-env.invalid/simple"
     monkeypatch.delenv("PIP_INDEX_URL")
-    assert index_url_from_config() == "http://from-pip-config.invalid/simple"
+    assert Settings.from_environment().index_url is None  # then pip's files, then its default
+    assert pip_index_url() == "http://from-pip-config.invalid/simple"
 
 
 def test_index_url_defaults_to_pips_own(monkeypatch):
@@ -195,7 +197,7 @@ def test_index_url_defaults_to_pips_own(monkeypatch):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert expected.startswith("https://")
-    assert index_url_from_config() == expected
+    assert pip_index_url() == expected
 
 
 def test_labels_that_would_break_a_lock_or_a_terminal_are_left_out(index):

@@ -24,7 +24,7 @@ from servers import (
 )
 
 from canary.sources.context import SourceContext
-from canary.sources.index import IndexFile, index_url_from_config
+from canary.sources.index import IndexFile
 from canary.sources.limits import Limits
 from canary.sources.tarball import first_unsafe, is_safe
 from canary.sources.tree import SourceError
@@ -343,7 +343,7 @@ def _bytes_io(data: bytes | bytearray):
 @pytest.mark.network
 def test_live_wheel_is_read_by_ranges(tmp_path):
     """One small real wheel from the real index: a known module, far fewer bytes than the file."""
-    ctx = SourceContext(index_url=index_url_from_config(), cache_dir=tmp_path)
+    ctx = SourceContext(cache_dir=tmp_path)  # the index the environment and pip name
     file = ctx.index.project("trl").pick_file("0.12.0")
     assert file is not None and file.filename == "trl-0.12.0-py3-none-any.whl"
     before = ctx.stats.as_dict()["bytes_downloaded"]

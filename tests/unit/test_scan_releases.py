@@ -122,7 +122,7 @@ def test_a_check_holding_only_between_the_ends_is_gated_where_it_appears(index, 
     text = scanned(tmp_path, "from fakeup.core import mid_api, gone_api\n")
     checks = checks_of(text)
     assert checks["mid-api"]["since"] == "1.1.0"
-    assert "# scan: holds from 1.1.0 on, not on 1.0.0 (lowest in range)" in text
+    assert "# scan: holds from 1.1.0 to 1.2.0, not on 1.0.0 (lowest in range)" in text
     assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before" in text
     assert "since" not in checks["gone-api"]  # holds nowhere: it stays, said where it fails
     assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
@@ -153,6 +153,21 @@ def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_pa
     assert "old-api-call" not in checks and checks["new-api-call"]["since"] == "1.2"
     assert "# left out: 1 use the client gates to releases outside the range" in text
     assert "#   fakeup.core.old_api (<0.5) -- used at __init__.py:4; called with keyword" in text
+
+
+def test_a_use_the_client_gates_is_bisected_within_its_gate(index, tmp_path):
+    downstream = (
+        "import fakeup\nfrom packaging.version import Version\n"
+        "if Version(fakeup.__version__) < Version('1.3'):\n    fakeup.core.new_api(model=1)\n"
+        "if Version(fakeup.__version__) < Version('1.3'):\n    fakeup.core.old_api(model=1)\n"
+    )
+    text = scanned(tmp_path, downstream)
+    checks = checks_of(text)
+    # new_api appears in 1.2.0, beyond the lowest: gated there as well as by the client
+    assert checks["new-api-call"]["versions"] == ">=1.2.0,<1.3"
+    assert "# scan: holds from 1.2.0 on, not on 1.0.0 (lowest in range)" in text
+    # old_api holds wherever the client's gate reaches: its gate stays the client's
+    assert checks["old-api-call"]["until"] == "1.3" and "versions" not in checks["old-api-call"]
 
 
 def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):
@@ -189,6 +204,88 @@ def test_the_declared_range_is_found_above_the_path_and_in_a_wheels_metadata(tmp
         "what lib-1.0.dist-info/METADATA requires; upper pin <=1.15.0 dropped: the releases"
         " after it are what to watch (unpacked/)"
     )
+
+
+def _repository(tmp_path):
+    """outer/ declares trl>=0.5 (above the repository), repo/ is the repository (setup.cfg
+    declaring nothing), repo/src/lib the package scanned; the attacker's files live in
+    elsewhere/."""
+    (tmp_path / "outer" / "repo" / "src" / "lib").mkdir(parents=True)
+    (tmp_path / "outer" / "requirements.txt").write_text("trl>=0.5\n")
+    (tmp_path / "outer" / "repo" / "setup.cfg").write_text("[metadata]\nname = lib\n")
+    (tmp_path / "elsewhere" / "x-1.0.dist-info").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "reqs.txt").write_text("trl>=0.7\n")
+    (tmp_path / "elsewhere" / "x-1.0.dist-info" / "METADATA").write_text(
+        "Requires-Dist: trl>=0.9\n"
+    )
+    return tmp_path / "outer" / "repo"
+
+
+def test_the_declared_range_is_not_looked_for_above_the_repository(tmp_path):
+    repo = _repository(tmp_path)
+    assert declared_releases(repo / "src" / "lib", "trl") is None
+    (repo / "src" / "requirements.txt").write_text("trl>=0.6\n")
+    assert declared_releases(repo / "src" / "lib", "trl").spec == ">=0.6"
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "requirements.txt",  # a file linked out of the repository
+        "requirements",  # a folder of requirements linked out
+        "x-1.0.dist-info",  # an unpacked wheel's metadata linked out
+        "setup.py",
+    ],
+)
+def test_the_declared_range_is_never_read_through_a_link(tmp_path, link):
+    repo = _repository(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    target = {
+        "requirements.txt": elsewhere / "reqs.txt",
+        "requirements": elsewhere,
+        "x-1.0.dist-info": elsewhere / "x-1.0.dist-info",
+        "setup.py": elsewhere / "reqs.txt",
+    }[link]
+    (repo / "src" / "lib" / link).symlink_to(target)
+    assert declared_releases(repo / "src" / "lib", "trl") is None
+
+
+def test_a_path_reached_through_a_link_is_walked_up_where_the_link_is(tmp_path):
+    """The folders above PATH are those above the name the user gave, not above where a link
+    in it leads (repo/'s declaration is above the link's target, not above the link)."""
+    repo = _repository(tmp_path)
+    (repo / "setup.cfg").write_text("[options]\ninstall_requires =\n    trl>=0.20\n")
+    (repo / "src" / "lib" / "pkg").mkdir()
+    (tmp_path / "view").mkdir()
+    (tmp_path / "view" / "lib").symlink_to(repo / "src" / "lib")
+    assert declared_releases(repo / "src" / "lib" / "pkg", "trl").spec == ">=0.20"
+    assert declared_releases(tmp_path / "view" / "lib" / "pkg", "trl") is None
+
+
+def test_a_declaration_file_that_is_no_regular_file_or_too_big_is_not_read(tmp_path):
+    import os
+    import threading
+
+    from canary.analysis import MAX_SOURCE_BYTES
+
+    repo = _repository(tmp_path)
+    big = repo / "requirements.txt"
+    big.write_text("trl>=0.20\n")
+    os.truncate(big, MAX_SOURCE_BYTES + 1)  # sparse: costs no disk
+    assert declared_releases(repo / "src" / "lib", "trl") is None
+    big.unlink()
+    fifo = repo / "src" / "requirements-dev.txt"
+    os.mkfifo(fifo)
+    found: list = []
+    reader = threading.Thread(target=lambda: found.append(declared_releases(fifo.parent, "trl")))
+    reader.start()
+    reader.join(30)
+    try:
+        assert found == [None], "a FIFO was opened and blocked the scan"
+    finally:
+        if reader.is_alive():  # release the blocked open of the old code
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join()
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,8 @@ ENVIRONMENT = {
     "CANARY_CACHE_DIR": "/somewhere/cache",
     "PIP_INDEX_URL": "http://pip.invalid/simple/",
     "CANARY_GITHUB_RAW_URL": "http://raw.invalid",
+    "GH_TOKEN": "gh-token",
+    "CURL_CA_BUNDLE": "/somewhere/ca.pem",
 }
 
 
@@ -25,7 +27,13 @@ def test_the_environment_is_read_into_one_frozen_object():
         jobs=3,
         index_url="http://pip.invalid/simple/",
         github_raw_url="http://raw.invalid",
+        github_token="gh-token",
+        ca_bundle="/somewhere/ca.pem",
     )
+    assert "gh-token" not in repr(Settings.from_environment(ENVIRONMENT))
+    both = {**ENVIRONMENT, "GITHUB_TOKEN": "token", "REQUESTS_CA_BUNDLE": "/requests/ca.pem"}
+    assert Settings.from_environment(both).github_token == "token"
+    assert Settings.from_environment(both).ca_bundle == "/requests/ca.pem"
     canary_first = {**ENVIRONMENT, "CANARY_INDEX_URL": "http://canary.invalid/simple/"}
     assert Settings.from_environment(canary_first).index_url == "http://canary.invalid/simple/"
     assert Settings.from_environment({}).offline is False
