@@ -11,9 +11,8 @@ from canary.analysis.model import ParseError
 
 #: most tokens one file may have; real modules have tens of thousands (~550 MB of `ast` here)
 MAX_TOKENS = 600_000
-#: files this small are not counted: a token is at least one character, so a text of at most
-#: MAX_TOKENS characters (or bytes) cannot hold more tokens than the budget
-_COUNT_FROM = MAX_TOKENS
+#: files this small cannot reach the budget's memory: they are not counted
+_COUNT_FROM = 256 * 1024
 #: a name, a number or one punctuation character: close to Python's tokens, counted in C
 _TOKEN = re.compile(rb"\w+|[^\w\s]")
 _TEXT_TOKEN = re.compile(_TOKEN.pattern.decode())
@@ -21,7 +20,9 @@ _TEXT_TOKEN = re.compile(_TOKEN.pattern.decode())
 
 def over_budget(data: bytes | str) -> str | None:
     """Why parsing `data` would cost more than the budget allows, if it would."""
-    if len(data) <= _COUNT_FROM:
+    # a token is at least one character: a text of at most MAX_TOKENS characters (or bytes)
+    # cannot hold more tokens than the budget, and most files past _COUNT_FROM are that short
+    if len(data) <= max(_COUNT_FROM, MAX_TOKENS):
         return None
     tokens = _TOKEN.finditer(data) if isinstance(data, bytes) else _TEXT_TOKEN.finditer(data)
     # the token after the budget's last, skipped to in C (a Python loop over each cost seconds)
