@@ -308,11 +308,11 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
-        for found in sought(node, self.flow):
-            if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
+        for s in sought(node, self.flow):
+            if s.regex is None:
+                self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
             else:
-                self.record.expects_match(found.source, found.regex, found.node)
+                self.record.expects_match(s.source, s.regex, s.node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
         shape = call_shape(node) if callee and keywords else None
