@@ -31,6 +31,7 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
+from canary.scan.spelled import Texts, builds_names, literal_defaults
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -132,12 +133,23 @@ class FileScanner(ast.NodeVisitor):
             self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through;
+        a body that builds names from them (`eval(f"trl.trainer.{name}")`) is walked once per
+        row, each name then one string."""
         self.visit(node.iter)
         self.visit(node.target)
-        for name, value in self.flow.loop_bindings(node.target, node.iter):
+        bindings = self.flow.loop_bindings(node.target, node.iter)
+        looped = {name for name, value in bindings if value is not None}
+        each = builds_names(node.body, looped) if looped else False
+        rows = self.flow.loop_rows(node.target, node.iter) if each else []
+        for row in rows:
+            for name, single in row:
+                self.scopes.bind(name, single)
+            for item in node.body:
+                self.visit(item)
+        for name, value in bindings:
             self.scopes.bind(name, value)
-        for item in (*node.body, *node.orelse):
+        for item in (*([] if rows else node.body), *node.orelse):
             self.visit(item)
 
     visit_AsyncFor = visit_For
@@ -158,8 +170,11 @@ class FileScanner(ast.NodeVisitor):
         elif isinstance(target, ast.Tuple | ast.List):
             held = self.flow.returned(value) if value is not None else None
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            paired = isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts)
             for position, element in enumerate(target.elts):
-                self._assign(element, None, node)
+                # `name, old = "train", "if x:"` binds each name as its own assignment would
+                one = value.elts[position] if paired and not starred else None  # type: ignore[union-attr]
+                self._assign(element, one, node)
                 if held and held[0] == position and not starred and isinstance(element, ast.Name):
                     self.scopes.bind(element.id, held[1])  # `src, fn = read(X)`
         else:
@@ -205,6 +220,8 @@ class FileScanner(ast.NodeVisitor):
         self.calls.define(node.name)
         self.calls.learn_returns(node)
         passed: dict[str, object] = dict(self.calls.bound(node))
+        for name, default in literal_defaults(node.args):  # `def f(trainer_file="grpo_trainer")`
+            passed.setdefault(name, Texts((default,)))
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
             passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
