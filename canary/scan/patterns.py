@@ -17,7 +17,13 @@ from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
-from canary.scan.guards import Guard, conditions, tolerant_handlers
+from canary.scan.guards import (
+    Guard,
+    absence_tests,
+    conditions,
+    tolerant_handlers,
+    type_checking,
+)
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
     attribute_call,
@@ -68,6 +74,7 @@ class FileScanner(ast.NodeVisitor):
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
+        self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @functools.cached_property
@@ -110,6 +117,9 @@ class FileScanner(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         """Both branches from the same bindings; what either binds to something known stays."""
+        if type_checking(node.test):  # the body never runs: its imports are for annotations
+            return self._guarded([], node.orelse)
+        self.absence_tests.update(absence_tests(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         top = self.scopes.top()
@@ -273,18 +283,13 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn) and not self._alternative(op):
+            sought = isinstance(op, ast.In | ast.NotIn) and not _alternative(op, self.within)
+            if sought and id(node) not in self.absence_tests:
                 self.record.expects_texts(self.flow.source_of(right), self.flow.texts(left), left)
+            if rewrite := self.flow.rewrite_compared(op, left, right):  # `if new != src:`
+                self.record.compared(rewrite)
             left = right
         self.generic_visit(node)
-
-    def _alternative(self, op: ast.cmpop) -> bool:
-        """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
-        only when neither is there) want either text; `"a" not in s or "b" not in s` and
-        `"a" in s and "b" in s` want both."""
-        if isinstance(op, ast.In):
-            return isinstance(self.within, ast.Or)
-        return isinstance(self.within, ast.And)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         """Each operand runs only when those before it did not decide: after `hasattr(X, "n")
@@ -358,6 +363,15 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:
+    """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
+    only when neither is there) want either text; `"a" not in s or "b" not in s` and
+    `"a" in s and "b" in s` want both."""
+    if isinstance(op, ast.In):
+        return isinstance(within, ast.Or)
+    return isinstance(within, ast.And)
 
 
 def scan_tree(

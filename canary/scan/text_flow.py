@@ -249,6 +249,16 @@ class TextFlow:
             return held[1] if held[0] is None else None
         return self._source_of_call(expr)
 
+    def rewrite_compared(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> Source | None:
+        """The rewrite in `new != src` (also `==`, `is`, `is not`) of a source and its
+        original, which tells the client whether its latest `.replace` found its text."""
+        if not isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
+            return None
+        one, other = self.source_of(left), self.source_of(right)
+        if one is None or other is None or one.ref != other.ref:
+            return None
+        return one if one.inserted else other
+
     def _source_of_call(self, expr: ast.Call) -> Source | None:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
         parts = self.parts(expr.func)
