@@ -78,17 +78,26 @@ def builds_names(body: list[ast.stmt], names: set[str]) -> bool:
     return False
 
 
-def literal_defaults(args: ast.arguments) -> list[tuple[str, str]]:
-    """(parameter, its default) for the parameters whose default is a string literal."""
+def literal_defaults(args: ast.arguments) -> dict[str, Texts]:
+    """Parameter -> its default, for those whose default is a string literal
+    (`def f(trainer_file="grpo_trainer")`): what the body sees unless a caller passes more."""
     positional = [*args.posonlyargs, *args.args]
     pairs = list(
         zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
     )
-    pairs += [
-        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
-    ]
-    return [
-        (a.arg, d.value)
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+    return {
+        a.arg: Texts((d.value,))
         for a, d in pairs
         if isinstance(d, ast.Constant) and isinstance(d.value, str)
-    ]
+    }
+
+
+def paired_values(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.expr | None]:
+    """What each name of `a, b = x, y` is assigned (None where the value is no literal
+    tuple or list of as many items, or a name is starred)."""
+    starred = any(isinstance(e, ast.Starred) for e in target.elts)
+    items = value.elts if isinstance(value, ast.Tuple | ast.List) else []
+    if starred or len(items) != len(target.elts):
+        return [None] * len(target.elts)
+    return list(items)

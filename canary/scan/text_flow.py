@@ -29,7 +29,7 @@ from canary.scan.node_values import (
 )
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Texts
+from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -184,11 +184,23 @@ class TextFlow:
                 found.append((element.id, Texts(column) if column else None))
         return found
 
-    def loop_rows(self, target: ast.expr, iterated: ast.expr) -> list[list[tuple[str, Texts]]]:
+    def walked_rows(
+        self, loop: ast.For | ast.AsyncFor, bindings: list[tuple[str, Texts | None]]
+    ) -> list[list[tuple[str, Texts | None]]]:
+        """The rows a loop's body is walked with, one at a time, where it builds a name from
+        the loop's variables (`eval(f"trl.trainer.{name}")`); none elsewhere."""
+        looped = {name for name, value in bindings if value is not None}
+        if not looped or not builds_names(loop.body, looped):
+            return []
+        return self.loop_rows(loop.target, loop.iter)
+
+    def loop_rows(
+        self, target: ast.expr, iterated: ast.expr
+    ) -> list[list[tuple[str, Texts | None]]]:
         """`for name in ("a", "b"):` or `for a, b in PAIRS:` one row at a time: each loop
         variable bound to the one string it holds in that row."""
         names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
-        found = []
+        found: list[list[tuple[str, Texts | None]]] = []
         for row in self.rows(iterated):
             if len(row) == len(names):
                 found.append(
