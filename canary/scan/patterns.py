@@ -37,6 +37,7 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
+from canary.scan.spelled import literal_defaults, paired_values
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -94,7 +95,9 @@ class FileScanner(ast.NodeVisitor):
         del self.record.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
-        self._pair_fallbacks(node)
+        for primary, alias, ref in import_fallbacks(node):  # the client needs one of the two
+            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
+            self.fallen_back.add(id(alias))
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
         after_body = dict(self.scopes.top())
@@ -106,13 +109,6 @@ class FileScanner(ast.NodeVisitor):
         self.record.done_without += upstream
 
     visit_TryStar = visit_Try
-
-    def _pair_fallbacks(self, node: ast.Try) -> None:
-        """`try: from a import X` then `except ImportError: from b import X`: the client
-        needs one of the two (whether outer guards tolerate both failing is the first's)."""
-        for primary, alias, ref in import_fallbacks(node):
-            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
-            self.fallen_back.add(id(alias))
 
     def visit_If(self, node: ast.If) -> None:
         """Both branches from the same bindings; what either binds to something known stays."""
@@ -142,13 +138,18 @@ class FileScanner(ast.NodeVisitor):
             self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through
+        (the body walked once per row where it builds names from them: text_flow.walked_rows)."""
         self.visit(node.iter)
         self.visit(node.target)
-        for name, value in self.flow.loop_bindings(node.target, node.iter):
-            self.scopes.bind(name, value)
-        for item in (*node.body, *node.orelse):
-            self.visit(item)
+        bindings = self.flow.loop_bindings(node.target, node.iter)
+        rows = self.flow.walked_rows(node, bindings)
+        for row in [*rows, bindings]:
+            for name, value in row:
+                self.scopes.bind(name, value)
+            if row is not bindings or not rows:
+                self._guarded([], node.body)
+        self._guarded([], node.orelse)
 
     visit_AsyncFor = visit_For
 
@@ -168,8 +169,9 @@ class FileScanner(ast.NodeVisitor):
         elif isinstance(target, ast.Tuple | ast.List):
             held = self.flow.returned(value) if value is not None else None
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            values = paired_values(target, value)  # `name, old = "train", "if x:"`
             for position, element in enumerate(target.elts):
-                self._assign(element, None, node)
+                self._assign(element, values[position], node)
                 if held and held[0] == position and not starred and isinstance(element, ast.Name):
                     self.scopes.bind(element.id, held[1])  # `src, fn = read(X)`
         else:
@@ -214,7 +216,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn_returns(node)
-        passed: dict[str, object] = dict(self.calls.bound(node))
+        passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
             passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
@@ -308,11 +310,11 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
-        for found in sought(node, self.flow):
-            if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
+        for s in sought(node, self.flow):
+            if s.regex is None:
+                self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
             else:
-                self.record.expects_match(found.source, found.regex, found.node)
+                self.record.expects_match(s.source, s.regex, s.node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
         shape = call_shape(node) if callee and keywords else None

@@ -76,6 +76,7 @@ class Recorder:
         texts: tuple[str, ...],
         node: ast.AST,
         replacement: str | None = None,
+        replacing: bool = False,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
         in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
@@ -88,7 +89,7 @@ class Recorder:
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
-            if replacement is not None and self._falls_back(source.ref):
+            if replacing and self._falls_back(source.ref):
                 continue
             key = (source.ref, replacement)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
@@ -100,6 +101,7 @@ class Recorder:
             self.add(Role.CONTAINS, source.ref, node, (literal,), alternatives=source.others)
             if replacement is not None:
                 self._replaced.setdefault(key, self.findings[-1])
+            if replacing:
                 self._last_replaced[source.ref] = self.findings[-1]
 
     def compared(self, source: Source) -> None:

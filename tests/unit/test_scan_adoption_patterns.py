@@ -309,10 +309,10 @@ def test_a_fallback_replace_run_when_the_first_changed_nothing_wants_either():
     assert texts(code) == []
     returned = """
     def fix(function):
-        new_function = function.replace("old_a", "new_a")
+        new_function = function.replace("old_a", f"new_a{x}")
         if new_function != function:
             return new_function
-        return function.replace("old_b", "new_b")
+        return function.replace("old_b", f"new_b{x}")
     """
     assert texts(returned.replace("function)", "function=src)", 1)) == []
 
