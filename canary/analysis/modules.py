@@ -8,7 +8,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from canary.analysis.budget import check_cost
+from canary.analysis.flight import Flights
 from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import MAX_SOURCE_BYTES, ModuleInfo
 from canary.analysis.sparse import sparse_module
@@ -34,21 +34,31 @@ class ModuleCache:
         # evicted indexes a run still holds (a release kept open) are found without a load
         self._held: weakref.WeakValueDictionary[str, ModuleInfo] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        self._flights = Flights(self._lock)
         self.parses = 0
 
     def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
         digest = hashlib.sha256(data).hexdigest()
         key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
-        with self._lock:
-            if key in self._items:
+
+        def find() -> ModuleInfo | None:  # under the lock
+            info = self._items.get(key)
+            if info is not None:
                 self._items.move_to_end(key)
-                return self._items[key]
+                return info
             info = self._held.get(key)
-        text = decode(data, path) if info is None else ""
-        if info is None and self.store:
-            info = self.store.get(key, name, path, text)
+            if info is not None:
+                self._keep(key, info)
+            return info
+
+        # threads judging neighbouring releases ask for the same file at once: one parses it
+        return self._flights.once(key, find, lambda: self._make(key, data, name, path, is_package))
+
+    def _make(self, key: str, data: bytes, name: str, path: str, is_package: bool) -> ModuleInfo:
+        text = decode(data, path)
+        info = self.store.get(key, name, path, text) if self.store else None
         if info is None and self.sparse and len(data) <= MAX_SOURCE_BYTES:
-            check_cost(text, path)  # the whole parse's verdict on a file too costly to parse
+            # raises ParseError for a file too costly to parse, as the whole parse would
             info = sparse_module(text, name, path, is_package=is_package)
             if info is not None:
                 with self._lock:
@@ -60,7 +70,11 @@ class ModuleCache:
             if self.store:
                 self.store.put(key, info, encoded)
         with self._lock:
-            self._items[key] = self._held[key] = info
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            self._keep(key, info)
         return info
+
+    def _keep(self, key: str, info: ModuleInfo) -> None:
+        """Hold `info` as the newest entry (under the lock), evicting the oldest past capacity."""
+        self._items[key] = self._held[key] = info
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from canary.analysis.budget import check_cost
+from canary.analysis.flight import Flights
 from canary.analysis.indexer import index_text
 from canary.analysis.model import ModuleInfo
 from canary.analysis.outline import Outline, outline
@@ -109,19 +110,23 @@ class _Statements:
         self.name = name
         self.path = path
         self.is_package = is_package
-        self._parsed: dict[tuple[int, ...], ModuleInfo] = {}
+        # the statement sets parsed so far (None: the whole module)
+        self._parsed: dict[tuple[int, ...] | None, ModuleInfo] = {}
         self._naming: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._whole: ModuleInfo | None = None
+        self._flights = Flights()  # releases judged at once read the same names of one file
 
     def index(self, chosen: tuple[int, ...]) -> ModuleInfo:
         """The index of the `chosen` statements alone (raises ParseError)."""
-        info = self._parsed.get(chosen)
-        if info is None:
-            shape = self.outline
-            text = shape.text_of(self.text, chosen)
-            masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
-            info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
-            self._parsed[chosen] = info  # two threads may build it: the records are equal
+        return self._flights.once(
+            chosen, lambda: self._parsed.get(chosen), lambda: self._of(chosen)
+        )
+
+    def _of(self, chosen: tuple[int, ...]) -> ModuleInfo:
+        shape = self.outline
+        text = shape.text_of(self.text, chosen)
+        masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
+        info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
+        self._parsed[chosen] = info
         return info
 
     def naming(self, table: str, key: str) -> ModuleInfo:
@@ -134,9 +139,13 @@ class _Statements:
         return self.index(chosen)
 
     def whole(self) -> ModuleInfo:
-        if self._whole is None:
-            self._whole = index_text(self.text, self.name, self.path, is_package=self.is_package)
-        return self._whole
+        return self._flights.once(None, lambda: self._parsed.get(None), self._of_whole)
+
+    def _of_whole(self) -> ModuleInfo:
+        info = self._parsed[None] = index_text(
+            self.text, self.name, self.path, is_package=self.is_package
+        )
+        return info
 
 
 class _ByName(Mapping[str, Any]):

@@ -69,6 +69,7 @@ class VersionRun:
             status=status,
             detail=detail,
             source=self.source,
+            why=check.why if status is Status.FAIL else "",
         )
 
     def evaluate(self, check: Check, version: Version | None) -> Verdict:
@@ -108,7 +109,7 @@ class VersionRun:
             return Status.PASS, verdict.detail
         if check.severity == "info":
             return Status.WARN, detail
-        return Status.FAIL, f"{detail} -- {check.why}" if check.why else detail
+        return Status.FAIL, detail
 
 
 def _acknowledged(ack: Acknowledgement, detail: str | None) -> tuple[Status, str]:

@@ -103,11 +103,15 @@ class Result:
     first_fail: str = ""
     became: Became | None = None
     diff: str = ""
+    #: on a `fail`, the check's `why` (what of the downstream needs the contract): kept out
+    #: of the detail, so a log line stays short; -v, JSON, HTML and pytest show it
+    why: str = ""
 
     def __post_init__(self) -> None:
-        shown = showable(self.detail)
-        if shown != self.detail:
-            object.__setattr__(self, "detail", shown)
+        for name in ("detail", "why"):
+            shown = showable(getattr(self, name))
+            if shown != getattr(self, name):
+                object.__setattr__(self, name, shown)
         shown = showable_lines(self.diff)  # a diff keeps its lines (and tabs)
         if shown != self.diff:
             object.__setattr__(self, "diff", shown)
@@ -121,6 +125,8 @@ class Result:
             "detail": self.detail,
             "source": self.source,
         }
+        if self.why:
+            data["why"] = self.why
         if self.first_fail:
             data["last_pass"], data["first_fail"] = self.last_pass, self.first_fail
         if self.became is not None:
@@ -143,6 +149,7 @@ class Result:
             first_fail=data.get("first_fail", ""),
             became=Became.from_json(became) if isinstance(became, dict) else None,
             diff=data.get("diff", ""),
+            why=data.get("why", ""),
         )
 
 

@@ -30,6 +30,8 @@ else:  # pragma: no cover - the 3.10 interpreter of CI
 DEFAULT_FOLDERS = ("canary", "matrices")
 PYPROJECT = "pyproject.toml"
 KEYS = ("matrices", "exclude")
+#: the largest pyproject.toml read (real ones are a few kB)
+MAX_CONFIG_BYTES = 1024 * 1024
 _GLOB = "*?["
 
 
@@ -127,8 +129,15 @@ def find_config(start: Path | None = None) -> Config:
 
 
 def _table(path: Path) -> dict | None:
+    """The `[tool.canary]` table of one pyproject.toml; one over MAX_CONFIG_BYTES is not read
+    (scan reads the scanned tree's: a downstream's file is untrusted, and read whole it could
+    exhaust memory)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as file:
+            blob = file.read(MAX_CONFIG_BYTES + 1)
+        if len(blob) > MAX_CONFIG_BYTES:
+            raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes")
+        data = tomllib.loads(blob.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError.at(path, None, f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -35,7 +35,7 @@ from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
 from canary.matrix.targets import Target
 from canary.pytest_plugin.selection import CheckItemBase
 from canary.pytest_plugin.xdist import collects_here
-from canary.reports.transition import failure_lines
+from canary.reports.transition import failure_lines, why_lines
 from canary.settings import Settings
 
 _JUDGING = pytest.StashKey["Judging"]()
@@ -202,11 +202,11 @@ class CheckItem(CheckItemBase, SetupErrorText):
         return judging(self.config).results[key][self.check.id]
 
     def failure_text(self, result: Result) -> str:
-        """The detail, then where the check broke and what its subject became there (told
-        on the result of the version it first failed on)."""
+        """The detail, the check's `why`, then where the check broke and what its subject
+        became there (told on the result of the version it first failed on)."""
         first = judging(self.config).results.get((str(self.matrix.path), result.first_fail))
         told = first.get(self.check.id) if first else None
-        return "\n".join([result.detail, *failure_lines(result, told)])
+        return "\n".join([result.detail, *why_lines(result.why), *failure_lines(result, told)])
 
     def runs_alone(self, nextitem: pytest.Item | None) -> bool:
         """Whether the item's own protocol may run it: pytest's is needed to tear down what

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from canary.engine.outcomes import Result, RunReport, Status
+from canary.reports.fitting import shortened
 from canary.reports.grid import build_grids, plural, spans_text
 
 _URL = re.compile(r"https?://([^/\s:]+)[^\s]*")
@@ -29,6 +30,8 @@ _NETWORK = (
     ("truncated body", "replies cut short"),
 )
 _HTTP = re.compile(r"\bHTTP (\d{3})\b")
+#: the least of a failed URL a log line keeps (its host and its file name)
+URL_MIN = 60
 
 
 def _where(detail: str) -> str:
@@ -83,11 +86,19 @@ class SourceFault:
             for name, labels in self.versions.items()
         )
 
-    def line(self, order: dict[str, list[str]]) -> str:
-        text = f"{self.where(order)} {self.cause}; {plural(self.checks, 'check')} not run"
+    def line(self, order: dict[str, list[str]], width: int | None = None) -> str:
+        """The cause's line; with `width` (a log's), the versions and the URL that failed are
+        cut in their middle, the URL to no less than URL_MIN, so that it fits."""
+        where = self.where(order)
+        if width is not None:
+            where = shortened(where, width // 2)
+        text = f"{where} {self.cause}; {plural(self.checks, 'check')} not run"
         if self.urls:
             more = f" and {plural(len(self.urls) - 1, 'other URL')}" if len(self.urls) > 1 else ""
-            text += f" ({self.urls[0]}{more})"
+            url = self.urls[0]
+            if width is not None:
+                url = shortened(url, max(URL_MIN, width - len(text) - len(more) - 3))
+            text += f" ({url}{more})"
         return text
 
 

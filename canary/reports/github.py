@@ -10,13 +10,11 @@ follows in a collapsed log group, then the summary line.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.faults import split_faults, version_order
-from canary.reports.grid import UpstreamGrid, build_grids, grouped, spans_text
-from canary.reports.text import QUIET, finding_lines, summary_line
-from canary.reports.transition import explained
+from canary.reports.grid import UpstreamGrid, build_grids, grouped, repo_path, spans_text
+from canary.reports.text import QUIET, findings, summary_line
+from canary.reports.transition import explained, why_lines
 from canary.reports.workflow import command, paused
 
 LEVEL = {
@@ -25,14 +23,6 @@ LEVEL = {
     Status.WARN: "warning",
     Status.XPASS: "notice",
 }
-
-
-def repo_path(matrix: str) -> str:
-    """The matrix path as GitHub expects it: relative to the workspace (the current folder)."""
-    path = Path(matrix)
-    if path.is_absolute() and path.is_relative_to(Path.cwd()):
-        path = path.relative_to(Path.cwd())
-    return path.as_posix()
 
 
 def annotation_lines(report: RunReport) -> list[str]:
@@ -85,6 +75,7 @@ def _annotation(
 ) -> str:
     title = f"canary {grid.name}::{check}[{spans_text([r.version for r in found], grid.versions)}]"
     message = f"{status.value}: {detail}" if detail else status.value
+    message += "".join(f"\n{line}" for line in why_lines(found[-1].why))
     message += "".join(f"\n{line}" for e in explained(found) for line in e.lines)
     return command(LEVEL[status], message, **_where(grid, check), title=title)
 
@@ -104,7 +95,7 @@ def _red_check(grid: UpstreamGrid, check: str, broken: list[Result]) -> str:
 def render_github(report: RunReport) -> str:
     """The annotations, then the findings (text canary did not write: commands stopped)."""
     lines = annotation_lines(report)
-    findings = [text for _, text in finding_lines(report)]
-    if findings:
-        lines += ["::group::canary: findings by check", *paused(findings), "::endgroup::"]
+    found = [line for finding in findings(report) for line in finding.log_lines]
+    if found:
+        lines += ["::group::canary: findings by check", *paused(found), "::endgroup::"]
     return "\n".join([*lines, summary_line(report)]) + "\n"

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
+from canary.safety.untrusted import showable
 
 EN_DASH = "\u2013"
 #: the contract does not hold and nothing excuses it (xfail is excused, error is unknown)
@@ -117,6 +119,22 @@ class UpstreamGrid:
 
     def results(self) -> list[Result]:
         return [cell for check in self.checks for cell in self.row(check)]
+
+    def place(self, check: str) -> str:
+        """Where `check` is written: `matrices/trl.yaml:41` (shown escaped), or ""."""
+        if not self.info.matrix:
+            return ""
+        line = self.info.lines.get(check)
+        path = repo_path(self.info.matrix)
+        return showable(f"{path}:{line}" if line else path)
+
+
+def repo_path(matrix: str) -> str:
+    """The matrix path as GitHub expects it: relative to the workspace (the current folder)."""
+    path = Path(matrix)
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        path = path.relative_to(Path.cwd())
+    return path.as_posix()
 
 
 def build_grids(report: RunReport) -> list[UpstreamGrid]:

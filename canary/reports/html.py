@@ -21,7 +21,7 @@ from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.faults import fault_text
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
 from canary.reports.text import GLYPH, NOTE_INDENT, findings, stats_line, summary_line
-from canary.reports.transition import html_diff
+from canary.reports.transition import html_diff, why_lines
 
 COLORS = {
     Status.PASS: "#2da44e",
@@ -158,6 +158,7 @@ def _section(grid: UpstreamGrid) -> str:
             title = f"{grid.name}::{check}[{version}] {cell.status.value}"
             detail = fault_text(cell) or cell.detail  # a source fault: its cause, once
             title += f": {detail}" if detail else ""
+            title += "".join(f"\n{line}" for line in why_lines(cell.why))
             out.append(
                 f'<div class="c s-{cell.status.value}" data-s="{cell.status.value}" '
                 f'title="{_e(title)}">{_e(GLYPH[cell.status])}</div>'
@@ -220,11 +221,11 @@ def _header(report: RunReport) -> str:
 def _findings(report: RunReport) -> str:
     """Every finding in plain view: status, check, versions as ranges, detail."""
     items = [
-        f'<li data-s="{status.value}">{_badge(status)}{_e(text)}'
-        + "".join(f"<br>{_e(NOTE_INDENT + n)}" for e in breaks for n in e.lines)
-        + "".join(html_diff(e, _e) for e in breaks)
+        f'<li data-s="{f.status.value}">{_badge(f.status)}{_e(f.text)}'
+        + "".join(f"<br>{_e(NOTE_INDENT + n)}" for n in [*why_lines(f.why), *f.notes])
+        + "".join(html_diff(e, _e) for e in f.breaks)
         + "</li>"
-        for status, text, breaks in findings(report)
+        for f in findings(report)
     ]
     body = f"<ul>{''.join(items)}</ul>" if items else "<p>Nothing to report: every check holds.</p>"
     return f'<section id="findings"><h2>Findings</h2>{body}</section>'

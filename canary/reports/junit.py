@@ -19,6 +19,7 @@ from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.faults import fault_text, split_faults, version_order
 from canary.reports.grid import build_grids
 from canary.reports.jsonio import stats_of
+from canary.reports.transition import why_lines
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MESSAGE_MAX = 500
@@ -46,7 +47,7 @@ def _testcase(result: Result) -> ET.Element:
         fault = fault_text(result)
         message = _clean(fault[:MESSAGE_MAX]) if fault else _message(result)
         child = ET.SubElement(case, tag, message=message, type=status.value)
-        child.text = _clean(fault or result.detail)
+        child.text = _clean(fault or "\n".join([result.detail, *why_lines(result.why)]))
     elif status in (Status.SKIP, Status.XFAIL):
         reason = "outside the check's version gate" if status is Status.SKIP else "known broken"
         detail = f"xfail: {result.detail}" if status is Status.XFAIL else result.detail

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.faults import split_faults, version_order
+from canary.reports.fitting import in_words
 from canary.reports.grid import (
     UpstreamGrid,
     build_grids,
@@ -26,7 +27,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.text import QUIET, red_line, stats_line
-from canary.reports.transition import fence, markdown_notes
+from canary.reports.transition import fence, markdown_notes, why_lines
 
 EMOJI = {
     Status.PASS: "✅",
@@ -42,6 +43,8 @@ RED = frozenset({Status.FAIL, Status.ERROR})
 WARNED = frozenset({Status.WARN, Status.XPASS})
 #: GitHub's limit on one step's job summary
 SUMMARY_LIMIT = 1024 * 1024
+#: the most of a detail a table cell shows (the check's folded details say all of it)
+CELL_MAX = 160
 
 
 #: what GitHub would turn into a link, an image or a mention outside code: brackets become
@@ -142,18 +145,10 @@ def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> lis
                 f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
                 f"{spans_text([c.version for c in cells], grid.versions, mark)} "
                 f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
-                f"| {code_span(_short(detail)) if detail else NONE} |"
+                f"| {code_span(in_words(detail, CELL_MAX)) if detail else NONE} |"
             )
             found.append((since, row))
     return [row for _, row in sorted(found, key=lambda pair: pair[0])]
-
-
-def _short(detail: str, limit: int = 160) -> str:
-    """A detail for a table cell: whole words, at most `limit` characters."""
-    words = " ".join(detail.split())
-    if len(words) <= limit:
-        return words
-    return words[:limit].rsplit(" ", 1)[0] + " …"
 
 
 _HEAD = "| check | versions | first | last passing | detail |\n| --- | --- | --- | --- | --- |"
@@ -187,6 +182,9 @@ def _details(grid: UpstreamGrid) -> list[str]:
         items = [
             f"- {EMOJI[status]} {status.value} {spans_text(versions, grid.versions, mark)}: "
             f"{code_span(detail) if detail else '(no detail)'}"
+            + "".join(
+                f"\n  - {md_escape(line)}" for line in why_lines(grid.cells[check, versions[0]].why)
+            )
             + "".join(
                 "\n" + note
                 for note in markdown_notes((grid.cells[check, v] for v in versions), md_escape)

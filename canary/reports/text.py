@@ -1,9 +1,12 @@
 """Terminal output: grouped lines in logs, the grid squeezed to the width on a TTY.
 
 A log gets one line per check and detail with its versions as ranges (`FAIL  trl::grpo[0.20.0
-to 1.16.0] ...`, written with an en dash), a source that could not be read once per cause, and
-the summary; `verbose` gives one line per check x version instead. A terminal gets the grid,
-the same grouped lines wrapped (never cut) to its width, and the legend.
+to 1.16.0] ... (matrices/trl.yaml:41)`, written with an en dash), at most LINE_MAX characters,
+where it broke and what its subject became on the indented lines after it (as short), a source
+that could not be read once per cause, and the summary; `verbose` gives one line per
+check x version instead, with the check's `why` and where it broke under a failure. A terminal
+gets the grid, the same grouped lines wrapped (never cut) to its width with where each check
+broke, and the legend.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ import itertools
 import os
 import shutil
 import textwrap
+from dataclasses import dataclass
 from typing import TextIO
 
 from canary.engine.outcomes import Result, RunReport, Status, summarize
 from canary.reports.faults import split_faults, version_order
+from canary.reports.fitting import LINE_MAX, in_words, shortened
 from canary.reports.grid import (
     UpstreamGrid,
     build_grids,
@@ -26,7 +31,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.jsonio import stats_of
-from canary.reports.transition import Explained, explained
+from canary.reports.transition import Explained, explained, why_lines
 
 GLYPH = {
     Status.PASS: ".",
@@ -63,6 +68,8 @@ LABEL_MAX = 32
 PRUNE = "canary cache prune --older-than DAYS"
 #: the lines under a finding (its transition, what it became) and its continuation lines
 NOTE_INDENT = " " * 6
+#: the most of a log line a finding's status, id and versions take (cut in the middle beyond)
+HEAD_MAX = 100
 
 
 def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
@@ -122,10 +129,48 @@ def result_line(result: Result) -> str:
     return f"{line} {result.detail}" if result.detail else line
 
 
-def findings(report: RunReport) -> list[tuple[Status, str, list[Explained]]]:
-    """Per check, one line per (status, detail) with its versions as ranges, and the
-    transitions that start among those versions; then one line per source that could not
-    be read."""
+@dataclass(frozen=True)
+class Finding:
+    """A check's versions that share a status and detail, or one source that was not read."""
+
+    status: Status
+    head: str  # `FAIL  trl::grpo[0.20.0-1.16.0]` (with an en dash)
+    detail: str = ""
+    place: str = ""  # where the check is written: `matrices/trl.yaml:41`
+    why: str = ""  # the check's `why`, on a failure
+    breaks: tuple[Explained, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The whole finding on one line (a terminal wraps it, the HTML report shows it)."""
+        where = f"({self.place})" if self.place else ""
+        return " ".join(part for part in (self.head, self.detail, where) if part)
+
+    @property
+    def line(self) -> str:
+        """The finding in at most LINE_MAX characters, for a log: status, id, versions (cut in
+        the middle beyond HEAD_MAX), the detail in whole words, and the matrix's file:line."""
+        head = shortened(self.head, HEAD_MAX)
+        where = f"({self.place})" if self.place else ""
+        room = LINE_MAX - len(head) - len(where) - 2
+        detail = in_words(self.detail, room) if self.detail else ""
+        return " ".join(part for part in (head, detail, where) if part)
+
+    @property
+    def notes(self) -> list[str]:
+        """What is said under it: where the check broke and what its subject became."""
+        return [note for e in self.breaks for note in e.lines]
+
+    @property
+    def log_lines(self) -> list[str]:
+        """`line`, then its notes indented, each cut (in whole words) to LINE_MAX too."""
+        room = LINE_MAX - len(NOTE_INDENT)
+        return [self.line, *(NOTE_INDENT + in_words(note, room) for note in self.notes)]
+
+
+def findings(report: RunReport) -> list[Finding]:
+    """Per check, one finding per (status, detail) with its versions as ranges and the
+    transitions that start among those versions; then one per source that could not be read."""
     faults, rest = split_faults(report)
     order = version_order(report)
     found = []
@@ -134,39 +179,34 @@ def findings(report: RunReport) -> list[tuple[Status, str, list[Explained]]]:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
             for (status, detail), versions in grouped(loud).items():
                 where = spans_text(versions, grid.versions)
-                text = f"{label(status)} {grid.name}::{check}[{where}]"
-                breaks = explained(grid.cells[check, v] for v in versions)
-                found.append((status, f"{text} {detail}" if detail else text, breaks))
-    found += [(Status.ERROR, f"{label(Status.ERROR)} {f.line(order)}", []) for f in faults]
+                cells = [grid.cells[check, v] for v in versions]
+                head = f"{label(status)} {grid.name}::{check}[{where}]"
+                breaks = tuple(explained(cells))
+                found.append(Finding(status, head, detail, grid.place(check), cells[0].why, breaks))
+    head = label(Status.ERROR)
+    found += [Finding(Status.ERROR, head, f.line(order, LINE_MAX - len(head) - 2)) for f in faults]
     return found
 
 
-def finding_lines(report: RunReport) -> list[tuple[Status, str]]:
-    """`findings` as lines: each transition's on the lines after its finding, indented."""
-    return [
-        (status, line)
-        for status, text, breaks in findings(report)
-        for line in [text, *(NOTE_INDENT + note for e in breaks for note in e.lines)]
-    ]
-
-
 def render_lines(report: RunReport, verbose: bool = False) -> str:
-    """Grouped findings (or, verbose, one line per check x version, passes and skips too),
-    then the summary line. A run where one unreadable source stopped everything is that line."""
+    """Grouped findings, a line each (or, verbose, one line per check x version, passes and
+    skips too, with a failure's `why` and transition under it), then the summary line. A run
+    where one unreadable source stopped everything is that line."""
     if verbose:
         lines = [
             line
             for r in report.results
             for line in [
                 result_line(r),
+                *(NOTE_INDENT + n for n in why_lines(r.why)),
                 *(NOTE_INDENT + n for e in explained([r]) for n in e.lines),
             ]
         ]
         return "\n".join([*lines, summary_line(report)]) + "\n"
+    lines = [line for finding in findings(report) for line in finding.log_lines]
     faults, rest = split_faults(report)
     if len(faults) == 1 and not rest:
-        return f"{label(Status.ERROR)} {faults[0].line(version_order(report))}\n"
-    lines = [text for _, text in finding_lines(report)]
+        return f"{lines[0]}\n"
     return "\n".join([*lines, summary_line(report)]) + "\n"
 
 
@@ -194,15 +234,6 @@ def _tail(cells: list[Result]) -> str:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
-
-
-def shortened(text: str, width: int) -> str:
-    """`text` in `width` characters, cut in the middle: ids that share a long prefix (or a
-    long suffix) still differ where they differ most often, at either end."""
-    if len(text) <= width:
-        return text
-    head = width // 2
-    return f"{text[:head]}…{text[len(text) - (width - 1 - head) :]}" if width > 1 else text[:width]
 
 
 def label_width(checks: list[str], width: int) -> int:
@@ -250,11 +281,12 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
 def _detail_lines(report: RunReport, width: int, color: bool) -> list[str]:
     """The grouped findings wrapped to the width, continuation lines indented."""
     lines = []
-    for status, text in finding_lines(report):
-        wrapped = textwrap.wrap(
-            text, max(20, width), subsequent_indent=NOTE_INDENT, break_on_hyphens=False
-        )
-        lines += [_paint(part, status, color) for part in wrapped]
+    for finding in findings(report):
+        for text in [finding.text, *(NOTE_INDENT + note for note in finding.notes)]:
+            wrapped = textwrap.wrap(
+                text, max(20, width), subsequent_indent=NOTE_INDENT, break_on_hyphens=False
+            )
+            lines += [_paint(part, finding.status, color) for part in wrapped]
     return lines
 
 
@@ -286,7 +318,8 @@ def render_grid(report: RunReport, width: int, color: bool) -> str:
 def render_text(
     report: RunReport, width: int | None = None, color: bool = False, verbose: bool = False
 ) -> str:
-    """The grid when a terminal width is known, grep-friendly lines otherwise."""
-    if width is None:
+    """The grid when a terminal width is known, grep-friendly lines otherwise (and whenever
+    `verbose` asks for every check x version)."""
+    if width is None or verbose:
         return render_lines(report, verbose)
     return render_grid(report, width, color)

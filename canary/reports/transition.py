@@ -63,6 +63,11 @@ def failure_lines(result: Result, told: Result | None) -> list[str]:
     return lines
 
 
+def why_lines(why: str) -> list[str]:
+    """A failure's `why` (what of the downstream needs the contract), as its own line."""
+    return [f"why: {why}"] if why else []
+
+
 def transition_line(result: Result) -> str:
     return f"broke in {result.first_fail} (held on {result.last_pass})"
 

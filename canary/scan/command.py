@@ -34,10 +34,10 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
+from canary.scan.upstream_ids import import_name, matrix_file
 from canary.settings import Settings
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
-_PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # text of a file that may format a name into a module path (rewriters.inferred_registries)
 _FORMATS_PATHS = re.compile(rb"\b(?:eval|exec|import_module)\(")
 _LONE_LF = re.compile(r"(?<!\r)\n")
@@ -329,7 +329,7 @@ def scan(
 
 
 def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
-    target = folder / f"{proposed.upstream}.yaml"
+    target = folder / matrix_file(proposed.upstream)
     replace_file(folder, target, proposed.text())
     out.write(f"wrote {showable(str(target))}: {len(proposed.proposals)} checks\n")
 
@@ -353,11 +353,15 @@ def in_line_ends_of(original: str, merged: str) -> str:
 
 
 def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
-    """`--upstream` as top-level package names (the default three when not given)."""
-    names = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
-    if not names or any(not _PACKAGE_NAME.fullmatch(n) for n in names):
-        raise UsageError(f"scan: --upstream wants top-level package names, got {names}")
-    return names
+    """`--upstream` as top-level import names (the default three when not given): an import
+    name or a distribution's name (`sentence_transformers`, `sentence-transformers`)."""
+    given = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
+    names = [import_name(n) for n in given]
+    if not names or None in names:
+        raise UsageError(
+            f"scan: --upstream wants import or distribution names of packages, got {given}"
+        )
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def output_folder(output: str | None, merge: str | None) -> Path:
@@ -406,8 +410,8 @@ def emit(
         if matrix is None:
             out.writelines(f"{note}\n" for note in notes(None, path, [upstream]))
         elif output:
-            if (folder / f"{upstream}.yaml").exists():
-                status = _refused(f"{folder / upstream}.yaml exists; use --merge")
+            if (folder / matrix_file(upstream)).exists():
+                status = _refused(f"{folder / matrix_file(upstream)} exists; use --merge")
                 continue
             _write_new(folder, matrix, out)
         elif upstream in existing:
@@ -418,7 +422,7 @@ def emit(
         elif merge:
             _write_new(folder, matrix, out)
         else:
-            out.write(f"---\n# matrices/{upstream}.yaml\n")
+            out.write(f"---\n# matrices/{matrix_file(upstream)}\n")
             out.write(matrix.text())
     return status
 

@@ -17,6 +17,7 @@ from canary.safety.untrusted import showable
 from canary.scan.call_shapes import shape_yaml, stated_shape
 from canary.scan.ids import assign_ids
 from canary.scan.propose import Proposal, Subject
+from canary.scan.upstream_ids import distribution
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
 KNOWN_REPOS = {
@@ -122,9 +123,9 @@ def render_matrix(
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
         *(f"# {comment(note)}" for note in notes),
-        f"upstream: {upstream}",  # an identifier (upstream_names)
+        f"upstream: {distribution(upstream)}",  # an identifier (upstream_ids)
         f"package: {upstream}",
-        f"pypi: {upstream}",
+        f"pypi: {distribution(upstream)}",
         f"github: {github}" if github else "# github: OWNER/REPO  # needed to check branches",
         f"src: {quote(src)}",
         "",

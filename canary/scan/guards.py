@@ -24,6 +24,8 @@ _TOLERANT = frozenset(
 _FLIP = {ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<"}
 _SAME = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+# statements that end a branch without doing its work
+_GIVES_UP = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,28 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
             Guard("gate", root, f"{_FLIP[op]}{version}")
         ]
     return [], []
+
+
+def type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`, true only for a type checker."""
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+    return name == "TYPE_CHECKING"
+
+
+def absence_tests(node: ast.If) -> list[int]:
+    """The ids of the `"x" not in src` comparisons of `node`'s test (alone or joined by
+    `and`) when the branch taken on absence does work instead of giving up: the client tests
+    which upstream it has (`if "gradient_checkpointing" not in src: X.Layer = MyLayer`) and
+    handles both, so the text is no contract. A branch ending in return, raise, continue or
+    break gives up without the text: that one needs it."""
+    if not node.body or isinstance(node.body[-1], _GIVES_UP):
+        return []
+    test = node.test
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    found = [t for t in tests if isinstance(t, ast.Compare) and len(t.ops) == 1]
+    if len(found) < len(tests) or not all(isinstance(t.ops[0], ast.NotIn) for t in found):
+        return []
+    return [id(t) for t in found]
 
 
 def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:

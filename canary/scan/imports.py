@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+
+from canary.scan.spelled import one_spelled
+
+# what `eval` of a name built at run time may spell for scan to follow it: a dotted path
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,23 @@ def bind_import(node: ast.Import | ast.ImportFrom, scopes: Scopes) -> list[Ref]:
     return refs
 
 
-def _name(node: ast.expr | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+def _name(node: ast.expr | None, scopes: Scopes) -> str | None:
+    """The one string `node` spells (a literal, or pieces bound to literals: spelled.py)."""
+    return one_spelled(node, scopes.lookup)
+
+
+def _evaluated(call: ast.Call, scopes: Scopes) -> Ref | None:
+    """`eval("pkg.mod.Name")` of a dotted path spelled at run time: the object it names."""
+    text = _name(call.args[0], scopes)
+    if text is None or not _DOTTED.fullmatch(text):
+        return None
+    root, *rest = text.split(".")
+    base = scopes.lookup(root)
+    if not isinstance(base, Ref):
+        return None
+    for part in rest:
+        base = base.child(part)
+    return base
 
 
 def _namespace(expr: ast.expr, scopes: Scopes) -> Ref | None:
@@ -119,7 +140,7 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
     if isinstance(expr, ast.Attribute):
         base = resolve(expr.value, scopes)
         return base.child(expr.attr) if base else None
-    if isinstance(expr, ast.Subscript) and (name := _name(expr.slice)):
+    if isinstance(expr, ast.Subscript) and (name := _name(expr.slice, scopes)):
         base = _namespace(expr.value, scopes)
         return base.child(name) if base else None
     if not isinstance(expr, ast.Call) or not expr.args:
@@ -127,16 +148,22 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
     func = expr.func
     if isinstance(func, ast.Name) and func.id == "getattr" and scopes.lookup("getattr") is None:
         named = expr.args[1] if len(expr.args) > 1 else None
-        base, name = resolve(expr.args[0], scopes), _name(named)
+        base, name = resolve(expr.args[0], scopes), _name(named, scopes)
         return base.child(name) if base and name else None
-    if isinstance(func, ast.Attribute) and func.attr == "get" and (name := _name(expr.args[0])):
+    if isinstance(func, ast.Name) and func.id == "eval" and scopes.lookup("eval") is None:
+        return _evaluated(expr, scopes)
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and (name := _name(expr.args[0], scopes))
+    ):
         base = _namespace(func.value, scopes)
         return base.child(name) if base else None
     called = resolve(func, scopes)
     if called is not None and called.parts == ("inspect", "unwrap"):
         return resolve(expr.args[0], scopes)
     if called is not None and called.parts == ("importlib", "import_module"):
-        path = _name(expr.args[0])  # `importlib.import_module("a.b")` is module a.b
+        path = _name(expr.args[0], scopes)  # `importlib.import_module("a.b")` is module a.b
         return Ref(tuple(path.split(".")), len(path.split("."))) if path else None
     return None
 
@@ -150,11 +177,11 @@ def mock_patched(call: ast.Call, scopes: Scopes) -> tuple[Ref, ast.expr | None] 
     called = resolve(call.func, scopes)
     if called is None or not call.args:
         return None
-    if called.parts == _MOCK_PATCH and (path := _name(call.args[0])):
+    if called.parts == _MOCK_PATCH and (path := _name(call.args[0], scopes)):
         new = call.args[1] if len(call.args) > 1 else None
         return Ref(tuple(path.split(".")), 1), new
     if called.parts == (*_MOCK_PATCH, "object") and len(call.args) > 1:
-        owner, name = resolve(call.args[0], scopes), _name(call.args[1])
+        owner, name = resolve(call.args[0], scopes), _name(call.args[1], scopes)
         new = call.args[2] if len(call.args) > 2 else None
         return (owner.child(name), new) if owner and name else None
     return None

@@ -62,7 +62,7 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
     pending, absent, probes = [], [], []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
-        verdicts = {run.target.label: _verdict(run, check) for run in ends}
+        verdicts = {run.target.label: run.judge(check) for run in ends}
         if _fails_on_both(verdicts) and len(reading.labels) > 2 and not proposal.gate:
             probes.append((check, proposal, verdicts))
             continue
@@ -98,7 +98,7 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     """The ids of the `checks` that hold on release `label`, judged alone (remembered for
     those, the release stays closed on a second scan)."""
     run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
-    holding = {check.id for check in checks if _verdict(run, check)[0] in _OK}
+    holding = {check.id for check in checks if run.judge(check)[0] in _OK}
     _remember([run])
     if reading.progress is not None:
         reading.progress.grow()
@@ -157,11 +157,6 @@ def _remember(runs: list[VersionRun]) -> None:
             run.verdicts.save()
 
 
-def _verdict(run: VersionRun, check: Check) -> tuple[Status, str]:
-    status, detail = run.judge(check)
-    return status, detail.removesuffix(f" -- {check.why}") if check.why else detail
-
-
 def _judge_ends(
     check: Check, proposal: Proposal, verdicts: dict[str, tuple[Status, str]], releases: int
 ) -> _Bisection | None:
@@ -172,7 +167,7 @@ def _judge_ends(
     if not failing:
         return None
     newest, lowest = ends[0], ends[-1]
-    if len(failing) == 1 and len(ends) == 2 and not proposal.gate:
+    if len(failing) == 1 and len(ends) == 2:  # within the client's own gate, if it has one
         (label, (status, detail)) = next(iter(failing.items()))
         if status is not Status.ERROR:
             return _Bisection(check, proposal, label == lowest, detail, 0, releases - 1)
@@ -188,13 +183,24 @@ def _gate(bisection: _Bisection, reading: Reading) -> None:
     first = reading.labels[bisection.high]
     lowest = reading.labels[0]
     proposal = bisection.proposal
-    if bisection.rising:
-        proposal.gate = f">={first}"
+    if bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
+        proposal.gate = ",".join(g for g in (f">={first}", proposal.gate) if g)
         proposal.notes.append(
             f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"
         )
     else:  # broke within the client's range: exactly what canary is for, so it stays red
+        _held_until(proposal, reading.labels[bisection.low])
         proposal.notes.append(
             f"FAILS from {first} on (newest in range {reading.labels[-1]}), held before:"
             f" {bisection.detail}"
         )
+
+
+def _held_until(proposal: Proposal, last: str) -> None:
+    """A check gated where it appears (`holds from V on`) that stops holding again: its
+    note says the releases it holds on (`holds from V to W`), not more."""
+    for index, note in enumerate(proposal.notes):
+        start = note.removeprefix(f"{GATED} ").split(" ", 1)[0]
+        if note.startswith(f"{GATED} {start} on,"):
+            until = start if start == last else f"{start} to {last}"
+            proposal.notes[index] = note.replace(f"{start} on,", f"{until},", 1)

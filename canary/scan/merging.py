@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from canary.scan.emit import check_ids, declined_ids
+from canary.scan.upstream_ids import matrix_file
 
 _IMPORT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -49,6 +50,7 @@ def matrices_in(folder: Path) -> dict[str, list[Existing]]:
 
 def merge_target(upstream: str, existing: list[Existing]) -> tuple[Existing, set[str]]:
     """The file to append to (`NAME.yaml` when there is one) and what the others state."""
-    target = next((e for e in existing if e.path.name == f"{upstream}.yaml"), existing[0])
+    named = (f"{upstream}.yaml", matrix_file(upstream))
+    target = next((e for e in existing if e.path.name in named), existing[0])
     others = {i for e in existing if e is not target for i in e.stated}
     return target, others

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from canary.scan.guards import Resolver, conditions, tolerant
 from canary.scan.imports import Ref
 from canary.scan.rewriters import ANY_CLASS
+from canary.scan.spelled import one_spelled
 
 # re flags a check can carry inline; MULTILINE is how checks search anyway
 _INLINE_FLAGS = {"IGNORECASE": "i", "I": "i", "DOTALL": "s", "S": "s", "VERBOSE": "x", "X": "x"}
@@ -154,7 +155,7 @@ def attribute_call(
         return None
     if lookup(func.id) is not None or len(call.args) < 2:
         return None
-    name = constant(call.args[1])
+    name = one_spelled(call.args[1], lookup)  # a literal, or a name spelled from literals
     return (func.id, call.args[0], name) if name is not None else None
 
 

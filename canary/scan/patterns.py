@@ -17,7 +17,13 @@ from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Finding, Role
-from canary.scan.guards import Guard, conditions, tolerant_handlers
+from canary.scan.guards import (
+    Guard,
+    absence_tests,
+    conditions,
+    tolerant_handlers,
+    type_checking,
+)
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.node_values import (
     attribute_call,
@@ -31,6 +37,7 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
+from canary.scan.spelled import literal_defaults, paired_values
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -67,6 +74,7 @@ class FileScanner(ast.NodeVisitor):
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
+        self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
 
     @functools.cached_property
@@ -87,7 +95,9 @@ class FileScanner(ast.NodeVisitor):
         del self.record.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
-        self._pair_fallbacks(node)
+        for primary, alias, ref in import_fallbacks(node):  # the client needs one of the two
+            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
+            self.fallen_back.add(id(alias))
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
         after_body = dict(self.scopes.top())
@@ -100,15 +110,11 @@ class FileScanner(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
-    def _pair_fallbacks(self, node: ast.Try) -> None:
-        """`try: from a import X` then `except ImportError: from b import X`: the client
-        needs one of the two (whether outer guards tolerate both failing is the first's)."""
-        for primary, alias, ref in import_fallbacks(node):
-            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
-            self.fallen_back.add(id(alias))
-
     def visit_If(self, node: ast.If) -> None:
         """Both branches from the same bindings; what either binds to something known stays."""
+        if type_checking(node.test):  # the body never runs: its imports are for annotations
+            return self._guarded([], node.orelse)
+        self.absence_tests.update(absence_tests(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         top = self.scopes.top()
@@ -132,13 +138,18 @@ class FileScanner(ast.NodeVisitor):
             self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through
+        (the body walked once per row where it builds names from them: text_flow.walked_rows)."""
         self.visit(node.iter)
         self.visit(node.target)
-        for name, value in self.flow.loop_bindings(node.target, node.iter):
-            self.scopes.bind(name, value)
-        for item in (*node.body, *node.orelse):
-            self.visit(item)
+        bindings = self.flow.loop_bindings(node.target, node.iter)
+        rows = self.flow.walked_rows(node, bindings)
+        for row in [*rows, bindings]:
+            for name, value in row:
+                self.scopes.bind(name, value)
+            if row is not bindings or not rows:
+                self._guarded([], node.body)
+        self._guarded([], node.orelse)
 
     visit_AsyncFor = visit_For
 
@@ -158,8 +169,9 @@ class FileScanner(ast.NodeVisitor):
         elif isinstance(target, ast.Tuple | ast.List):
             held = self.flow.returned(value) if value is not None else None
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            values = paired_values(target, value)  # `name, old = "train", "if x:"`
             for position, element in enumerate(target.elts):
-                self._assign(element, None, node)
+                self._assign(element, values[position], node)
                 if held and held[0] == position and not starred and isinstance(element, ast.Name):
                     self.scopes.bind(element.id, held[1])  # `src, fn = read(X)`
         else:
@@ -204,7 +216,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn_returns(node)
-        passed: dict[str, object] = dict(self.calls.bound(node))
+        passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
             passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
@@ -256,18 +268,13 @@ class FileScanner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            if isinstance(op, ast.In | ast.NotIn) and not self._alternative(op):
+            sought = isinstance(op, ast.In | ast.NotIn) and not _alternative(op, self.within)
+            if sought and id(node) not in self.absence_tests:
                 self.record.expects_texts(self.flow.source_of(right), self.flow.texts(left), left)
+            if rewrite := self.flow.rewrite_compared(op, left, right):  # `if new != src:`
+                self.record.compared(rewrite)
             left = right
         self.generic_visit(node)
-
-    def _alternative(self, op: ast.cmpop) -> bool:
-        """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
-        only when neither is there) want either text; `"a" not in s or "b" not in s` and
-        `"a" in s and "b" in s` want both."""
-        if isinstance(op, ast.In):
-            return isinstance(self.within, ast.Or)
-        return isinstance(self.within, ast.And)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         """Each operand runs only when those before it did not decide: after `hasattr(X, "n")
@@ -303,11 +310,11 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
-        for found in sought(node, self.flow):
-            if found.regex is None:
-                self.record.expects_texts(found.source, found.texts, found.node, found.replacement)
+        for s in sought(node, self.flow):
+            if s.regex is None:
+                self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
             else:
-                self.record.expects_match(found.source, found.regex, found.node)
+                self.record.expects_match(s.source, s.regex, s.node)
         callee = self._upstream(func)
         keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
         shape = call_shape(node) if callee and keywords else None
@@ -341,6 +348,15 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:
+    """`"a" in s or "b" in s` and `"a" not in s and "b" not in s` (the client gives up
+    only when neither is there) want either text; `"a" not in s or "b" not in s` and
+    `"a" in s and "b" in s` want both."""
+    if isinstance(op, ast.In):
+        return isinstance(within, ast.Or)
+    return isinstance(within, ast.And)
 
 
 def scan_tree(

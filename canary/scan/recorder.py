@@ -34,6 +34,11 @@ class Recorder:
         self.probed: list[Ref] = []
         # (source, replacement) -> the first text a `.replace` swapped for that replacement
         self._replaced: dict[tuple[Ref, str | None], Finding] = {}
+        # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
+        # rewrite the client then compared with the original (`if new == src:`): the next
+        # `.replace` on it is a fallback, for releases where the first text is missing
+        self._last_replaced: dict[Ref, Finding] = {}
+        self._unmatched: dict[Ref, Finding] = {}
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -71,14 +76,20 @@ class Recorder:
         texts: tuple[str, ...],
         node: ast.AST,
         replacement: str | None = None,
+        replacing: bool = False,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
         in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
-        by `"False"`) handle two spellings of one thing: either will do, neither is required."""
+        by `"False"`) handle two spellings of one thing: either will do, neither is required.
+        So do a `.replace` and the fallback the client runs when the first changed nothing
+        (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`). A `.replace`
+        putting back the text it seeks changes nothing and needs nothing."""
         if source is None:
             return
         for literal in texts:
-            if not source.expects(literal) or self._own_marker(literal):
+            if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
+                continue
+            if replacing and self._falls_back(source.ref):
                 continue
             key = (source.ref, replacement)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
@@ -90,6 +101,23 @@ class Recorder:
             self.add(Role.CONTAINS, source.ref, node, (literal,), alternatives=source.others)
             if replacement is not None:
                 self._replaced.setdefault(key, self.findings[-1])
+            if replacing:
+                self._last_replaced[source.ref] = self.findings[-1]
+
+    def compared(self, source: Source) -> None:
+        """The client compared a rewrite of `source` with the original (`new != src`): it
+        tells whether the latest `.replace` found its text, and falls back when it did not."""
+        latest = self._last_replaced.pop(source.ref, None)
+        if latest is not None:
+            self._unmatched[source.ref] = latest
+
+    def _falls_back(self, ref: Ref) -> bool:
+        """Whether a `.replace` on `ref` is the fallback of one whose match the client
+        tested: the two texts are alternatives, so neither is required (both are dropped)."""
+        first = self._unmatched.pop(ref, None)
+        if first is not None and first in self.findings:
+            self.findings.remove(first)
+        return first is not None
 
     def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
         if source and regex and source.expects_match(regex) and not self._own_marker(regex):

@@ -44,6 +44,7 @@ class Sought:
     texts: tuple[str, ...] = ()
     regex: str | None = None
     replacement: str | None = None  # what `.replace(old, new)` puts in old's place
+    replacing: bool = False  # a `.replace` (its replacement known or not)
 
 
 def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
@@ -52,7 +53,9 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
     if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and call.args:
         source = flow.source_of(func.value)
         new = flow.text(argument(call, 1, "new")) if func.attr == "replace" else None
-        yield Sought(source, call.args[0], texts=flow.texts(call.args[0]), replacement=new)
+        replacing = func.attr == "replace"
+        texts = flow.texts(call.args[0])
+        yield Sought(source, call.args[0], texts, replacement=new, replacing=replacing)
     if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
         pattern = flow.pattern_of(func.value)
         string = argument(call, _PATTERN_METHODS[func.attr], "string")

@@ -29,13 +29,12 @@ from canary.scan.node_values import (
 )
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import argument as passed_argument
+from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
     {"replace", "strip", "lstrip", "rstrip", "expandtabs", "removeprefix", "removesuffix"}
 )
-# most literals a name or a concatenation may stand for before scan stops following it
-MAX_TEXTS = 16
 # fewest characters (whitespace aside) a sought text needs to say anything about upstream
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
@@ -87,13 +86,6 @@ def _overlap(literal: str, inserted: str) -> bool:
         literal.startswith(inserted[-n:]) or literal.endswith(inserted[:n])
         for n in range(edge, min(len(inserted), len(literal)) + 1)
     )
-
-
-@dataclass(frozen=True)
-class Texts:
-    """A name bound to string constants: one literal, or the items a loop goes through."""
-
-    values: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -175,6 +167,9 @@ class TextFlow:
                 return bound.rows
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
+        if not rows and isinstance(expr, ast.List | ast.Tuple) and expr.elts:
+            strings = [constant(e) for e in expr.elts]  # `for name in ("llama", "gemma"):`
+            rows = tuple((v,) for v in strings) if None not in strings else ()
         return rows[:MAX_TEXTS] if rows else ()
 
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[tuple[str, Texts | None]]:
@@ -187,6 +182,34 @@ class TextFlow:
             if isinstance(element, ast.Name):
                 column = _texts(r[i] for r in rows if len(r) > i)
                 found.append((element.id, Texts(column) if column else None))
+        return found
+
+    def walked_rows(
+        self, loop: ast.For | ast.AsyncFor, bindings: list[tuple[str, Texts | None]]
+    ) -> list[list[tuple[str, Texts | None]]]:
+        """The rows a loop's body is walked with, one at a time, where it builds a name from
+        the loop's variables (`eval(f"trl.trainer.{name}")`); none elsewhere."""
+        looped = {name for name, value in bindings if value is not None}
+        if not looped or not builds_names(loop.body, looped):
+            return []
+        return self.loop_rows(loop.target, loop.iter)
+
+    def loop_rows(
+        self, target: ast.expr, iterated: ast.expr
+    ) -> list[list[tuple[str, Texts | None]]]:
+        """`for name in ("a", "b"):` or `for a, b in PAIRS:` one row at a time: each loop
+        variable bound to the one string it holds in that row."""
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+        found: list[list[tuple[str, Texts | None]]] = []
+        for row in self.rows(iterated):
+            if len(row) == len(names):
+                found.append(
+                    [
+                        (n.id, Texts((v,)))
+                        for n, v in zip(names, row, strict=True)
+                        if isinstance(n, ast.Name) and isinstance(v, str)
+                    ]
+                )
         return found
 
     def texts(self, expr: ast.expr | None) -> tuple[str, ...]:
@@ -237,6 +260,16 @@ class TextFlow:
         if held is not None:
             return held[1] if held[0] is None else None
         return self._source_of_call(expr)
+
+    def rewrite_compared(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> Source | None:
+        """The rewrite in `new != src` (also `==`, `is`, `is not`) of a source and its
+        original, which tells the client whether its latest `.replace` found its text."""
+        if not isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
+            return None
+        one, other = self.source_of(left), self.source_of(right)
+        if one is None or other is None or one.ref != other.ref:
+            return None
+        return one if one.inserted else other
 
     def _source_of_call(self, expr: ast.Call) -> Source | None:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""

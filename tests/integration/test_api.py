@@ -47,8 +47,8 @@ def test_bad_input_raises_with_the_exit_status_of_the_command(tmp_path):
         api.check([tmp_path / "missing.yaml"])
     with pytest.raises(UsageError, match="no such file or folder"):
         api.scan(tmp_path / "nowhere")
-    with pytest.raises(UsageError, match="top-level package names"):
-        api.scan(tmp_path, ["trl", "x-y"])
+    with pytest.raises(UsageError, match="import or distribution names"):
+        api.scan(tmp_path, ["trl", "x y"])
 
 
 def test_scan_returns_the_proposed_matrices(monkeypatch, tmp_path, capsys):

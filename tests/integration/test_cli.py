@@ -34,8 +34,8 @@ def test_fail_exits_1_with_one_line_per_non_pass(tmp_path, capsys):
     )
     assert main(["check", str(matrix), "--source", str(CHECKOUT), "--versions", "3.0.0"]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        "FAIL  fakeup::gone[3.0.0] module fakeup.gone not found",
-        "WARN  fakeup::opt[3.0.0] module fakeup.gone not found",
+        f"FAIL  fakeup::gone[3.0.0] module fakeup.gone not found ({matrix}:5)",
+        f"WARN  fakeup::opt[3.0.0] module fakeup.gone not found ({matrix}:6)",
         "1 pass, 1 fail, 1 warn",
     ]
 

@@ -85,6 +85,21 @@ def test_validate_and_lock_use_the_table(tmp_path, monkeypatch, capsys):
     assert "ci/fakeup.yaml" in capsys.readouterr().out
 
 
+def test_an_oversized_pyproject_is_not_read_whole(tmp_path, capsys):
+    """A scanned tree's pyproject.toml is downstream input: one of gigabytes (sparse, here
+    just over the cap) is refused by its size, exit 2, not read into memory (issue 30 attack
+    round: it ended scan in a MemoryError traceback)."""
+    from canary.matrix.config import MAX_CONFIG_BYTES
+
+    big = put(tmp_path, "repo/pyproject.toml", '[tool.canary]\nexclude = ["x"]\n')
+    os.truncate(big, MAX_CONFIG_BYTES + 1)
+    put(tmp_path, "repo/pkg/__init__.py", "import fakeup\n")
+    assert main(["scan", str(tmp_path / "repo"), "--upstream", "fakeup"]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml: not read: over {MAX_CONFIG_BYTES} bytes" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("table", "expected"),
     [

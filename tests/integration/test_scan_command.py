@@ -383,7 +383,8 @@ def test_a_single_file_can_be_scanned():
     [
         (("no/such/dir", None, None, None), {}, "no such file or folder"),
         ((str(FIXTURE), None, "a", "b"), {}, "alternatives"),
-        ((str(FIXTURE), ["trl", "x-y"], None, None), {}, "top-level package names"),
+        ((str(FIXTURE), ["trl", "x y"], None, None), {}, "import or distribution names"),
+        ((str(FIXTURE), ["trl", "-x"], None, None), {}, "import or distribution names"),
         ((str(FIXTURE), None, None, "no/such/matrices"), {}, "not a folder"),
         ((str(FIXTURE), None, str(FIXTURE / "pyproject.toml"), None), {}, "cannot create"),
         ((str(FIXTURE), None, None, None), {"source": "no/such/site"}, "--source"),
@@ -442,3 +443,31 @@ def test_proposed_checks_run_under_canary_check(tmp_path):
     statuses = check_json(tmp_path / "trl.yaml", upstream, tmp_path)
     assert statuses["grpo-trainer-prepare-inputs-source"] == "fail"
     assert statuses["grpo-trainer-prepare-inputs-source-regex"] == "pass"
+
+
+@pytest.mark.parametrize("given", ["sentence_transformers", "sentence-transformers"])
+def test_upstream_takes_import_and_distribution_names(given, tmp_path):
+    """Either name of an upstream whose import name is no distribution name gives one matrix,
+    named and keyed by the distribution, its package the import name, placed on the source."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text(
+        "from sentence_transformers import SentenceTransformer\n"
+        "SentenceTransformer.encode = lambda self: 0\n"
+    )
+    site = tmp_path / "site" / "sentence_transformers"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("class SentenceTransformer:\n    def encode(self): ...\n")
+    out = tmp_path / "out"
+    status, _ = scan(str(package), [given], str(out), None, source=str(tmp_path / "site"))
+    assert status == 0
+    assert [p.name for p in out.iterdir()] == ["sentence-transformers.yaml"]
+    matrix = load_matrix(out / "sentence-transformers.yaml")
+    assert (matrix.upstream, matrix.package, matrix.pypi) == (
+        "sentence-transformers",
+        "sentence_transformers",
+        "sentence-transformers",
+    )
+    assert [(c.id, c.contract and c.contract.module) for c in matrix.checks] == [
+        ("sentence-transformer-encode", "sentence_transformers")
+    ]

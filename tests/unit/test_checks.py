@@ -10,7 +10,7 @@ from paths import FIXTURES
 
 from canary.analysis import ModuleCache
 from canary.engine.judge import VersionRun
-from canary.engine.outcomes import Status
+from canary.engine.outcomes import Result, Status
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
 
@@ -388,9 +388,15 @@ def test_info_severity_is_warn(tmp_path):
     assert result.status is Status.WARN
 
 
-def test_fail_detail_carries_why(tmp_path):
+def test_a_failure_carries_why_beside_its_detail(tmp_path):
+    """The why is the result's own field (JSON `why`), not glued to the detail: a log line
+    stays short; only a failure carries it."""
     result = judge(tmp_path, "- {id: w, module: fakeup.nope, why: 'the patch imports it'}")
-    assert result.detail == "module fakeup.nope not found -- the patch imports it"
+    assert (result.detail, result.why) == ("module fakeup.nope not found", "the patch imports it")
+    assert result.to_json()["why"] == "the patch imports it"
+    assert Result.from_json(result.to_json()) == result
+    held = judge(tmp_path, "- {id: w, module: fakeup.pkg, why: 'the patch imports it'}")
+    assert held.why == "" and "why" not in held.to_json()
 
 
 def test_unreadable_tree_is_error_for_every_check(tmp_path):

@@ -51,7 +51,7 @@ def test_the_report_keeps_the_findings_in_a_group_and_ends_with_the_summary():
     assert lines[1:] == [
         "::group::canary: findings by check",
         f"::stop-commands::{token}",
-        "FAIL  trl::a[0.0.0] a is fail",
+        "FAIL  trl::a[0.0.0] a is fail (matrices/trl.yaml:10)",
         f"::{token}::",
         "::endgroup::",
         "1 pass, 1 fail",

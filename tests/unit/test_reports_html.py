@@ -7,6 +7,7 @@ sets CANARY_REQUIRE_BROWSER=1, under which a missing browser fails them instead.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import struct
@@ -21,6 +22,7 @@ from test_reports_support import build, unreadable_main
 from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
 from canary.reports.html import CELL, COLORS, HEADER, cell_origin
+from canary.reports.text import NOTE_INDENT
 
 WHITE = (255, 255, 255)
 
@@ -226,9 +228,18 @@ def test_the_page_says_what_was_run_and_lists_every_finding_with_its_detail():
 
     parser = Findings()
     parser.feed(page[page.index('<section id="findings">') :])
-    assert "FFAIL  trl::a[1.0.0] a is fail" in parser.items  # glyph, then the line
-    assert "EERROR trl::b[0.19.0] b is error" in parser.items
+    assert "FFAIL  trl::a[1.0.0] a is fail (matrices/trl.yaml:10)" in parser.items  # glyph, line
+    assert "EERROR trl::b[0.19.0] b is error (matrices/trl.yaml:15)" in parser.items
     assert len(parser.items) == 7  # every cell that is neither pass nor skip, grouped
+    why = "unsloth's wrapper needs it " * 10
+    report.results = [
+        dataclasses.replace(r, why=why) if r.check == "a" else r for r in report.results
+    ]
+    parser = Findings()
+    page = render("html", report)
+    parser.feed(page[page.index('<section id="findings">') :])
+    said = f"FFAIL  trl::a[1.0.0] a is fail (matrices/trl.yaml:10){NOTE_INDENT}why: {why}"
+    assert said in parser.items  # the long why, on the line under the finding
 
 
 def test_every_cell_and_legend_entry_has_a_glyph_besides_its_color():

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import io
+import json
 import re
 
 import pytest
 from test_reports_support import build, releases
 
-from canary.engine.outcomes import Result, Status
+from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.dispatch import render
+from canary.reports.fitting import LINE_MAX
 from canary.reports.text import human_size, terminal_style
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -31,11 +35,11 @@ def test_plain_lines_one_per_notable_result_then_summary():
     report = build({"trl": (["1.0", "1.1", "1.2", "main"], {"a": ".F.s", "b": "xXWE"})})
     lines = render("text", report).splitlines()
     assert lines == [
-        "FAIL  trl::a[1.1] a is fail",
-        "XFAIL trl::b[1.0] b is xfail",
-        "XPASS trl::b[1.1] b is xpass",
-        "WARN  trl::b[1.2] b is warn",
-        "ERROR trl::b[main] b is error",
+        "FAIL  trl::a[1.1] a is fail (matrices/trl.yaml:10)",
+        "XFAIL trl::b[1.0] b is xfail (matrices/trl.yaml:15)",
+        "XPASS trl::b[1.1] b is xpass (matrices/trl.yaml:15)",
+        "WARN  trl::b[1.2] b is warn (matrices/trl.yaml:15)",
+        "ERROR trl::b[main] b is error (matrices/trl.yaml:15)",
         "2 pass, 1 fail, 1 skip, 1 xfail, 1 xpass, 1 warn, 1 error",
     ]
 
@@ -123,8 +127,8 @@ def test_terminal_style_only_on_a_tty(monkeypatch):
 def test_plain_lines_group_versions_into_ranges_and_verbose_lists_each():
     report = build({"trl": (releases(6), {"a": "..FFF.", "b": "EE...."})})
     assert render("text", report).splitlines() == [
-        "FAIL  trl::a[0.0.2\u20130.0.4] a is fail",
-        "ERROR trl::b[0.0.0\u20130.0.1] b is error",
+        "FAIL  trl::a[0.0.2\u20130.0.4] a is fail (matrices/trl.yaml:10)",
+        "ERROR trl::b[0.0.0\u20130.0.1] b is error (matrices/trl.yaml:15)",
         "7 pass, 3 fail, 2 error",
     ]
     verbose = render("text", report, verbose=True).splitlines()
@@ -137,6 +141,78 @@ def test_plain_lines_group_versions_into_ranges_and_verbose_lists_each():
         "PASS  trl::a[0.0.5]",
     ]
     assert len(verbose) == 13  # every check x version, then the summary
+
+
+def long_failure() -> RunReport:
+    """trl::a fails on 1.1 and 1.2 with a 400-character detail and a long why."""
+    report = build({"trl": (["1.0", "1.1", "1.2"], {"a": ".FF"})})
+    detail = (
+        "params of GRPOTrainer.compute_loss are ("
+        + ", ".join(f"argument_{n}" for n in range(40))
+        + "); missing num_items_in_batch"
+    )
+    why = "unsloth's compute_loss wrapper forwards num_items_in_batch " * 4
+    report.results = [
+        dataclasses.replace(r, detail=detail, why=why.strip()) if r.status is Status.FAIL else r
+        for r in report.results
+    ]
+    return report
+
+
+def test_a_finding_in_a_log_is_one_short_line_and_the_why_is_in_verbose():
+    """Issue 29 item 4: status, id[versions], detail and the matrix's file:line in one line
+    of at most 200 characters; the why in -v (and JSON, HTML: below)."""
+    report = long_failure()
+    finding, summary = render("text", report).splitlines()
+    assert len(finding) <= LINE_MAX
+    assert finding.startswith("FAIL  trl::a[1.1\u20131.2] params of GRPOTrainer.compute_loss are (")
+    assert finding.endswith(" … (matrices/trl.yaml:10)")
+    assert "unsloth" not in finding and summary == "1 pass, 2 fail"
+    verbose = render("text", report, verbose=True).splitlines()
+    assert verbose[1].startswith("FAIL  trl::a[1.1] params of GRPOTrainer")
+    assert verbose[1].endswith("missing num_items_in_batch")  # -v says all of it
+    assert verbose[2] == "      why: " + report.results[1].why
+    assert verbose[3].startswith("FAIL  trl::a[1.2] ")
+    on_tty = render("text", report, width=80, verbose=True).splitlines()
+    assert on_tty == verbose  # -v is every check x version on a terminal too
+    wrapped = " ".join(line.strip() for line in render("text", report, width=80).splitlines())
+    assert "missing num_items_in_batch (matrices/trl.yaml:10)" in wrapped  # never cut
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "junit", "github", "html"])
+def test_the_why_is_in_every_format_but_the_logs_line(fmt):
+    report = long_failure()
+    why = report.results[1].why
+    out = render(fmt, report)
+    if fmt == "json":
+        failed = [r for r in json.loads(out)["results"] if r["status"] == "fail"]
+        assert [r["why"] for r in failed] == [why, why]
+        assert all(why not in r["detail"] for r in failed)
+    elif fmt == "github":
+        annotation = next(line for line in out.splitlines() if line.startswith("::error "))
+        assert annotation.endswith(f"%0Awhy: {why}")  # on the annotation's next line
+        assert all(len(line) <= LINE_MAX for line in out.splitlines()[2:-1])  # the log group
+    else:
+        assert f"why: {html.escape(why, quote=fmt == 'html')}" in out
+
+
+def test_a_findings_line_cuts_long_version_lists_and_urls_to_fit():
+    versions = releases(120)
+    report = build({"trl": (versions, {"a": ".F" * 60})})  # sixty one-version spans
+    (finding, _) = render("text", report).splitlines()
+    assert len(finding) <= LINE_MAX
+    assert finding.startswith("FAIL  trl::a[0.0.1, 0.0.3") and "…" in finding
+    assert finding.endswith("a is fail (matrices/trl.yaml:10)")
+    long_url = UNREACHABLE.replace("main/{up}/x.py", "main/{up}/" + "deep/" * 40 + "x.py")
+    report = build({"trl": (["1.0"], {"a": "F"})})
+    report.results += [
+        Result("trl", "b", "main", Status.ERROR, long_url.format(up="trl")),
+        Result("trl", "c", "main", Status.ERROR, long_url.format(up="trl")),
+    ]
+    fault = render("text", report).splitlines()[1]
+    assert len(fault) <= LINE_MAX
+    assert fault.startswith("ERROR trl[main] GitHub unreachable (name resolution failed); ")
+    assert "(https://raw.githubusercontent.com/o/trl/" in fault and fault.endswith("/x.py)")
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])
@@ -178,7 +254,7 @@ def test_an_unreadable_source_is_one_line_with_a_short_cause_and_a_count():
     report.results += unreadable("trl", 3) + unreadable("peft", 2)
     lines = render("text", report).splitlines()
     assert lines == [
-        "FAIL  trl::a[1.0] a is fail",
+        "FAIL  trl::a[1.0] a is fail (matrices/trl.yaml:10)",
         "ERROR trl[main], peft[main] GitHub unreachable (name resolution failed); 5 checks not run"
         " (https://raw.githubusercontent.com/o/trl/main/trl/x.py and 1 other URL)",
         "1 pass, 1 fail, 5 error",

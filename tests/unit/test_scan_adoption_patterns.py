@@ -298,3 +298,69 @@ def test_a_replacement_scan_cannot_read_inserts_nothing_known():
         return out.replace("third_text", "x")
     """
     assert sorted(texts(code)) == ["another_text", "original_debug_text", "third_text"]
+
+
+def test_a_fallback_replace_run_when_the_first_changed_nothing_wants_either():
+    code = """
+    new = src.replace("old_a", "new_a")
+    if new == src:
+        new = src.replace("old_b", "new_b")
+    """
+    assert texts(code) == []
+    returned = """
+    def fix(function):
+        new_function = function.replace("old_a", f"new_a{x}")
+        if new_function != function:
+            return new_function
+        return function.replace("old_b", f"new_b{x}")
+    """
+    assert texts(returned.replace("function)", "function=src)", 1)) == []
+
+
+def test_replaces_not_compared_with_the_original_each_want_their_text():
+    code = """
+    new = src.replace("old_a", "new_a")
+    if new == "something else":
+        new = src.replace("old_b", "new_b")
+    other = new.replace("old_c", "new_c")
+    """
+    assert texts(code) == ["old_a", "old_b", "old_c"]
+
+
+def test_a_replace_putting_back_the_text_it_seeks_needs_nothing():
+    assert texts('src = src.replace("same_text", "same_text")\n') == []
+    assert texts('src = src.replace("same_text", "same_text()")\n') == ["same_text"]
+
+
+def test_a_text_whose_absence_the_client_handles_is_no_contract():
+    code = """
+    if "gradient_checkpointing" not in src:
+        GRPOTrainer.layer = object
+    """
+    assert texts(code) == []
+    both = 'if "old_a" not in src and "old_b" not in src:\n    GRPOTrainer.x = 1\n'
+    assert texts(both) == []
+
+
+def test_a_text_without_which_the_client_gives_up_is_a_contract():
+    for ending in ("return", "raise RuntimeError", "print(1)\n        return"):
+        code = f'def f():\n    if "must_be_there" not in src:\n        {ending}\n'
+        assert texts(code) == ["must_be_there"], ending
+    present = 'if "old_a" in src:\n    GRPOTrainer.x = 1\n'
+    assert texts(present) == ["old_a"]
+
+
+def test_an_import_for_type_checkers_only_is_no_contract():
+    code = """
+    from typing import TYPE_CHECKING
+    import typing
+    if TYPE_CHECKING:
+        from transformers import PreTrainedModel
+    if typing.TYPE_CHECKING:
+        from trl import GRPOTrainer
+    else:
+        from trl import SFTTrainer
+    """
+    assert [c[:3] for c in proposed(code)] == [("trl", "symbol", "SFTTrainer")]
+    runtime = "if RUNTIME_CHECK:\n    from transformers import PreTrainedModel\n"
+    assert [c[:3] for c in proposed(runtime)] == [("transformers", "symbol", "PreTrainedModel")]

@@ -122,7 +122,7 @@ def test_a_check_holding_only_between_the_ends_is_gated_where_it_appears(index, 
     text = scanned(tmp_path, "from fakeup.core import mid_api, gone_api\n")
     checks = checks_of(text)
     assert checks["mid-api"]["since"] == "1.1.0"
-    assert "# scan: holds from 1.1.0 on, not on 1.0.0 (lowest in range)" in text
+    assert "# scan: holds from 1.1.0 to 1.2.0, not on 1.0.0 (lowest in range)" in text
     assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before" in text
     assert "since" not in checks["gone-api"]  # holds nowhere: it stays, said where it fails
     assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
@@ -153,6 +153,21 @@ def test_a_use_gated_outside_every_release_in_range_is_not_written(index, tmp_pa
     assert "old-api-call" not in checks and checks["new-api-call"]["since"] == "1.2"
     assert "# left out: 1 use the client gates to releases outside the range" in text
     assert "#   fakeup.core.old_api (<0.5) -- used at __init__.py:4; called with keyword" in text
+
+
+def test_a_use_the_client_gates_is_bisected_within_its_gate(index, tmp_path):
+    downstream = (
+        "import fakeup\nfrom packaging.version import Version\n"
+        "if Version(fakeup.__version__) < Version('1.3'):\n    fakeup.core.new_api(model=1)\n"
+        "if Version(fakeup.__version__) < Version('1.3'):\n    fakeup.core.old_api(model=1)\n"
+    )
+    text = scanned(tmp_path, downstream)
+    checks = checks_of(text)
+    # new_api appears in 1.2.0, beyond the lowest: gated there as well as by the client
+    assert checks["new-api-call"]["versions"] == ">=1.2.0,<1.3"
+    assert "# scan: holds from 1.2.0 on, not on 1.0.0 (lowest in range)" in text
+    # old_api holds wherever the client's gate reaches: its gate stays the client's
+    assert checks["old-api-call"]["until"] == "1.3" and "versions" not in checks["old-api-call"]
 
 
 def test_a_second_scan_answers_from_remembered_verdicts_without_opening_releases(index, tmp_path):

@@ -3,6 +3,8 @@ format: judged by a port of the runner's own parser (tests/workflow_commands.py)
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from test_reports_support import build
 from workflow_commands import Command, acted_on, own, try_parse_legacy, try_parse_v2
@@ -77,3 +79,25 @@ def test_upstream_text_is_no_command_in_any_format(fmt):
     assert {c.properties.get("file") for c in acted} <= {"matrices/trl.yaml", None}
     assert not [c for c in acted if "\n" in c.data or "\r" in c.data]
     assert [c for c in acted_on(out) if c.name == "stop-commands"], "findings not paused"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_checks_why_and_its_matrix_path_are_no_command_in_any_format(fmt):
+    """A `why` (a matrix scan wrote from downstream text) and a matrix file name are shown as
+    text too: the why on its own line of an annotation, never a line of its own choosing; the
+    path in the log line's `(file:line)`."""
+    report = build({"trl": (["1.0"], {f"c{n}": "F" for n in range(len(HOSTILE))})})
+    report.results = [
+        Result("trl", f"c{n}", "1.0", Status.FAIL, "gone", why=text)
+        for n, text in enumerate(HOSTILE)
+    ]
+    info = report.upstreams["trl"]
+    report.upstreams["trl"] = dataclasses.replace(info, matrix="m\n::add-mask::p/##[x].yaml")
+    acted = own(acted_on(render(fmt, report)))
+    if fmt != "github":
+        assert acted == []
+        return
+    assert [c.name for c in acted] == ["error"] * 10 + ["group", "endgroup"]
+    for command in acted[:10]:
+        first, *rest = command.data.split("\n")
+        assert first == "fail: gone" and len(rest) == 1 and rest[0].startswith("why: ")

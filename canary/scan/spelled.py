@@ -1,0 +1,103 @@
+"""The strings a downstream expression spells out of literals, so that a name it builds at
+run time is a name scan can follow: `eval(f"trl.trainer.{trainer_file}.{name}")`,
+`importlib.import_module("trl.trainer." + f)`, `getattr(trl.trainer, name)`.
+
+A piece is a literal, or a name bound to literals: assigned one, a parameter's default, or a
+loop variable over a literal list or tuple (the visitor walks such a loop's body once per
+value where it builds a name from it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+# most literals a name or a concatenation may stand for before scan stops following it
+MAX_TEXTS = 16
+
+
+@dataclass(frozen=True)
+class Texts:
+    """A name bound to string constants: one literal, or the items a loop goes through."""
+
+    values: tuple[str, ...]
+
+
+def _product(left: Iterable[str], right: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(a + b for a in left for b in right)[:MAX_TEXTS]
+
+
+def spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> tuple[str, ...]:
+    """The strings `node` may be: a literal, a name bound to Texts, a concatenation or an
+    f-string (no conversion, no format spec) of those; () when a piece is unknown."""
+    if isinstance(node, ast.Constant):
+        return (node.value,) if isinstance(node.value, str) else ()
+    if isinstance(node, ast.Name):
+        bound = lookup(node.id)
+        return bound.values if isinstance(bound, Texts) else ()
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _product(spelled(node.left, lookup), spelled(node.right, lookup))
+    if not isinstance(node, ast.JoinedStr):
+        return ()
+    found: tuple[str, ...] = ("",)
+    for piece in node.values:
+        if isinstance(piece, ast.FormattedValue):
+            if piece.conversion != -1 or piece.format_spec is not None:
+                return ()
+            found = _product(found, spelled(piece.value, lookup))
+        else:
+            found = _product(found, spelled(piece, lookup))
+        if not found:
+            return ()
+    return found
+
+
+def one_spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> str | None:
+    """The one string `node` spells, if it is exactly one."""
+    found = spelled(node, lookup)
+    return found[0] if len(found) == 1 else None
+
+
+# builtins and functions that take a name or path spelled at run time
+_NAME_TAKERS = frozenset({"eval", "getattr", "hasattr", "setattr", "import_module"})
+
+
+def builds_names(body: list[ast.stmt], names: set[str]) -> bool:
+    """Whether `body` passes one of `names` (or text made from it) where a name or a path is
+    taken: `eval(...)`, `getattr(X, ...)`, `importlib.import_module(...)`."""
+    for node in (n for statement in body for n in ast.walk(statement)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if called in _NAME_TAKERS and any(
+            isinstance(n, ast.Name) and n.id in names for a in node.args for n in ast.walk(a)
+        ):
+            return True
+    return False
+
+
+def literal_defaults(args: ast.arguments) -> dict[str, Texts]:
+    """Parameter -> its default, for those whose default is a string literal
+    (`def f(trainer_file="grpo_trainer")`): what the body sees unless a caller passes more."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+    return {
+        a.arg: Texts((d.value,))
+        for a, d in pairs
+        if isinstance(d, ast.Constant) and isinstance(d.value, str)
+    }
+
+
+def paired_values(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.expr | None]:
+    """What each name of `a, b = x, y` is assigned (None where the value is no literal
+    tuple or list of as many items, or a name is starred)."""
+    starred = any(isinstance(e, ast.Starred) for e in target.elts)
+    items = value.elts if isinstance(value, ast.Tuple | ast.List) else []
+    if starred or len(items) != len(target.elts):
+        return [None] * len(target.elts)
+    return list(items)

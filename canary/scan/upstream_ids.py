@@ -1,0 +1,40 @@
+"""An upstream's three names: what `--upstream` may say, and what a matrix is keyed by.
+
+A user names an upstream as they know it: by the name they import (`sentence_transformers`)
+or by the one they install (`sentence-transformers`). Scan follows imports, so it works with
+the import name; the matrix it writes carries all three keys (`upstream` and `pypi` the
+distribution's normalised name, `package` the import name), and its file is named by the
+`upstream` id. For a name with no `-` or `.`, as trl, peft and transformers are, all three
+are the name itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.utils import canonicalize_name
+
+_IMPORT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a distribution's name as the package index accepts it (PEP 508)
+_DISTRIBUTION = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def import_name(name: str) -> str | None:
+    """The import name `name` stands for: itself when it is one, a distribution's name with
+    its `-` and `.` as `_` (lowercased); None when it is neither."""
+    if _IMPORT_NAME.fullmatch(name):
+        return name
+    if _DISTRIBUTION.fullmatch(name) and not name[0].isdigit():
+        candidate = re.sub(r"[-.]+", "_", name.lower())
+        return candidate if _IMPORT_NAME.fullmatch(candidate) else None
+    return None
+
+
+def distribution(package: str) -> str:
+    """The matrix's `upstream` and `pypi`: the normalised distribution name."""
+    return canonicalize_name(package)
+
+
+def matrix_file(package: str) -> str:
+    """The file a new matrix for `package` is written as."""
+    return f"{distribution(package)}.yaml"
