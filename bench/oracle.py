@@ -79,12 +79,12 @@ class _Recording(ModuleCache):
 
 def read_files(paths: list[str]) -> Iterator[tuple[bytes, str, str, bool]]:
     """Every distinct module file the matrices' checks read on their locked releases."""
-    from canary.engine.runner import Runner, release_selector
+    from canary.engine.runner import Runner
     from canary.matrix.files import find_matrices, load_matrices
 
     matrices = load_matrices(find_matrices(paths))
     modules = _Recording()
-    Runner(select=release_selector, modules=modules, remember=False).run(matrices, "releases")
+    Runner(modules=modules, remember=False).run(matrices, "releases")  # the locked releases
     for (data, name, is_package), path in modules.files.items():
         yield data, name, path, is_package
 
