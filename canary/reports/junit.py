@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from canary.engine.outcomes import Result, RunReport, Status
-from canary.reports.faults import fault_text, split_faults, version_order
-from canary.reports.grid import build_grids
+from canary.reports.faults import fault_text, split_faults
+from canary.reports.grid import UpstreamGrid, build_grids
 from canary.reports.jsonio import stats_of
 from canary.reports.transition import why_lines
 
@@ -71,12 +71,12 @@ def _counts(cases: list[ET.Element]) -> dict[str, str]:
     }
 
 
-def _said_once(suite: ET.Element, report: RunReport) -> None:
+def _said_once(suite: ET.Element, grid: UpstreamGrid, report: RunReport) -> None:
     """The suite's source faults, one line per cause with its first whole message."""
-    faults, _ = split_faults(report)
+    faults, _ = split_faults(RunReport(grid.results(), report.stats, report.upstreams))
     if not faults:
         return
-    order = version_order(report)
+    order = {grid.name: grid.versions}  # the grid's own versions: no grids built again
     lines = [f"error: {f.line(order)}\n  {f.detail}" for f in faults]
     ET.SubElement(suite, "system-err").text = _clean("\n".join(lines))
 
@@ -88,14 +88,13 @@ def render_junit(report: RunReport) -> str:
     root = ET.Element("testsuites", name="canary")
     every: list[ET.Element] = []
     for index, grid in enumerate(build_grids(report)):
-        results = list(grid.results())
-        cases = [_testcase(result) for result in results]
+        cases = [_testcase(result) for result in grid.results()]
         if not cases:
             continue
         suite = ET.SubElement(root, "testsuite", name=_clean(grid.name), id=str(index))
         suite.attrib.update(_counts(cases), time="0", timestamp=stamp)
         suite.extend(cases)
-        _said_once(suite, RunReport(results, report.stats, report.upstreams))
+        _said_once(suite, grid, report)
         every += cases
     totals = _counts(every)
     del totals["skipped"]  # junit-10.xsd has no `skipped` on <testsuites>, only per suite

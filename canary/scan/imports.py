@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
+from canary.matrix.model import DOTTED_NAME
 from canary.scan.spelled import one_spelled
-
-# what `eval` of a name built at run time may spell for scan to follow it: a dotted path
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -104,7 +101,7 @@ def _name(node: ast.expr | None, scopes: Scopes) -> str | None:
 def _evaluated(call: ast.Call, scopes: Scopes) -> Ref | None:
     """`eval("pkg.mod.Name")` of a dotted path spelled at run time: the object it names."""
     text = _name(call.args[0], scopes)
-    if text is None or not _DOTTED.fullmatch(text):
+    if text is None or not DOTTED_NAME.fullmatch(text):  # a dotted path, as a matrix's module
         return None
     root, *rest = text.split(".")
     base = scopes.lookup(root)
