@@ -20,10 +20,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _not_under_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tests expect canary's local defaults even when CI runs them (GitHub Actions sets
-    GITHUB_ACTIONS=true, which switches the default report format to annotations)."""
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+def _not_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests expect local defaults even when CI runs them: GitHub Actions sets
+    GITHUB_ACTIONS=true, which switches canary's default report format to annotations, and
+    pytest prints whole multi-line messages in its short summary when CI or BUILD_NUMBER is
+    set, which the tests of the plugin's summary lines compare line by line."""
+    for name in ("GITHUB_ACTIONS", "CI", "BUILD_NUMBER"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from canary.matrix import yamlmarks
-from canary.matrix.yamlmarks import MarkedDict
 
 _KEYS = ("id", "reason")
 
@@ -45,7 +44,7 @@ def read_ignored(
     found: dict[str, Ignored] = {}
     for index, item in enumerate(data):
         at = yamlmarks.line_of(data, index, line)
-        if isinstance(item, MarkedDict):
+        if isinstance(item, yamlmarks.MarkedDict):
             unknown = [key for key in item if key not in _KEYS]
             if unknown:
                 raise fail(at, f"ignore: {unknown[0]}: unknown key (an entry has id and reason)")

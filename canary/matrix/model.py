@@ -24,7 +24,6 @@ from canary.analysis.parameters import parse_signature
 from canary.errors import CanaryError
 from canary.matrix import yamlmarks
 from canary.matrix.ignore import Ignored, read_ignored
-from canary.matrix.yamlmarks import MarkedDict, MarkedList
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
 VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
@@ -338,7 +337,7 @@ class _Reader:
     def fail(self, line: int | None, message: str) -> MatrixError:
         return MatrixError(self.path, line, message, check=self.label)
 
-    def unknown_keys(self, data: MarkedDict, allowed: tuple[str, ...], what: str) -> None:
+    def unknown_keys(self, data: yamlmarks.MarkedDict, allowed: tuple[str, ...], what: str) -> None:
         for key in data:
             if key in allowed:
                 continue
@@ -348,7 +347,7 @@ class _Reader:
 
     def string(
         self,
-        data: MarkedDict,
+        data: yamlmarks.MarkedDict,
         key: str,
         *,
         required: bool = False,
@@ -367,7 +366,7 @@ class _Reader:
             raise self.fail(line, f"{key}: {value!r} is not a valid {key}")
         return value
 
-    def strings(self, data: MarkedDict, key: str) -> tuple[str, ...]:
+    def strings(self, data: yamlmarks.MarkedDict, key: str) -> tuple[str, ...]:
         value = data.get(key, [])
         line = data.lines.get(key, data.line)
         if isinstance(value, str):
@@ -418,7 +417,7 @@ class _MatrixReader(_Reader):
         """The whole file is read even past an error, so that every error is reported."""
         if data is None:
             raise self.fail(None, "the file is empty; a matrix needs `upstream` and `checks`")
-        if not isinstance(data, MarkedDict):
+        if not isinstance(data, yamlmarks.MarkedDict):
             raise self.fail(1, f"the top level must be a mapping, not {_kind(data)}")
         for key in data:
             self.lines[key] = data.lines[key]
@@ -457,7 +456,7 @@ class _MatrixReader(_Reader):
             ignored=ignored,
         )
 
-    def src(self, data: MarkedDict) -> str | None:
+    def src(self, data: yamlmarks.MarkedDict) -> str | None:
         """The folder holding the package, inside the repository or --source DIR: an absolute
         path or a `..` would have --source read outside DIR."""
         src = self.string(data, "src")
@@ -471,16 +470,16 @@ class _MatrixReader(_Reader):
             )
         return src
 
-    def tag(self, data: MarkedDict) -> str:
+    def tag(self, data: yamlmarks.MarkedDict) -> str:
         tag = self.string(data, "tag") or "v{version}"
         if "{version}" not in tag:
             raise self.fail(data.lines["tag"], "tag: must contain {version}, e.g. 'v{version}'")
         return tag
 
-    def checks(self, data: MarkedDict) -> tuple[Check, ...]:
+    def checks(self, data: yamlmarks.MarkedDict) -> tuple[Check, ...]:
         checks_data = data.get("checks")
         line = data.lines.get("checks", data.line)
-        if not isinstance(checks_data, MarkedList):  # the loader marks every YAML list
+        if not isinstance(checks_data, yamlmarks.MarkedList):  # the loader marks every YAML list
             self.errors.add(
                 self.fail(line, f"checks: must be a list of checks, not {_kind(checks_data)}")
             )
@@ -493,7 +492,7 @@ class _MatrixReader(_Reader):
         ]
         seen: dict[str, int] = {}
         for i, item in enumerate(checks_data):
-            check_id = item.get("id") if isinstance(item, MarkedDict) else None
+            check_id = item.get("id") if isinstance(item, yamlmarks.MarkedDict) else None
             if not isinstance(check_id, str):
                 continue
             line = yamlmarks.line_of(checks_data, i, line)
@@ -503,9 +502,9 @@ class _MatrixReader(_Reader):
             seen.setdefault(check_id, line)
         return tuple(c for c in checks if c is not None)
 
-    def check(self, data: Any, parent: MarkedList, index: int) -> Check:
+    def check(self, data: Any, parent: yamlmarks.MarkedList, index: int) -> Check:
         line = yamlmarks.line_of(parent, index, parent.line)
-        if not isinstance(data, MarkedDict):
+        if not isinstance(data, yamlmarks.MarkedDict):
             raise self.fail(line, f"checks[{index}]: must be a mapping, not {_kind(data)}")
         raw_id = data.get("id")
         label = raw_id if isinstance(raw_id, str) else f"#{index + 1}"
@@ -514,7 +513,7 @@ class _MatrixReader(_Reader):
     def version_spec(self, data: Any, line: int) -> VersionSpec:
         if data is None:
             return VersionSpec()
-        if not isinstance(data, MarkedDict):
+        if not isinstance(data, yamlmarks.MarkedDict):
             raise self.fail(line, f"versions: must be a mapping, not {_kind(data)}")
         self.unknown_keys(data, VERSION_KEYS, "versions")
         for key in data:
@@ -533,8 +532,8 @@ class _MatrixReader(_Reader):
             exact[key] = values
         broken = data.get("broken")
         if broken is None:
-            broken = MarkedDict()
-        elif not isinstance(broken, MarkedDict):
+            broken = yamlmarks.MarkedDict()
+        elif not isinstance(broken, yamlmarks.MarkedDict):
             raise self.fail(data.lines["broken"], "versions.broken: must map version -> reason")
         for version, reason in broken.items():
             line = broken.lines[version]
@@ -554,7 +553,7 @@ class _MatrixReader(_Reader):
 class _CheckReader(_Reader):
     """One check: its id, gates, acknowledged breaks and contract (or alternatives)."""
 
-    def read(self, data: MarkedDict, line: int) -> Check:
+    def read(self, data: yamlmarks.MarkedDict, line: int) -> Check:
         self.unknown_keys(data, CHECK_KEYS, "a check")
         check_id = self.string(data, "id", required=True, pattern=_ID) or self.label
         why = self.string(data, "why") or ""
@@ -579,13 +578,13 @@ class _CheckReader(_Reader):
             lines=dict(data.lines),
         )
 
-    def acknowledgements(self, data: MarkedDict) -> tuple[Acknowledgement, ...]:
+    def acknowledgements(self, data: yamlmarks.MarkedDict) -> tuple[Acknowledgement, ...]:
         """`broken:` on a check: version or range -> reason, or -> {reason, until_date}."""
         if "broken" not in data:
             return ()
         table = data["broken"]
         line = data.lines["broken"]
-        if not isinstance(table, MarkedDict) or not table:
+        if not isinstance(table, yamlmarks.MarkedDict) or not table:
             raise self.fail(
                 line,
                 "broken: must map a version or PEP 440 range to a reason, "
@@ -608,7 +607,7 @@ class _CheckReader(_Reader):
     ) -> tuple[str, datetime.date | None]:
         if isinstance(value, str) and value.strip():
             return value, None
-        if not isinstance(value, MarkedDict):
+        if not isinstance(value, yamlmarks.MarkedDict):
             raise self.fail(line, f"broken: {key}: must be a reason, or {{reason, until_date}}")
         self.unknown_keys(value, ACK_KEYS, f"broken: {key}")
         reason = self.string(value, "reason", required=True)
@@ -629,7 +628,7 @@ class _CheckReader(_Reader):
             )
         return reason, until
 
-    def gate(self, data: MarkedDict) -> SpecifierSet | None:
+    def gate(self, data: yamlmarks.MarkedDict) -> SpecifierSet | None:
         parts = []
         bounds = {}
         for key, op in (("since", ">="), ("until", "<")):
@@ -647,7 +646,7 @@ class _CheckReader(_Reader):
             parts.append(str(spec))
         return SpecifierSet(",".join(p for p in parts if p)) if parts else None
 
-    def alternatives(self, data: MarkedDict) -> tuple[Contract, ...]:
+    def alternatives(self, data: yamlmarks.MarkedDict) -> tuple[Contract, ...]:
         items = data["any_of"]
         line = data.lines["any_of"]
         if not isinstance(items, list) or len(items) < 2:
@@ -662,13 +661,13 @@ class _CheckReader(_Reader):
         contracts = []
         for i, item in enumerate(items):
             item_line = yamlmarks.line_of(items, i, line)
-            if not isinstance(item, MarkedDict):
+            if not isinstance(item, yamlmarks.MarkedDict):
                 raise self.fail(item_line, f"any_of[{i}]: must be a mapping")
             self.unknown_keys(item, CONTRACT_KEYS, "an any_of alternative")
             contracts.append(self.contract(item, inherited_module=module))
         return tuple(contracts)
 
-    def contract(self, data: MarkedDict, inherited_module: str | None) -> Contract:
+    def contract(self, data: yamlmarks.MarkedDict, inherited_module: str | None) -> Contract:
         module = self.string(data, "module", pattern=DOTTED_NAME) or inherited_module
         if module is None:
             raise self.fail(data.line, "module: required key is missing")
@@ -734,7 +733,7 @@ class _CheckReader(_Reader):
             not_contains=lists["not_contains"],
         )
 
-    def signature(self, data: MarkedDict, function: str | None) -> Signature | None:
+    def signature(self, data: yamlmarks.MarkedDict, function: str | None) -> Signature | None:
         text = self.string(data, "signature")
         if text is None:
             return None
@@ -754,7 +753,7 @@ class _CheckReader(_Reader):
             ) from None
         return Signature(text.strip(), params, returns)
 
-    def count(self, data: MarkedDict, contains: tuple[str, ...]) -> int | None:
+    def count(self, data: yamlmarks.MarkedDict, contains: tuple[str, ...]) -> int | None:
         """`count: N`: each `contains` text occurs exactly N times (a `str.replace` anchor)."""
         if "count" not in data:
             return None
@@ -765,14 +764,14 @@ class _CheckReader(_Reader):
             raise self.fail(line, "count: needs `contains` in the same check")
         return value
 
-    def call(self, data: MarkedDict, function: str | None) -> CallShape | None:
+    def call(self, data: yamlmarks.MarkedDict, function: str | None) -> CallShape | None:
         """`call: {args: N, keywords: [a, b]}`: a call of that shape must bind."""
         if "call" not in data:
             return None
         value, line = data["call"], data.lines["call"]
         if function is None:
             raise self.fail(line, "call: needs `function` in the same check")
-        if not isinstance(value, MarkedDict):
+        if not isinstance(value, yamlmarks.MarkedDict):
             raise self.fail(
                 line,
                 f"call: must be a mapping such as {{args: 1, keywords: [a]}}, not {_kind(value)}",
@@ -792,7 +791,7 @@ class _CheckReader(_Reader):
             raise self.fail(value.lines["keywords"], "call: keywords: a keyword is given twice")
         return CallShape(args, keywords)
 
-    def own(self, data: MarkedDict, class_: str | None, function: str | None) -> bool:
+    def own(self, data: yamlmarks.MarkedDict, class_: str | None, function: str | None) -> bool:
         if "own" not in data:
             return False
         line = data.lines["own"]
@@ -804,7 +803,7 @@ class _CheckReader(_Reader):
             )
         return data["own"]
 
-    def function_name(self, data: MarkedDict) -> str | None:
+    def function_name(self, data: yamlmarks.MarkedDict) -> str | None:
         name = self.string(data, "function")
         if name is not None:
             parts = name.split(".")

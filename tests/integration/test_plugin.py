@@ -101,7 +101,6 @@ checks:
 
 def test_short_summary_line_gives_the_reason(project, monkeypatch):
     monkeypatch.setenv("COLUMNS", "150")
-    monkeypatch.delenv("CI", raising=False)
     result = run(project)
     summary = [line.split("::", 1)[-1] for line in result.stdout.lines]
     assert "fakeup::gone[2.0.0] - module fakeup.gone not found" in summary
