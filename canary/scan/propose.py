@@ -17,6 +17,7 @@ from canary.matrix.model import DOTTED_NAME
 from canary.scan.call_shapes import shape_text
 from canary.scan.findings import Finding, Role
 from canary.scan.imports import Ref
+from canary.scan.pass_through import passes_through
 from canary.scan.rewriters import ANY_CLASS
 from canary.scan.subjects import Target, is_class_name, locate, place
 from canary.scan.upstream import UpstreamView
@@ -215,6 +216,9 @@ def _collect(
         if not placed:
             continue
         subject, assertion, values = placed[0]
+        views = views_of.get(subject.upstream, ())
+        if assertion in _CALLS.values() and passes_through(subject.module, subject.name, views):
+            assertion, values = None, ()  # any keyword binds: the use says it exists
         others = tuple(dict.fromkeys(p[0] for p in placed[1:] if p[1:] == placed[0][1:]))
         others = tuple(other for other in others if other != subject)
         if others:
