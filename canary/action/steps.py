@@ -2,7 +2,8 @@
 
 The steps call canary's library (`canary.api`, and `canary.reports` to draw saved results), with
 the arguments a user would give the commands; they only choose those arguments and carry the
-results to GitHub.
+results to GitHub. Each step is its own process: the engine and the reports are imported by
+the steps that use them, so the plan and the verdict start without them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from canary import api
 from canary.action.runner import (
     ActionError,
     add_summary,
@@ -27,13 +27,6 @@ from canary.action.runner import (
     text_input,
     work_dir,
 )
-from canary.matrix.lock import lock_path
-from canary.matrix.model import MatrixError, load_matrix
-from canary.reports.command import compose, merge, read_report
-from canary.reports.dispatch import render as render_report
-from canary.reports.drift import drift
-from canary.reports.markdown import SUMMARY_LIMIT, code_block
-from canary.reports.output import prepare_output, write_output
 from canary.safety.untrusted import showable
 
 DEFAULT_MATRICES = "canary"
@@ -74,6 +67,9 @@ def matrix_files(spec: str | None = None) -> list[Path]:
 
 
 def lock_files(matrices: list[Path]) -> list[Path]:
+    from canary.matrix.lock import lock_path
+    from canary.matrix.model import MatrixError, load_matrix
+
     try:
         return [lock_path(load_matrix(path)) for path in matrices]
     except MatrixError as exc:
@@ -115,6 +111,9 @@ def plan() -> None:
 
 def lock() -> None:
     """Refresh the locks (the nightly); say whether any moved, keep canary's account of it."""
+    from canary import api
+    from canary.reports.markdown import code_block
+
     matrices = matrix_files()
     before = {path: _read(path) for path in lock_files(matrices)}
     with quoted_stderr():
@@ -139,6 +138,10 @@ def _read(path: Path) -> bytes | None:
 def check() -> None:
     """Run the checks once into JSON; annotate the failing checks; draw the grid (check mode:
     the nightly draws it beside what changed, in its compare step)."""
+    from canary import api
+    from canary.reports.dispatch import render as render_report
+    from canary.reports.output import prepare_output, write_output
+
     matrices = [str(path) for path in matrix_files()]
     versions = text_input("versions", "all" if mode() == "nightly" else "releases")
     results = results_path()
@@ -164,14 +167,16 @@ def annotate(results: Path) -> None:
     sys.stdout.flush()
 
 
-def render(
-    results: Path, fmt: str, baseline: Path | None = None, limit: int = SUMMARY_LIMIT
-) -> str:
+def render(results: Path, fmt: str, baseline: Path | None = None, limit: int | None = None) -> str:
     """Saved results drawn as `canary report` draws them; with a baseline, what changed first
-    (markdown under `limit` bytes)."""
+    (markdown under `limit` bytes, GitHub's summary limit when not given)."""
+    from canary.reports.command import compose, merge, read_report
+    from canary.reports.drift import drift
+    from canary.reports.markdown import SUMMARY_LIMIT
+
     report = merge([read_report(str(results))])
     found = drift(report, read_report(str(baseline))) if baseline is not None else None
-    return compose(fmt, report, found, limit=limit)
+    return compose(fmt, report, found, limit=SUMMARY_LIMIT if limit is None else limit)
 
 
 def verdict() -> int:
