@@ -25,7 +25,7 @@ from canary.safety.writes import replace_file
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
-from canary.scan.findings import Finding
+from canary.scan.findings import Use
 from canary.scan.judging import GATED, settle
 from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
@@ -47,7 +47,7 @@ _LONE_LF = re.compile(r"(?<!\r)\n")
 class ScanResult:
     """What a scan of a downstream tree saw; `problems` are files it could not read."""
 
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Use] = field(default_factory=list)
     modules: set[str] = field(default_factory=set)
     files: int = 0
     problems: list[str] = field(default_factory=list)
