@@ -16,7 +16,7 @@ from canary.scan.absence import done_without
 from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
-from canary.scan.findings import Finding, Role
+from canary.scan.findings import Role, Use
 from canary.scan.guards import (
     Guard,
     absence_tests,
@@ -61,7 +61,7 @@ class FileScanner(ast.NodeVisitor):
         own: frozenset[str] = frozenset(),
     ) -> None:
         self.record = Recorder(file, own)
-        self.findings: list[Finding] = self.record.findings  # the same list, filled as it walks
+        self.findings: list[Use] = self.record.findings  # the same list, filled as it walks
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
