@@ -7,6 +7,7 @@ user's edit is never overwritten. `--dry-run` says what would be written and wri
 
 from __future__ import annotations
 
+import os
 import subprocess
 import zlib
 from collections.abc import Callable
@@ -24,11 +25,12 @@ from canary.init.workflows import (
     nightly_workflow,
     pr_workflow,
 )
-from canary.matrix.config import PYPROJECT, table_text
+from canary.matrix.config import MAX_CONFIG_BYTES, PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
+from canary.safety.reads import read_regular
 from canary.safety.untrusted import showable
-from canary.safety.writes import WriteError, replace_file, write_new
+from canary.safety.writes import WriteError, inside, replace_file, write_new
 from canary.scan.command import notes
 from canary.sources.tree import SourceError
 
@@ -78,16 +80,31 @@ def default_branch(root: Path) -> str:
     return name if done.returncode == 0 and name else "main"
 
 
+def _present(root: Path, relative: str, plan: Plan) -> str | None:
+    """The text of the tree's file `relative`, "" when there is none; None (said in the plan)
+    when it is not to be read or written: a link on the way or at it, a FIFO, a huge file."""
+    try:
+        return read_regular(inside(root, root / relative), MAX_CONFIG_BYTES).decode(
+            "utf-8", errors="replace"
+        )
+    except FileNotFoundError:
+        return ""
+    except WriteError as exc:
+        plan.problems.append(str(exc))
+    except OSError as exc:  # Refused says why in its text
+        plan.problems.append(f"{relative}: not written: {exc.strerror or exc}")
+    return None
+
+
 def _place(root: Path, relative: str, text: str, dry_run: bool, plan: Plan, what: str = "") -> None:
-    path = root / relative
-    if path.is_symlink():
-        plan.problems.append(f"{relative}: not written: it is a symbolic link")
+    present = _present(root, relative, plan)
+    if present is None:
         return
-    if path.exists():
-        same = path.read_text(encoding="utf-8", errors="replace") == text
+    if present or (root / relative).exists():
+        same = present == text
         plan.kept.append(f"{relative} ({'up to date' if same else 'exists; left as it is'})")
         return
-    _write(write_new, root, path, text, dry_run, plan, f"{relative}{what}")
+    _write(write_new, root, root / relative, text, dry_run, plan, f"{relative}{what}")
 
 
 def _write(
@@ -111,7 +128,7 @@ def _write(
 
 def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
     lock = Path(relative).with_suffix(".lock").as_posix()
-    if (root / lock).exists():
+    if os.path.lexists(root / lock):
         plan.kept.append(f"{lock} (exists; `canary lock` refreshes it)")
         return
     if dry_run:
@@ -120,7 +137,7 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
     try:
         api.lock([root / relative])
         written = read_lock(root / lock)
-    except (MatrixError, SourceError) as exc:
+    except (MatrixError, SourceError, WriteError) as exc:
         plan.problems.append(f"{lock}: not written: {exc}")
         return
     labels = written.resolution.labels() if written else []
@@ -131,17 +148,19 @@ def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
 def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
     """`[tool.canary]` in pyproject.toml (created when missing), the rest of it kept as it was,
     so every command and the pytest plugin find the matrices."""
-    path = root / PYPROJECT
+    present = _present(root, PYPROJECT, plan)
+    if present is None:
+        return
     try:
-        text = table_text(path.read_text(encoding="utf-8") if path.is_file() else "", [folder])
-    except (OSError, ValueError) as exc:  # tomlkit's ParseError is a ValueError
+        text = table_text(present, [folder])
+    except ValueError as exc:  # tomlkit's ParseError is a ValueError
         plan.problems.append(f"{PYPROJECT}: [tool.canary] not added: {exc}")
         return
     if text is None:
         plan.kept.append(f"{PYPROJECT} (has [tool.canary]; left as it is)")
         return
     said = f'{PYPROJECT}: [tool.canary] matrices = ["{folder}"]'
-    _write(replace_file, root, path, text, dry_run, plan, said)
+    _write(replace_file, root, root / PYPROJECT, text, dry_run, plan, said)
 
 
 def init_main(
@@ -171,7 +190,7 @@ def init_main(
         _place(root, relative, text, dry_run, plan, f": {checks} proposed checks")
         if dry_run and not (root / relative).exists():
             out.write(f"---\n# {relative}\n{text}")
-    plan.matrices = sorted(p.relative_to(root).as_posix() for p in (root / matrices).glob("*.yaml"))
+    plan.matrices = _matrices(root, matrices, plan)
     if dry_run:
         plan.matrices = sorted(
             {*plan.matrices, *(f"{matrices.as_posix()}/{n}.yaml" for n in proposed)}
@@ -199,6 +218,24 @@ def init_main(
     return 1 if plan.problems or not plan.matrices else 0
 
 
+def _matrices(root: Path, folder: Path, plan: Plan) -> list[str]:
+    """The matrices of `folder` to lock: none when the folder is reached through a link (its
+    locks would be written where it leads), no matrix that is itself a link."""
+    try:
+        inside(root, root / folder / "x.yaml")
+    except WriteError as exc:
+        plan.problems.append(f"{folder.as_posix()}/: not read: {str(exc).rpartition(': ')[2]}")
+        return []
+    found = []
+    for path in sorted((root / folder).glob("*.yaml")):
+        relative = path.relative_to(root).as_posix()
+        if not path.is_symlink():
+            found.append(relative)
+        elif not any(problem.startswith(f"{relative}:") for problem in plan.problems):
+            plan.problems.append(f"{relative}: not locked: it is a symbolic link")
+    return found
+
+
 def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: TextIO) -> None:
     if notes:
         out.write(notes + "\n")
@@ -210,10 +247,11 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
     for line in plan.problems:
         out.write(f"canary init: {showable(line)}\n")
     if not plan.matrices:
-        out.write(
-            "canary init: no matrix proposed and none in "
-            f"{folder}/; name the upstreams you patch with --upstream NAME,NAME\n"
-        )
+        if not plan.problems:  # else they said why
+            out.write(
+                "canary init: no matrix proposed and none in "
+                f"{folder}/; name the upstreams you patch with --upstream NAME,NAME\n"
+            )
         return
     if dry_run:
         out.write("nothing written (--dry-run)\n")

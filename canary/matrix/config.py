@@ -20,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 
 from canary.errors import CanaryError
+from canary.safety.reads import Refused, TooLarge, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -115,26 +116,44 @@ def _expand(root: Path, entry: str) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def find_config(start: Path | None = None) -> Config:
+def find_config(start: Path | None = None, within: list[Path] | None = None) -> Config:
     """The nearest `[tool.canary]` table from `start` (default: the current folder) up, or
-    the defaults in `start` itself."""
+    the defaults in `start` itself. `within`: only these folders (nearest first) are looked
+    in, and their pyproject.toml is read as a downstream's file, never through a link nor
+    from a FIFO (scan's lookup in the tree it scans)."""
     here = (start or Path.cwd()).absolute()
-    for folder in (here, *here.parents):
+    folders = within if within is not None else [here, *here.parents]
+    for folder in folders:
         candidate = folder / PYPROJECT
-        if candidate.is_file():
-            table = _table(candidate)
+        if within is not None or candidate.is_file():
+            table = _table(candidate, follow=within is None)
             if table is not None:
                 return _from_table(candidate, table)
-    return Config(root=here)
+    return Config(root=folders[0] if within else here)
 
 
-def _table(path: Path) -> dict | None:
+def _config_bytes(path: Path, follow: bool) -> bytes | None:
+    """At most MAX_CONFIG_BYTES of `path`; None (as if absent) when `follow` is false and it
+    is missing, a link or no regular file."""
+    if not follow:
+        try:
+            return read_regular(path, MAX_CONFIG_BYTES + 1)
+        except TooLarge:
+            raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes") from None
+        except (FileNotFoundError, NotADirectoryError, Refused):
+            return None
+    with path.open("rb") as file:
+        return file.read(MAX_CONFIG_BYTES + 1)
+
+
+def _table(path: Path, follow: bool = True) -> dict | None:
     """The `[tool.canary]` table of one pyproject.toml; one over MAX_CONFIG_BYTES is not read
     (scan reads the scanned tree's: a downstream's file is untrusted, and read whole it could
     exhaust memory)."""
     try:
-        with path.open("rb") as file:
-            blob = file.read(MAX_CONFIG_BYTES + 1)
+        blob = _config_bytes(path, follow)
+        if blob is None:
+            return None
         if len(blob) > MAX_CONFIG_BYTES:
             raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes")
         data = tomllib.loads(blob.decode("utf-8"))

@@ -4,6 +4,8 @@ into a tree that may carry links. The lowest layer: it imports nothing of canary
 
 - `untrusted`: text from outside canary (upstream sources, index pages, file names, results
   files) made safe to print: one line, no escape sequence a terminal or a CI runner acts on;
+- `reads`: a file of a tree canary does not own, read never through a link, never from a FIFO,
+  never past a budget;
 - `writes`: every file canary writes: never through a symbolic link, never outside the folder
   named, never left half-written.
 """

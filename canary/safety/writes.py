@@ -25,9 +25,16 @@ class WriteError(CanaryError):
     refused. Exit 2, naming the file."""
 
 
-def _checked(folder: Path, path: Path) -> Path:
+def inside(folder: Path, path: Path) -> Path:
+    """`path` (absolute), when it is inside `folder` and no folder from `folder` down to it is
+    a link: what a reader of the tree checks before opening it (nothing is created)."""
+    return _checked(folder, path, create=False)
+
+
+def _checked(folder: Path, path: Path, create: bool = True) -> Path:
     """`path` (inside `folder`), after making sure no folder from `folder` down to it is a link
-    and that it stays inside; its missing parent folders are created (never through a link)."""
+    and that it stays inside; with `create`, its missing parent folders are created (never
+    through a link)."""
     base = Path(os.path.abspath(folder))
     target = Path(os.path.abspath(path))
     if target == base or not target.is_relative_to(base):
@@ -38,6 +45,8 @@ def _checked(folder: Path, path: Path) -> Path:
         try:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
+            if not create:
+                break
             try:
                 os.mkdir(current)
             except OSError as exc:

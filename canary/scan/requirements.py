@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -26,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from canary.analysis import MAX_SOURCE_BYTES
+from canary.safety.reads import read_regular
 from canary.scan.emit import Releases
 from canary.scan.selection import is_repository
 
@@ -33,21 +33,14 @@ from canary.scan.selection import is_repository
 _QUOTED = ("pyproject.toml", "setup.py")
 _STRING = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
 _REQUIRES_DIST = "Requires-Dist:"
-#: open never through a link, never blocked by a FIFO (it is then refused as no regular file)
-_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def _read(path: Path) -> str | None:
     """The text of a regular file of at most MAX_SOURCE_BYTES, read without following a link."""
     try:
-        fd = os.open(path, _NO_FOLLOW)
+        return read_regular(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
-            return None
-        return file.read(MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
 
 
 def _real_folders(found: list[Path]) -> list[Path]:

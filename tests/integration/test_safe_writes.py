@@ -9,6 +9,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,7 @@ def test_init_writes_nothing_through_a_dangling_link_or_a_linked_folder(tmp_path
     repo = downstream_copy(tmp_path / "patchwork")
     (repo / "canary").mkdir()
     (repo / "canary" / "trl.yaml").symlink_to(victim / "x.yaml")  # dangling
+    (repo / "canary" / "mine.yaml").write_text(MATRIX)  # so that the workflows are written
     (repo / ".github").symlink_to(victim, target_is_directory=True)
     status = main(["init", str(repo), "--upstream", "trl"])
     out = capsys.readouterr().out
@@ -52,6 +54,46 @@ def test_init_writes_nothing_through_a_dangling_link_or_a_linked_folder(tmp_path
     assert "canary/trl.yaml: not written: it is a symbolic link" in out
     assert f"{PR_WORKFLOW}: not written: {repo / '.github'} is a symbolic link" in out
     assert status == 2 or "not written" in out
+
+
+def test_init_neither_waits_on_nor_replaces_a_fifo(tmp_path, index):
+    """A FIFO where pyproject.toml and the workflow are: opening one to read waits for a writer
+    forever, and a write would have put a file in its place. Both are said and left alone."""
+    repo = downstream_copy(tmp_path / "patchwork")
+    (repo / "pyproject.toml").unlink(missing_ok=True)
+    os.mkfifo(repo / "pyproject.toml")
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    os.mkfifo(repo / PR_WORKFLOW)
+    done = subprocess.run(
+        [sys.executable, "-m", "canary", "init", str(repo), "--upstream", "trl"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "pyproject.toml: not written: it is not a regular file" in done.stdout
+    assert f"{PR_WORKFLOW}: not written: it is not a regular file" in done.stdout
+    assert stat.S_ISFIFO(os.lstat(repo / "pyproject.toml").st_mode)
+    assert stat.S_ISFIFO(os.lstat(repo / PR_WORKFLOW).st_mode)
+    assert (repo / "canary" / "trl.lock").is_file()  # the rest is written
+
+
+def test_init_locks_and_reads_nothing_through_a_linked_folder(tmp_path, index, capsys):
+    """A linked matrices folder holding a matrix: its lock would have been written where the
+    link leads. A linked workflows folder holding the workflow: it is not read (`kept`)."""
+    victim = outside(tmp_path)
+    (victim / "trl.yaml").write_text(MATRIX)
+    (victim / "canary.yml").write_text("theirs\n")
+    repo = downstream_copy(tmp_path / "patchwork")
+    (repo / "canary").symlink_to(victim, target_is_directory=True)
+    (repo / ".github").mkdir()
+    (repo / ".github" / "workflows").symlink_to(victim, target_is_directory=True)
+    assert main(["init", str(repo), "--upstream", "trl"]) == 1
+    out = capsys.readouterr().out
+    assert sorted(p.name for p in victim.iterdir()) == ["canary.yml", "trl.yaml"], out
+    assert f"canary/: not read: {repo / 'canary'} is a symbolic link" in out
+    assert "kept" not in out and "no matrix proposed" not in out
 
 
 def test_scan_output_refuses_a_linked_file(tmp_path):

@@ -307,6 +307,23 @@ def test_links_are_not_followed_and_nothing_out_of_path_is_read(tmp_path):
     assert [summary(c) for c in printed_matrices(text)["trl"]["checks"]] == EXPECTED["trl"]
 
 
+def test_the_trees_own_table_is_read_in_its_own_folders_and_never_through_a_link(tmp_path):
+    """`[tool.canary] exclude` leaving out rl.py, first in a pyproject.toml above the scanned
+    repository (not its own), then in one the tree links to out of itself: neither is read."""
+    (tmp_path / "pyproject.toml").write_text('[tool.canary]\nexclude = ["rl.py"]\n')
+    tree = tmp_path / "proj"
+    shutil.copytree(FIXTURE, tree)
+    assert "# scanned 5 files" in scan(str(tree), ["trl"], None, None)[1]
+    (tmp_path / "pyproject.toml").rename(tmp_path / "theirs.toml")
+    (tree / "pyproject.toml").rename(tree / "setup.cfg")  # still a repository
+    (tree / "pyproject.toml").symlink_to(tmp_path / "theirs.toml")
+    status, text = scan(str(tree), ["trl"], None, None)
+    assert status == 0 and "# scanned 5 files under" in text and "--exclude" not in text
+    (tree / "pyproject.toml").unlink()
+    (tree / "pyproject.toml").write_text('[tool.canary]\nexclude = ["rl.py"]\n')  # its own
+    assert "# scanned 4 files under" in scan(str(tree), ["trl"], None, None)[1]
+
+
 def test_downstream_file_names_are_printed_escaped(tmp_path):
     tree = tmp_path / "proj"
     shutil.copytree(FIXTURE, tree)
