@@ -46,7 +46,7 @@ PREFETCH_CHUNK = 64
 
 
 @dataclass(frozen=True)
-class Subject:
+class SubjectText:
     """The function, class or module a check reads, on one version."""
 
     name: str  # "GRPOTrainer.__init__", "class KTOTrainer", "module trl.core"
@@ -61,8 +61,8 @@ class Explanation:
     """What a check's subject became, its two sides, and their diff."""
 
     became: Became | None
-    old: Subject | None
-    new: Subject | None
+    old: SubjectText | None
+    new: SubjectText | None
     diff: str
 
 
@@ -94,7 +94,7 @@ def held_contract(check: Check, run: VersionRun) -> Contract:
     return check.any_of[0]
 
 
-def subject_of(contract: Contract, hierarchy: Hierarchy) -> Subject | None:
+def subject_of(contract: Contract, hierarchy: Hierarchy) -> SubjectText | None:
     """The check's subject, None when the module or the name is not there."""
     namespace = hierarchy.namespace
     module = namespace.lookup(contract.module)
@@ -121,16 +121,16 @@ def subject_of(contract: Contract, hierarchy: Hierarchy) -> Subject | None:
             return None
         where, fn = found_fn
         subject = _span(where, fn.span.start, fn.span.end, wanted.name)
-        return Subject(subject.name, subject.path, subject.start, subject.text, fn)
+        return SubjectText(subject.name, subject.path, subject.start, subject.text, fn)
     return _whole(module)
 
 
-def _whole(module: ModuleInfo) -> Subject:
-    return Subject(f"module {module.name}", module.path, 1, module.text)
+def _whole(module: ModuleInfo) -> SubjectText:
+    return SubjectText(f"module {module.name}", module.path, 1, module.text)
 
 
-def _span(module: ModuleInfo, start: int, end: int, name: str) -> Subject:
-    return Subject(name, module.path, start, Lines(module.text).segment(start, end))
+def _span(module: ModuleInfo, start: int, end: int, name: str) -> SubjectText:
+    return SubjectText(name, module.path, start, Lines(module.text).segment(start, end))
 
 
 def _function(
@@ -153,8 +153,8 @@ def _function(
 
 
 def _became(
-    contract: Contract, new: VersionRun, before: Subject | None, after: Subject | None
-) -> tuple[Became | None, Subject | None]:
+    contract: Contract, new: VersionRun, before: SubjectText | None, after: SubjectText | None
+) -> tuple[Became | None, SubjectText | None]:
     """What the subject became, and where it went when it moved (the diff's new side)."""
     if after is None:
         name = _missing_name(contract, new.hierarchy)
@@ -181,8 +181,8 @@ def _became(
 
 
 def _moved_with_text(
-    contract: Contract, new: VersionRun, after: Subject
-) -> tuple[Became, Subject] | None:
+    contract: Contract, new: VersionRun, after: SubjectText
+) -> tuple[Became, SubjectText] | None:
     """A subject still there in name (a thin subclass left behind, a re-export stub) whose
     text went with a definition of the same name in another module: that definition."""
     name = contract.subject.name.split(".")[0] if contract.subject is not None else ""
@@ -254,7 +254,7 @@ def _missing_text(contract: Contract, source: str) -> str | None:
     return None
 
 
-def _added_parameters(before: Subject | None, after: Subject) -> Became:
+def _added_parameters(before: SubjectText | None, after: SubjectText) -> Became:
     fn = after.function
     assert fn is not None
     old = set(before.function.names) if before and before.function else set()
@@ -299,7 +299,7 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
 _TOKEN = re.compile(r"\w+|[^\w\s]+")
 
 
-def closest_lines(text: str, subject: Subject, count: int = 2) -> tuple[Place, ...]:
+def closest_lines(text: str, subject: SubjectText, count: int = 2) -> tuple[Place, ...]:
     """The `count` logical lines of the subject most like `text` (difflib's ratio over their
     tokens, at least CLOSEST_CUTOFF), best first, ties by line."""
     matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(autojunk=False)
@@ -425,7 +425,7 @@ def _classes(info: ModuleInfo) -> list[ClassInfo]:
     return [cls for variants in info.classes.values() for cls in variants]
 
 
-def _moved_subject(run: VersionRun, place: Place) -> Subject | None:
+def _moved_subject(run: VersionRun, place: Place) -> SubjectText | None:
     """The definition a missing name moved to, as the new side of the diff."""
     data = _opened(run).read(place.path)
     if data is None:
@@ -448,7 +448,7 @@ _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def unified_diff(
-    old: Subject | None, new: Subject | None, old_label: str, new_label: str, limit: int
+    old: SubjectText | None, new: SubjectText | None, old_label: str, new_label: str, limit: int
 ) -> str:
     """The subject's unified diff with the upstream paths and real line numbers of both sides;
     at most `limit` lines, then a line saying how many were cut."""

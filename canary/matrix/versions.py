@@ -34,7 +34,7 @@ from canary.sources.index_file import IndexFile
 from canary.sources.tree import SourceError
 
 
-class Project(Protocol):
+class ListedProject(Protocol):
     """One project on the index (canary.sources.index provides it)."""
 
     @property
@@ -48,7 +48,7 @@ class Project(Protocol):
 
 
 class Index(Protocol):
-    def project(self, name: str, *, refresh: bool = False) -> Project: ...
+    def project(self, name: str, *, refresh: bool = False) -> ListedProject: ...
 
 
 class SelectionError(MatrixError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from canary.engine.became import Explanation, Subject
+from canary.engine.became import Explanation, SubjectText
 from canary.engine.outcomes import Result, Status
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
@@ -60,7 +60,7 @@ def _never(story: CheckStory) -> str:
     return "it failed only where no earlier version held it"
 
 
-def _subject(subject: Subject | None) -> dict | None:
+def _subject(subject: SubjectText | None) -> dict | None:
     if subject is None:
         return None
     end = subject.start + max(0, len(subject.text.splitlines()) - 1)
@@ -92,7 +92,7 @@ def story_json(story: CheckStory) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _side(subject: Subject | None, version: str) -> str:
+def _side(subject: SubjectText | None, version: str) -> str:
     if subject is None:
         return f"nothing ({version})"
     where = _subject(subject)
@@ -121,7 +121,7 @@ def story_text(story: CheckStory) -> str:
         f"compare: {story.compare}" if story.compare else "compare: the matrix names no `github`"
     )
     if explanation is not None:
-        name = (explanation.old or explanation.new or Subject("the subject", "", 1, "")).name
+        name = (explanation.old or explanation.new or SubjectText("the subject", "", 1, "")).name
         lines.append(
             f"diff of {name}: {_side(explanation.old, found.last_pass)} -> "
             f"{_side(explanation.new, found.first_fail)}"

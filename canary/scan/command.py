@@ -19,6 +19,7 @@ from canary.cache.store import Cache
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
+from canary.matrix.model import Matrix
 from canary.reports.progress import Progress
 from canary.safety.reads import TooLarge, read_regular
 from canary.safety.untrusted import showable
@@ -26,7 +27,7 @@ from canary.safety.writes import replace_file
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
-from canary.scan.findings import Finding
+from canary.scan.findings import Use
 from canary.scan.judging import GATED, settle
 from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
@@ -35,6 +36,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases, searched_folders
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
+from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
 from canary.settings import Settings
 
@@ -48,7 +50,7 @@ _LONE_LF = re.compile(r"(?<!\r)\n")
 class ScanResult:
     """What a scan of a downstream tree saw; `problems` are files it could not read."""
 
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Use] = field(default_factory=list)
     modules: set[str] = field(default_factory=set)
     files: int = 0
     problems: list[str] = field(default_factory=list)
@@ -249,10 +251,16 @@ class Proposed:
             labels = [Version(label) for label in self.reading.labels]
             self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
             self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
-            matrix = load_text(self.upstream, self.text())
+            self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
+            matrix = self._matrix_of(self.proposals)
             self.left_out = settle(matrix, self.proposals, self.reading)
             gone = {id(p) for p in self.left_out}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
+
+    def _matrix_of(self, proposals: list[Proposal]) -> Matrix:
+        """The matrix `proposals` make, a check per proposal in order, as written out."""
+        text = render_matrix(self.upstream, proposals, self.releases, self._header())
+        return load_text(self.upstream, text)
 
     def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
         """`existing` (the matrix file `name`) with the missing proposals appended; `declined`

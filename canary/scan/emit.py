@@ -16,7 +16,7 @@ from canary.errors import CanaryError
 from canary.safety.untrusted import showable
 from canary.scan.call_shapes import shape_yaml, stated_shape
 from canary.scan.ids import assign_ids
-from canary.scan.propose import Proposal, Subject
+from canary.scan.propose import Proposal, ProposedSubject
 from canary.scan.upstream_ids import distribution
 
 # owner/repo and the folder holding the package in the repo, for the upstreams we know
@@ -99,7 +99,7 @@ def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:
     return []
 
 
-def _subject_lines(subject: Subject, pad: str) -> list[str]:
+def _subject_lines(subject: ProposedSubject, pad: str) -> list[str]:
     lines = [f"{pad}module: {quote(subject.module)}"]
     if subject.key:
         lines.append(f"{pad}{subject.key}: {quote(subject.name or '')}")

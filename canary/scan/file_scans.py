@@ -18,7 +18,7 @@ from typing import Any
 from canary.cache.fingerprint import code_fingerprint
 from canary.cache.store import Cache
 from canary.scan.callsites import CallSites
-from canary.scan.findings import Finding, Role
+from canary.scan.findings import Role, Use
 from canary.scan.imports import Ref
 
 _KIND = "scan"
@@ -62,9 +62,7 @@ class FileScans:
     def keep_first(self, data: bytes, events: list[list[Any]]) -> None:
         self._keep(self._key("first", _digest(data)), events)
 
-    def second(
-        self, name: str, data: bytes, state: list[Any]
-    ) -> tuple[list[Finding], set[str]] | None:
+    def second(self, name: str, data: bytes, state: list[Any]) -> tuple[list[Use], set[str]] | None:
         """The remembered findings and proven modules of a file's second pass, given `state`
         (CallSites.state of the functions it defines)."""
         found = self._load(self._key("second", name, _digest(data), state))
@@ -75,7 +73,7 @@ class FileScans:
             return None
 
     def keep_second(
-        self, name: str, data: bytes, state: list[Any], findings: list[Finding], modules: set[str]
+        self, name: str, data: bytes, state: list[Any], findings: list[Use], modules: set[str]
     ) -> None:
         rows = [_row(f) for f in findings]
         self._keep(self._key("second", name, _digest(data), state), [rows, sorted(modules)])
@@ -97,7 +95,7 @@ def _is_event(event: Any) -> bool:
     )
 
 
-def _row(finding: Finding) -> list[Any]:
+def _row(finding: Use) -> list[Any]:
     return [
         finding.role.value,
         list(finding.ref.parts),
@@ -110,13 +108,13 @@ def _row(finding: Finding) -> list[Any]:
     ]
 
 
-def _finding(file: str, row: list[Any]) -> Finding:
+def _finding(file: str, row: list[Any]) -> Use:
     """A finding from its stored row; ValueError/TypeError when the row is malformed."""
     role, parts, known, line, items, tolerated, gate, alternatives = row
     names = [p for alternative in alternatives for p in alternative[0]]
     if not all(isinstance(p, str) for p in (*parts, *items, gate, *names)):
         raise TypeError("not a finding")
-    return Finding(
+    return Use(
         Role(role),
         Ref(tuple(parts), int(known)),
         file,

@@ -23,7 +23,7 @@ class Role(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Finding:
+class Use:
     role: Role
     ref: Ref
     file: str  # relative to the scanned PATH, with forward slashes

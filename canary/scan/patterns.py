@@ -16,11 +16,12 @@ from canary.scan.absence import done_without
 from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
-from canary.scan.findings import Finding, Role
+from canary.scan.findings import Role, Use
 from canary.scan.guards import (
     Guard,
     absence_tests,
     conditions,
+    required,
     tolerant_handlers,
     type_checking,
 )
@@ -60,7 +61,7 @@ class FileScanner(ast.NodeVisitor):
         own: frozenset[str] = frozenset(),
     ) -> None:
         self.record = Recorder(file, own)
-        self.findings: list[Finding] = self.record.findings  # the same list, filled as it walks
+        self.findings: list[Use] = self.record.findings  # the same list, filled as it walks
         self.calls = calls if calls is not None else CallSites()
         self.upstreams = upstreams
         self.scopes = Scopes()
@@ -68,9 +69,8 @@ class FileScanner(ast.NodeVisitor):
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
         self.within: ast.boolop | None = None  # the innermost `and`/`or` being visited
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
-        # `try: from a import X` / `except ImportError: from b import X`, by alias node id:
-        # the first import's fallback (and whether outer guards tolerate both failing), and
-        # the imports that are a fallback (part of the first's check, no check of their own)
+        # `try: from a import X` / `except ImportError: from b import X`, by alias id: the first
+        # import's fallback (and whether both may fail), and the fallbacks (in the first's check)
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
@@ -310,6 +310,7 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
+        self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             if s.regex is None:
                 self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)

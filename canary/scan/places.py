@@ -1,6 +1,6 @@
 """Where a release's lazy modules serve names from, remembered per release file.
 
-Finding a name a lazy root serves from its folders (transformers' `define_import_structure`)
+Use a name a lazy root serves from its folders (transformers' `define_import_structure`)
 reads every module of the folder when the name is not there; what the search concluded depends
 only on the release and canary's code, so it is kept in the cache (keyed like the verdicts:
 project, file name, the index's sha256, the code's fingerprint) and a warm scan opens none of

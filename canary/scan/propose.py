@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from canary.matrix.model import DOTTED_NAME
 from canary.scan.call_shapes import shape_text
-from canary.scan.findings import Finding, Role
+from canary.scan.findings import Role, Use
 from canary.scan.imports import Ref
 from canary.scan.pass_through import passes_through
 from canary.scan.rewriters import ANY_CLASS
-from canary.scan.subjects import Target, is_class_name, locate, place
+from canary.scan.subjects import Placement, is_class_name, locate, place
 from canary.scan.upstream import UpstreamView
 
 # Constructors of these are dataclasses: their keyword arguments are fields, often inherited,
@@ -48,7 +48,7 @@ _ONE_EACH = ("call",)
 
 
 @dataclass(frozen=True)
-class Subject:
+class ProposedSubject:
     """What a check is about: `key` is "symbol", "class", "function" or None (the module);
     with `alternatives`, this or one of those (`any_of`: what the client imports when this
     fails, the other methods a rewriter selecting several may find its text in)."""
@@ -56,7 +56,7 @@ class Subject:
     module: str
     key: str | None = None
     name: str | None = None
-    alternatives: tuple[Subject, ...] = ()
+    alternatives: tuple[ProposedSubject, ...] = ()
 
     @property
     def upstream(self) -> str:
@@ -67,11 +67,11 @@ class Subject:
 class Proposal:
     """One proposed check; `uses` are the findings its `why` cites."""
 
-    subject: Subject
+    subject: ProposedSubject
     assertion: str | None  # "methods", "accepts", "contains", "matches" or None (exists)
     values: list[str]
     severity: str
-    uses: list[Finding]
+    uses: list[Use]
     note: str = ""
     gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
     notes: list[str] = field(default_factory=list)  # comments for the reviewer (where it fails)
@@ -86,10 +86,10 @@ class Proposal:
 class _Facts:
     """Everything observed about one subject, keyed by the assertion it supports."""
 
-    exists: list[Finding] = field(default_factory=list)
-    values: dict[str, dict[str, list[Finding]]] = field(default_factory=dict)
+    exists: list[Use] = field(default_factory=list)
+    values: dict[str, dict[str, list[Use]]] = field(default_factory=dict)
 
-    def add(self, assertion: str | None, value: str | None, finding: Finding) -> None:
+    def add(self, assertion: str | None, value: str | None, finding: Use) -> None:
         if assertion is None or value is None:
             self.exists.append(finding)
         else:
@@ -97,68 +97,74 @@ class _Facts:
 
 
 def _place(
-    role: Role, target: Target, items: tuple[str, ...], modules: Collection[str]
-) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    role: Role, target: Placement, items: tuple[str, ...], modules: Collection[str]
+) -> tuple[ProposedSubject, str | None, tuple[str, ...]] | None:
     """The subject a finding is about, the assertion it supports (None: existence), its values."""
     module, path = target.module, target.path
     values = items if role in (*_CALLS, Role.CONTAINS, Role.MATCHES) else ()
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
     if not path:
-        return None if role in (*_CALLS, Role.WRAPPER) else (Subject(module), seeks, values)
+        return None if role in (*_CALLS, Role.WRAPPER) else (ProposedSubject(module), seeks, values)
     if len(path) == 2:
         owner, attr = path
         if role in (Role.IMPORT, Role.ACCESS):
-            return Subject(module, "class", owner), "methods", (attr,)
+            return ProposedSubject(module, "class", owner), "methods", (attr,)
         if role in _CALLS:
-            return Subject(module, "function", f"{owner}.{attr}"), *_called(role, items, False)
-        return Subject(module, "function", f"{owner}.{attr}"), seeks, values
+            return ProposedSubject(module, "function", f"{owner}.{attr}"), *_called(
+                role, items, False
+            )
+        return ProposedSubject(module, "function", f"{owner}.{attr}"), seeks, values
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
-        return _place(role, Target(f"{module}.{name}", ()), items, modules)
+        return _place(role, Placement(f"{module}.{name}", ()), items, modules)
     if role in (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD):
-        return Subject(module, "symbol", name), None, ()
+        return ProposedSubject(module, "symbol", name), None, ()
     if seeks:
-        return Subject(module, "class" if is_class_name(name) else "function", name), seeks, values
+        return (
+            ProposedSubject(module, "class" if is_class_name(name) else "function", name),
+            seeks,
+            values,
+        )
     if not is_class_name(name):
         if role in _CALLS:
-            return Subject(module, "function", name), *_called(role, items, True)
-        return Subject(module, "function", name), None, ()
+            return ProposedSubject(module, "function", name), *_called(role, items, True)
+        return ProposedSubject(module, "function", name), None, ()
     if role in _CALLS and not name.endswith(_DATACLASS_SUFFIXES):
-        return Subject(module, "function", f"{name}.__init__"), *_called(role, items, False)
-    return Subject(module, "symbol", name), None, ()
+        return ProposedSubject(module, "function", f"{name}.__init__"), *_called(role, items, False)
+    return ProposedSubject(module, "symbol", name), None, ()
 
 
 def _read_place(
-    role: Role, target: Target, items: tuple[str, ...]
-) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    role: Role, target: Placement, items: tuple[str, ...]
+) -> tuple[ProposedSubject, str | None, tuple[str, ...]] | None:
     """The subject of a finding placed on a release (kind known), as `_place` does by names."""
     seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
     values = items if seeks else ()
     if target.member:  # an attribute that is no method: the class is all upstream promises
         if role in (Role.IMPORT, Role.ACCESS):
-            return Subject(target.module, "class", target.path[0]), None, ()
+            return ProposedSubject(target.module, "class", target.path[0]), None, ()
         return None
     if target.kind == "module":
         if role in (*_CALLS, Role.WRAPPER, Role.PATCH, Role.GUARD) and target.path:
             return None
-        return Subject(target.module), seeks, values
+        return ProposedSubject(target.module), seeks, values
     name = ".".join(target.path)
     if target.kind == "value":
         if role in (Role.IMPORT, Role.ACCESS, Role.GUARD, Role.PATCH):
-            return Subject(target.module, "symbol", name), None, ()
+            return ProposedSubject(target.module, "symbol", name), None, ()
         return None
     key = "function" if len(target.path) == 2 else target.kind
     if role in _CALLS:
-        subject = Subject(target.module, key, name)
+        subject = ProposedSubject(target.module, key, name)
         alone = len(target.path) == 1
         return (subject, *_called(role, items, alone)) if key == "function" else None
-    return Subject(target.module, key, name), seeks, values
+    return ProposedSubject(target.module, key, name), seeks, values
 
 
 _NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD)
 
 
-def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]):
+def _target(finding: Use, views: Sequence[UpstreamView], modules: Collection[str]):
     """Where a finding points: on the releases read when there are any, else by names."""
     if not views:
         return locate(finding.ref, modules)
@@ -172,7 +178,7 @@ def _target(finding: Finding, views: Sequence[UpstreamView], modules: Collection
         parts = finding.ref.parts
         namespace = place(Ref(parts[:-1], finding.ref.known), views) if len(parts) > 1 else None
         if namespace is not None and namespace.kind == "module" and not namespace.path:
-            return Target(namespace.module, parts[-1:], "value")
+            return Placement(namespace.module, parts[-1:], "value")
     return target
 
 
@@ -185,7 +191,7 @@ def _called(role: Role, items: tuple[str, ...], alone: bool) -> tuple[str, tuple
     return "accepts", items[1:] if role is Role.CALL else items
 
 
-def _unread(target: Target, role: Role) -> Target | None:
+def _unread(target: Placement, role: Role) -> Placement | None:
     """A module-level name no release read defines, placed by names: at most that the module
     binds it (`symbol`: it may re-export it from a third-party package, as transformers does
     `causal_conv1d_fn`), never a signature of a module that does not define it."""
@@ -193,14 +199,14 @@ def _unread(target: Target, role: Role) -> Target | None:
         return target
     if role in (*_CALLS, Role.WRAPPER):
         return None
-    return Target(target.module, target.path, "value")
+    return Placement(target.module, target.path, "value")
 
 
 def _collect(
-    findings: Iterable[Finding],
+    findings: Iterable[Use],
     modules: Collection[str],
     views_of: Mapping[str, Sequence[UpstreamView]],
-) -> dict[Subject, _Facts]:
+) -> dict[ProposedSubject, _Facts]:
     findings = list(findings)
     attached = {f.ref.parts for f in findings if f.role is Role.PATCH}
     located = []
@@ -210,7 +216,7 @@ def _collect(
         if targets and not (targets[0].kind is None and views and finding.ref.parts in attached):
             located.append((finding, targets))
     known = set(modules) | {target.module for _, targets in located for target in targets}
-    facts: dict[Subject, _Facts] = {}
+    facts: dict[ProposedSubject, _Facts] = {}
     for finding, targets in located:
         placed = [p for p in (_subject(finding, t, known) for t in targets) if p is not None]
         if not placed:
@@ -233,8 +239,8 @@ def _collect(
 
 
 def _targets(
-    finding: Finding, views: Sequence[UpstreamView], modules: Collection[str]
-) -> list[Target]:
+    finding: Use, views: Sequence[UpstreamView], modules: Collection[str]
+) -> list[Placement]:
     """Where a finding and each of its alternatives point, the finding's first. A method of
     "the class that defines it" that no release read defines is no alternative (the rewriter
     selecting it does nothing there) unless none of them is defined anywhere: then the first
@@ -253,20 +259,22 @@ def _targets(
     return kept or ([first] if first is not None else [])
 
 
-def _reached(ref: Ref, target: Target) -> bool:
+def _reached(ref: Ref, target: Placement) -> bool:
     """A method of "the class that defines it" is reached when it was placed on a class."""
     return ANY_CLASS not in ref.parts or len(target.path) == 2
 
 
 def _subject(
-    finding: Finding, target: Target, known: Collection[str]
-) -> tuple[Subject, str | None, tuple[str, ...]] | None:
+    finding: Use, target: Placement, known: Collection[str]
+) -> tuple[ProposedSubject, str | None, tuple[str, ...]] | None:
     if target.kind is None:
         return _place(finding.role, target, finding.items, known)
     return _read_place(finding.role, target, finding.items)
 
 
-def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | None:
+def _implied_by(
+    subject: ProposedSubject, subjects: Collection[ProposedSubject]
+) -> ProposedSubject | None:
     """Another subject whose check already implies this one exists, preferring the closest
     (a check with alternatives implies none of them)."""
     same_module = [
@@ -277,8 +285,8 @@ def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | No
         return same_module[0] if same_module else None
     if subject.key == "symbol":
         for key in ("class", "function"):
-            if Subject(subject.module, key, name) in subjects:
-                return Subject(subject.module, key, name)
+            if ProposedSubject(subject.module, key, name) in subjects:
+                return ProposedSubject(subject.module, key, name)
     if subject.key in ("symbol", "class"):
         members = [s for s in same_module if (s.name or "").startswith(f"{name}.")]
         members.sort(key=lambda s: s.name != f"{name}.__init__")  # a call is a use of __init__
@@ -286,13 +294,13 @@ def _implied_by(subject: Subject, subjects: Collection[Subject]) -> Subject | No
     return None
 
 
-def _fold(facts: dict[Subject, _Facts]) -> None:
+def _fold(facts: dict[ProposedSubject, _Facts]) -> None:
     """Move implied existence checks and methods into the subjects that imply them."""
     for subject in sorted(facts, key=lambda s: (s.key is not None, s.key != "symbol")):
         data = facts[subject]
         methods = data.values.get("methods", {})
         for method in list(methods):
-            function = Subject(subject.module, "function", f"{subject.name}.{method}")
+            function = ProposedSubject(subject.module, "function", f"{subject.name}.{method}")
             if function in facts:
                 facts[function].exists.extend(methods.pop(method))
         if not methods:
@@ -308,25 +316,25 @@ def _fold(facts: dict[Subject, _Facts]) -> None:
             del facts[subject]
 
 
-def _severity(uses: list[Finding]) -> str:
+def _severity(uses: list[Use]) -> str:
     """info when the downstream tolerates every use failing (try/except, hasattr)."""
     return "info" if uses and all(use.tolerated for use in uses) else "error"
 
 
-def _gate(uses: list[Finding]) -> str:
+def _gate(uses: list[Use]) -> str:
     """The releases every use is gated to (`if Version(x.__version__) < ...`), if one range."""
     gates = {use.gate for use in uses}
     return gates.pop() if len(gates) == 1 else ""
 
 
-def _importable(subject: Subject) -> bool:
+def _importable(subject: ProposedSubject) -> bool:
     """Whether the subject (and its alternatives) names modules as a matrix must: dotted."""
     dotted = DOTTED_NAME.fullmatch(subject.module) is not None
     return dotted and all(_importable(other) for other in subject.alternatives)
 
 
 def propose(
-    findings: Iterable[Finding],
+    findings: Iterable[Use],
     modules: Collection[str],
     views: Mapping[str, Sequence[UpstreamView]] | None = None,
 ) -> dict[str, list[Proposal]]:
@@ -367,7 +375,7 @@ def propose(
     return result
 
 
-def _sorted_uses(groups: Iterable[list[Finding]]) -> list[Finding]:
+def _sorted_uses(groups: Iterable[list[Use]]) -> list[Use]:
     unique = {f: None for group in groups for f in group}
     return sorted(unique, key=lambda f: (f.file, f.line, f.role.value))
 
@@ -381,7 +389,7 @@ def _compact(places: dict[str, list[str]]) -> str:
     return ", ".join(f"{file}:{','.join(numbers)}" for file, numbers in lines.items())
 
 
-def describe(uses: list[Finding], guarded: bool) -> str:
+def describe(uses: list[Use], guarded: bool) -> str:
     """The `why` of a check: each kind of use with its downstream locations."""
     by_phrase: dict[Role, dict[str, list[str]]] = {}
     wrapped = {use.where for use in uses if use.role is Role.WRAPPER}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from canary.scan.findings import Finding, Role
+from canary.scan.findings import Role, Use
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_flow import Source
@@ -26,19 +26,19 @@ class Recorder:
     def __init__(self, file: str, own: frozenset[str]) -> None:
         self.file = file
         self.own = own
-        self.findings: list[Finding] = []
+        self.findings: list[Use] = []
         self.guards: list[Guard] = []
         # in the scope being visited: what the client does without (absence.py), and the
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
         self.probed: list[Ref] = []
         # (source, replacement) -> the first text a `.replace` swapped for that replacement
-        self._replaced: dict[tuple[Ref, str | None], Finding] = {}
+        self._replaced: dict[tuple[Ref, str | None], Use] = {}
         # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
         # rewrite the client then compared with the original (`if new == src:`): the next
         # `.replace` on it is a fallback, for releases where the first text is missing
-        self._last_replaced: dict[Ref, Finding] = {}
-        self._unmatched: dict[Ref, Finding] = {}
+        self._last_replaced: dict[Ref, Use] = {}
+        self._unmatched: dict[Ref, Use] = {}
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -67,7 +67,7 @@ class Recorder:
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
-        finding = Finding(role, ref, self.file, line, items, tolerated, gate, alternatives)
+        finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives)
         self.findings.append(finding)
 
     def expects_texts(

@@ -45,7 +45,7 @@ RUNTIME_ATTRIBUTES = frozenset(
 
 
 @dataclass(frozen=True)
-class Target:
+class Placement:
     """`path` is () for the module itself, (name,) for a module-level name, (Class, attr).
 
     Read from a release, `kind` says what path[0] is ("module", "class", "function", "value");
@@ -75,7 +75,7 @@ def _meaningful(parts: tuple[str, ...], any_class: bool = False) -> tuple[str, .
     return parts
 
 
-def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target | None:
+def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Placement | None:
     """Where `ref` points on the releases read (newest first); None when none could be read.
 
     A call of a class is a use of its `__init__`, found (like any method) in the class of its
@@ -86,7 +86,7 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
     owned = _any_class(parts, views)
     if owned is not None:
         return owned
-    fallback: Target | None = None
+    fallback: Placement | None = None
     for view in views:
         found = view.resolve(parts)
         if found is None:
@@ -94,24 +94,24 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Target
         definition, rest = found
         if definition.kind == "module":
             if not rest:
-                return Target(definition.module, (), "module")
-            fallback = fallback or Target(definition.module, rest[:1], absent=True)
+                return Placement(definition.module, (), "module")
+            fallback = fallback or Placement(definition.module, rest[:1], absent=True)
             continue
         member = rest[0] if rest else "__init__" if call and definition.kind == "class" else ""
         if definition.kind == "class" and member:
             owner = view.method_owner(definition, member)
             if owner is not None:
-                return Target(owner.module, (owner.name, member), "class")
+                return Placement(owner.module, (owner.name, member), "class")
             if not rest:  # a call: this release builds the object some other way
-                return Target(definition.module, (definition.name,), "class", member=member)
+                return Placement(definition.module, (definition.name,), "class", member=member)
             if fallback is None or fallback.absent:
-                fallback = Target(definition.module, (definition.name,), "class", member=member)
+                fallback = Placement(definition.module, (definition.name,), "class", member=member)
             continue
-        return Target(definition.module, (definition.name,), definition.kind)
+        return Placement(definition.module, (definition.name,), definition.kind)
     return fallback
 
 
-def _any_class(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Target | None:
+def _any_class(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Placement | None:
     """A method of "the class of this module that defines it": on the class that defines it
     on the newest release read that has one, else on a release between them (a rewriter of a
     method gone from the newest, or that lived only mid-range, is the stale patch a check
@@ -122,10 +122,10 @@ def _any_class(parts: tuple[str, ...], views: Sequence[UpstreamView]) -> Target 
     module, method = ".".join(parts[:at]), parts[at + 1]
     owners = (view.class_with(module, method) for view in views)
     owner = next((o for o in owners if o is not None), None) or views[0].elsewhere(module, method)
-    return Target(module, (owner.name, method), "class") if owner else None
+    return Placement(module, (owner.name, method), "class") if owner else None
 
 
-def locate(ref: Ref, modules: Collection[str]) -> Target:
+def locate(ref: Ref, modules: Collection[str]) -> Placement:
     """Where `ref` points by naming conventions alone: the module and the subject path in it."""
     parts = _meaningful(ref.parts)
     known = ref.known
@@ -139,9 +139,9 @@ def locate(ref: Ref, modules: Collection[str]) -> Target:
             member = parts[i + 1 : i + 2]
             if member and member[0].lower() != member[0]:  # a constant or enum member, no method
                 member = ()
-            return Target(".".join(parts[:i]), (parts[i], *member))
+            return Placement(".".join(parts[:i]), (parts[i], *member))
         if parts[i].lower() != parts[i]:  # a CONSTANT: modules are lowercase by convention
-            return Target(".".join(parts[:i]), (parts[i],))
+            return Placement(".".join(parts[:i]), (parts[i],))
     if known == len(parts):
-        return Target(".".join(parts), ())
-    return Target(".".join(parts[:-1]), parts[-1:])
+        return Placement(".".join(parts), ())
+    return Placement(".".join(parts[:-1]), parts[-1:])

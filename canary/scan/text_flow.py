@@ -96,7 +96,7 @@ class Rows:
 
 
 @dataclass(frozen=True)
-class Lines:
+class SplitSource:
     """A name bound to the pieces of an upstream source (`src.split("\\n")`): joined again
     (`"\\n".join(x[n:] for x in lines)`), they are that source."""
 
@@ -374,18 +374,18 @@ class TextFlow:
         informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
         return Derived(informative[:MAX_TEXTS]) if informative else None
 
-    def _lines_of(self, expr: ast.expr) -> Lines | None:
+    def _lines_of(self, expr: ast.expr) -> SplitSource | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""
         if isinstance(expr, ast.Name):
             bound = self.scopes.lookup(expr.id)
-            return bound if isinstance(bound, Lines) else None
+            return bound if isinstance(bound, SplitSource) else None
         if (
             isinstance(expr, ast.Call)
             and isinstance(expr.func, ast.Attribute)
             and expr.func.attr in ("split", "splitlines")
         ):
             source = self.source_of(expr.func.value)
-            return Lines(source) if source else None
+            return SplitSource(source) if source else None
         return None
 
     def _joined(self, call: ast.Call) -> Source | None:

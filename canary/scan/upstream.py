@@ -13,13 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis import ModuleInfo, ParseError
-from canary.analysis.namespace import Namespace
+from canary.analysis.namespace import ModuleLookup, Namespace
 from canary.scan.rewriters import ANY_CLASS
 from canary.scan.stand_ins import is_stand_in
 from canary.sources.tree import SourceError
 
 #: A dotted module name -> its index, or None when this release has no such module.
-ModuleLookup = Callable[[str], "ModuleInfo | None"]
 #: (module, method) -> the class of that module defining the method on some other release
 Elsewhere = Callable[[str, str], "str | None"]
 

@@ -37,7 +37,7 @@ from canary.sources.zipformat import (
     EOCD_SEARCH,
     ZIP64_EOCD_SIZE,
     Directory,
-    Entry,
+    Member,
     ZipFormatError,
     find_directory,
     holds,
@@ -66,9 +66,9 @@ class Listing:
     nothing, where encoding thousands of entries cost a cold run a second, and parsing it
     again is as fast as decoding any other form of it."""
 
-    entries: dict[str, Entry]
+    entries: dict[str, Member]
 
-    def entry(self, name: str) -> Entry:
+    def entry(self, name: str) -> Member:
         return self.entries[name]
 
     @functools.cached_property
@@ -106,7 +106,7 @@ def listing_key(release: str) -> str:
     return f"{release}#directory"
 
 
-def member_key(project: str, entry: Entry) -> str:
+def member_key(project: str, entry: Member) -> str:
     """A member's cache key: what the central directory says of its content, within its project.
 
     CRC-32 is no cryptographic hash: a release can craft a file with another's path, CRC and
@@ -271,7 +271,7 @@ class RemoteZip:
                 found[name] = data
         return found
 
-    def _key(self, entry: Entry) -> str:
+    def _key(self, entry: Member) -> str:
         return member_key(self.project, entry)
 
     def _fetch(
@@ -343,9 +343,9 @@ class RemoteZip:
         except ZipFormatError as exc:
             raise CorruptArchive(f"{self.reader.label}: {exc}") from None
 
-    def _groups(self, entries: list[Entry]) -> list[list[Entry]]:
+    def _groups(self, entries: list[Member]) -> list[list[Member]]:
         """Members close together share one range request."""
-        groups: list[list[Entry]] = []
+        groups: list[list[Member]] = []
         for entry in sorted(entries, key=lambda e: e.offset):
             if groups and entry.offset - groups[-1][-1].end <= self.limits.merge_gap:
                 groups[-1].append(entry)
@@ -353,10 +353,10 @@ class RemoteZip:
                 groups.append([entry])
         return groups
 
-    def _fetch_checked(self, group: list[Entry]) -> dict[str, bytes]:
+    def _fetch_checked(self, group: list[Member]) -> dict[str, bytes]:
         return self._retrying(lambda: self._fetch_group(group))
 
-    def _fetch_group(self, group: list[Entry]) -> dict[str, bytes]:
+    def _fetch_group(self, group: list[Member]) -> dict[str, bytes]:
         base = group[0].offset
         data = self.reader.read(base, group[-1].end)
         limit = self.limits.max_member
@@ -407,7 +407,7 @@ class RemoteZip:
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
         return Listing.parse(raw, directory, self.reader.label), Listing.stored(raw, directory)
 
-    def _check_record(self, entries: dict[str, Entry], buffer: _Buffer) -> int:
+    def _check_record(self, entries: dict[str, Member], buffer: _Buffer) -> int:
         """Check that RECORD names exactly the archive's files; where RECORD starts."""
         found = [name for name in entries if _RECORD.fullmatch(name)]
         if len(found) != 1:
@@ -432,7 +432,7 @@ _group_pool_lock = threading.Lock()
 
 
 def _concurrently(
-    fetch: Callable[[list[Entry]], _T], groups: list[list[Entry]]
+    fetch: Callable[[list[Member]], _T], groups: list[list[Member]]
 ) -> list[Callable[[], _T]]:
     """Start fetching every group; each returned call gives its group's result (or raises its
     error), in order. One group is fetched when its result is asked for."""

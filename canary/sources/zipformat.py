@@ -33,7 +33,7 @@ class ZipFormatError(CanaryError):
     exit_code = ExitCode.FAILED
 
 
-class Entry(NamedTuple):
+class Member(NamedTuple):
     """One member as the central directory states it; `end` bounds its local record.
 
     A tuple: a listing holds thousands of these, and builds them all whenever it is read."""
@@ -116,7 +116,7 @@ def _checked(directory: Directory, end_record_at: int) -> Directory:
     return directory
 
 
-def parse_directory(data: bytes, directory: Directory) -> list[Entry]:
+def parse_directory(data: bytes, directory: Directory) -> list[Member]:
     """The entries of the central directory `data`, sorted by offset, each with its `end`."""
     raw: list[tuple[str, int, int, int, int, int, int]] = []
     pos = 0
@@ -172,7 +172,7 @@ def _zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int
     return usize, csize, offset
 
 
-def _with_ends(raw: list[tuple[str, int, int, int, int, int, int]], cd_offset: int) -> list[Entry]:
+def _with_ends(raw: list[tuple[str, int, int, int, int, int, int]], cd_offset: int) -> list[Member]:
     """Sort by offset and bound each record by the next one (or the directory)."""
     raw.sort(key=itemgetter(1))  # archives list their members in order: one pass
     entries = []
@@ -181,11 +181,11 @@ def _with_ends(raw: list[tuple[str, int, int, int, int, int, int]], cd_offset: i
         end = raw[i + 1][1] if i + 1 < len(raw) else cd_offset
         if end - offset < LOCAL_HEADER_SIZE + csize:
             raise ZipFormatError(f"member {name!r} overlaps the next record")
-        entries.append(new(Entry, (name, offset, end, csize, usize, method, crc, flags)))
+        entries.append(new(Member, (name, offset, end, csize, usize, method, crc, flags)))
     return entries
 
 
-def member_data(entry: Entry, record: bytes, max_size: int) -> bytes:
+def member_data(entry: Member, record: bytes, max_size: int) -> bytes:
     """Decompress one member from its local record bytes [entry.offset, entry.end), verified.
 
     Checks the local header agrees with the directory, refuses members declaring more than
@@ -214,12 +214,12 @@ def member_data(entry: Entry, record: bytes, max_size: int) -> bytes:
     return data
 
 
-def holds(entry: Entry, data: bytes) -> bool:
+def holds(entry: Member, data: bytes) -> bool:
     """Whether `data` has the size and CRC-32 the directory states (a cached member's check)."""
     return len(data) == entry.usize and zlib.crc32(data) == entry.crc
 
 
-def _decompress(entry: Entry, compressed: bytes) -> bytes:
+def _decompress(entry: Member, compressed: bytes) -> bytes:
     """At most usize + 1 bytes of output, so a lying size cannot inflate without bound."""
     limit = entry.usize + 1
     if entry.method == 0:

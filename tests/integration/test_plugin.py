@@ -140,26 +140,6 @@ def test_bad_matrix_is_a_collection_error(project):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_xdist_loadgroup_runs_the_same_items(project):
-    """`--dist loadgroup`, recommended before the controller ran the check items, still works
-    (test_plugin_xdist.py covers xdist itself)."""
-    result = project.runpytest_subprocess(
-        "--canary-source",
-        str(CHECKOUT),
-        "--canary-versions",
-        "1.0.0,2.0.0",
-        "-n",
-        "2",
-        "--dist",
-        "loadgroup",
-        "-p",
-        "xdist",
-    )
-    result.assert_outcomes(
-        passed=3, failed=1, skipped=1, xfailed=2, xpassed=1, errors=2, warnings=1
-    )
-
-
 def test_offline_lasts_the_session(project, monkeypatch, tmp_path):
     import os
 

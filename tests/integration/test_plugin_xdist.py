@@ -208,3 +208,12 @@ def test_selection_is_the_same_with_workers(mixed, selection):
     two = session(mixed, 2, *selection, "-p", "no:cacheprovider")
     same_session(one, two)
     assert one.parseoutcomes()["deselected"] > 0
+
+
+def test_xdist_loadgroup_runs_the_same_items(project):
+    """`--dist loadgroup`, recommended before the controller ran the check items, still works."""
+    result = project.runpytest_subprocess(
+        *("--canary-source", str(CHECKOUT), "--canary-versions", "1.0.0,2.0.0"),
+        *("-n", "2", "--dist", "loadgroup", "-p", "xdist"),
+    )
+    result.assert_outcomes(**CHECKS, warnings=1)

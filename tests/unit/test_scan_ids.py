@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from canary.scan.ids import MAX_LENGTH, assign_ids, kebab
-from canary.scan.propose import Proposal, Subject
+from canary.scan.propose import Proposal, ProposedSubject
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,9 @@ def test_words_of_the_subject(name, expected):
 
 
 def proposal(module: str, name: str | None, assertion: str | None = None) -> Proposal:
-    return Proposal(Subject(module, "class" if name else None, name), assertion, [], "error", [])
+    return Proposal(
+        ProposedSubject(module, "class" if name else None, name), assertion, [], "error", []
+    )
 
 
 def test_a_clash_takes_the_module_s_last_part_said_once():

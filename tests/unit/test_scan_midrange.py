@@ -13,7 +13,7 @@ from canary.matrix.targets import Target as Release
 from canary.scan.imports import Ref
 from canary.scan.releases import MAX_PROBES, _probes
 from canary.scan.rewriters import ANY_CLASS
-from canary.scan.subjects import Target, place
+from canary.scan.subjects import Placement, place
 from canary.scan.upstream import UpstreamView
 from canary.sources.local import LocalTree
 
@@ -41,21 +41,21 @@ def test_a_method_only_a_release_between_the_ends_has_is_placed_on_its_class(tmp
         return owner.name if owner else None
 
     ends = [view("new", tmp_path, elsewhere), view("old", tmp_path, elsewhere)]
-    assert place(rewritten("_get_logps"), ends) == Target(
+    assert place(rewritten("_get_logps"), ends) == Placement(
         "midup.trainer", ("Trainer", "_get_logps"), "class"
     )
 
 
 def test_without_a_release_between_or_with_an_end_defining_it_the_ends_place_it(tmp_path):
     ends = [view("new", tmp_path), view("old", tmp_path)]
-    assert place(rewritten("_get_logps"), ends) == Target("midup.trainer", (), "module")
+    assert place(rewritten("_get_logps"), ends) == Placement("midup.trainer", (), "module")
 
     def never(module, method):
         raise AssertionError("the ends define it: no other release is opened")
 
     ends = [view("new", tmp_path, never), view("old", tmp_path, never)]
     placed = place(rewritten("_get_logps_and_entropies"), ends)
-    assert placed == Target("midup.trainer", ("Trainer", "_get_logps_and_entropies"), "class")
+    assert placed == Placement("midup.trainer", ("Trainer", "_get_logps_and_entropies"), "class")
 
 
 def test_a_method_gone_from_the_newest_release_is_placed_where_the_lowest_has_it(tmp_path):
@@ -63,7 +63,7 @@ def test_a_method_gone_from_the_newest_release_is_placed_where_the_lowest_has_it
         raise AssertionError("an end defines it: no other release is opened")
 
     ends = [view("new", tmp_path, never), view("mid", tmp_path, never)]
-    assert place(rewritten("_get_logps"), ends) == Target(
+    assert place(rewritten("_get_logps"), ends) == Placement(
         "midup.trainer", ("Trainer", "_get_logps"), "class"
     )
 

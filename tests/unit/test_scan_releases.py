@@ -37,6 +37,13 @@ def core(version: str) -> bytes:
     return text.encode()
 
 
+def loop(version: str) -> bytes:
+    """Loop.step's source: `steady = 1` on every release, `has_images` only from 1.1 to 1.2."""
+    major, minor = (int(p) for p in version.split(".")[:2])
+    mid = "        has_images = 0\n" if (1, 1) <= (major, minor) < (1, 3) else ""
+    return f"class Loop:\n    def step(self):\n        steady = 1\n{mid}        return 0\n".encode()
+
+
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     with serving() as server:
@@ -49,6 +56,7 @@ def index(tmp_path, monkeypatch):
                 {
                     "fakeup/__init__.py": b"from .core import Engine\n",
                     "fakeup/core.py": core(version),
+                    "fakeup/loop.py": loop(version),
                 },
             )
             server.add(f"/files/{name}", wheel)
@@ -324,3 +332,33 @@ def test_the_release_after_an_upper_pin_is_read(index, tmp_path):
     assert "# placed and judged on 2.0.0, 1.0.0;" in text
     assert 'releases: ">=1.0"  # what pyproject.toml requires; upper pin <1.3 dropped' in text
     assert "# FAILS from 1.3.0 on" in text  # the break right after the pin
+
+
+REWRITER = """\
+import inspect
+from fakeup.loop import Loop
+
+def rewrite():
+    src = inspect.getsource(Loop.step)
+    if "{wanted}" not in src:
+        raise RuntimeError("unsupported release")
+    return src.replace("steady = 1", "steady = 2")
+"""
+
+
+def test_a_text_that_breaks_alone_is_a_source_check_of_its_own(index, tmp_path):
+    """A rewriter's texts are judged apart: `has_images` (1.1.0 to 1.2.0 only) is gated and
+    red where it goes; were it one check with `steady = 1`, it would fail on both ends."""
+    text = scanned(tmp_path, REWRITER.format(wanted="has_images"))
+    sources = {i: c for i, c in checks_of(text).items() if "contains" in c}
+    assert sorted(c["contains"] for c in sources.values()) == [["has_images"], ["steady = 1"]]
+    mid = next(c for c in sources.values() if c["contains"] == ["has_images"])
+    assert mid["since"] == "1.1.0" and mid["function"] == "Loop.step"
+    assert "lacks 'has_images'" in text.split("FAILS from 1.3.0 on", 1)[1].split("\n", 1)[0]
+
+
+def test_texts_holding_on_every_end_stay_one_check(index, tmp_path):
+    text = scanned(tmp_path, REWRITER.format(wanted="return 0"))
+    sources = [c for c in checks_of(text).values() if "contains" in c]
+    assert [sorted(c["contains"]) for c in sources] == [["return 0", "steady = 1"]]
+    assert "since" not in sources[0]

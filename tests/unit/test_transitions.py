@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canary.engine.became import Subject, closest_lines, logical_lines, unified_diff
+from canary.engine.became import SubjectText, closest_lines, logical_lines, unified_diff
 from canary.engine.outcomes import Became, Place, Result, RunReport, Status
 from canary.engine.transitions import find_transitions, latest, with_transitions
 from canary.reports.jsonio import load_json, to_json
@@ -82,7 +82,7 @@ def test_logical_lines_join_a_statement_written_over_several_lines():
 
 
 def test_closest_lines_prefer_the_rewritten_line_and_say_nothing_when_nothing_is_alike():
-    subject = Subject(
+    subject = SubjectText(
         "f",
         "m.py",
         10,
@@ -94,8 +94,8 @@ def test_closest_lines_prefer_the_rewritten_line_and_say_nothing_when_nothing_is
 
 
 def test_the_diff_carries_the_upstream_lines_of_both_sides_and_says_when_it_is_cut():
-    old = Subject("f", "a.py", 40, "def f():\n    return 1\n")
-    new = Subject("f", "b.py", 7, "def f():\n    return 2\n")
+    old = SubjectText("f", "a.py", 40, "def f():\n    return 1\n")
+    new = SubjectText("f", "b.py", 7, "def f():\n    return 2\n")
     diff = unified_diff(old, new, "1.0", "2.0", limit=100).splitlines()
     assert diff == [
         "--- a.py (1.0)",
