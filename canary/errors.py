@@ -19,6 +19,11 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in a thread still at work after Ctrl-C stopped its run: it ends there rather than
+    read and parse on while the process ends (a pytest session takes a second or more to)."""
+
+
 class CanaryError(Exception):
     """A failure canary explains in words: the command prints `lines()` and exits `exit_code`,
     with no traceback."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from concurrent.futures import BrokenExecutor
+from concurrent.futures import BrokenExecutor, CancelledError
 from typing import TYPE_CHECKING
 
 from canary.analysis import ModuleInfo, decode, index_module
 from canary.analysis import store as index_store
 from canary.analysis.modules import parse_here
+from canary.errors import Stopped
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -44,9 +45,12 @@ class ParsePool:
         self.workers = workers or os.cpu_count() or 1
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._stopped = False
 
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
+            if self._stopped:  # never a new pool after Ctrl-C: its workers would outlive it
+                raise Stopped
             if self._executor is None:
                 # imported here: a warm run parses nothing and never pays for multiprocessing
                 import multiprocessing
@@ -62,11 +66,16 @@ class ParsePool:
     def __call__(
         self, data: bytes, name: str, path: str, *, is_package: bool
     ) -> tuple[ModuleInfo, bytes | None]:
+        if self._stopped:
+            raise Stopped
         if len(data) < MIN_POOLED_BYTES or self.workers < 2:
             return parse_here(data, name, path, is_package=is_package)
         try:
             encoded = self._pool().submit(_index, data, name, path, is_package).result()
-        except BrokenExecutor:  # a worker died (memory): parse here rather than fail
+        except (BrokenExecutor, CancelledError):
+            if self._stopped:  # ended by `stop`: parsing here would hold the GIL for seconds
+                raise Stopped from None
+            # a worker died (memory): parse here rather than fail
             return parse_here(data, name, path, is_package=is_package)
         return index_store.decode(encoded, name, path, decode(data, path)), encoded
 
@@ -81,6 +90,7 @@ class ParsePool:
         only whole indexes are ever stored)."""
         with self._lock:
             executor, self._executor = self._executor, None
+            self._stopped = True
         if executor is None:
             return
         import multiprocessing

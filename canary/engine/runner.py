@@ -21,7 +21,7 @@ from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.engine.retold import Told, recalled, remember, story_key
 from canary.engine.transitions import Explainer, Transition, with_transitions
-from canary.errors import UsageError
+from canary.errors import Stopped, UsageError
 from canary.matrix.model import Check, Matrix, MatrixError
 from canary.matrix.targets import Target, explicit_targets, is_explicit
 from canary.settings import Settings
@@ -70,6 +70,8 @@ class Runner:
     #: versions planned and judged so far, for the line an interrupted run ends with
     planned: int = 0
     judged: int = 0
+    #: set on Ctrl-C: the threads still judging stop at their next check
+    stopping: bool = False
     #: the source context to read through (a test's, with its own retry policy); else one is
     #: built from `settings` when first needed
     sources: SourceContext | None = None
@@ -175,6 +177,8 @@ class Runner:
         else:
             results = []
             for check in checks:
+                if self.stopping:
+                    raise Stopped
                 try:
                     results.append(version_run.result(check))
                 except Exception as exc:
@@ -194,7 +198,7 @@ class Runner:
         try:
             return self._judge_all(plan)
         except KeyboardInterrupt:
-            raise Interrupted(self.judged, self.planned) from None
+            raise self.interrupted() from None
 
     def _judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:
         batches: dict[int, list[Result]] = {}
@@ -222,7 +226,12 @@ class Runner:
         try:
             return self._run(matrices, selection)
         except KeyboardInterrupt:  # listing the versions, or telling what failures became
-            raise Interrupted(self.judged, self.planned) from None
+            raise self.interrupted() from None
+
+    def interrupted(self) -> Interrupted:
+        """After Ctrl-C: the threads still at work are told to stop; how far the run got."""
+        self.stopping = True
+        return Interrupted(self.judged, self.planned)
 
     def _run(self, matrices: list[Matrix], selection: str) -> RunReport:
         started = time.perf_counter()
@@ -275,6 +284,8 @@ class Runner:
         where = {(m.upstream, t.label): (m, t) for m, t in plan}
 
         def told(transition: Transition) -> Told | None:
+            if self.stopping:
+                raise Stopped
             matrix, old = where[transition.upstream, transition.last_pass]
             new = where[transition.upstream, transition.first_fail][1]
             check = next(c for c in matrix.checks if c.id == transition.check)

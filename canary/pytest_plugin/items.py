@@ -111,12 +111,11 @@ class Judging:
             batches = self.runner.judge_all(planned)
             # read across versions as `canary check` reads them: hints, transitions
             concluded = iter(self.runner.conclude(planned, batches))
-        except Interrupted as exc:  # one line, as `canary check` ends, not a traceback
+        except (Interrupted, KeyboardInterrupt) as caught:  # one line, not a traceback
             if self.pool is not None:
                 self.pool.stop()
-            pytest.exit(str(exc), returncode=int(exc.exit_code))
-        except KeyboardInterrupt:  # while telling what the failures became
-            stopped = Interrupted(self.runner.judged, self.runner.planned)
+            # a bare KeyboardInterrupt: while telling what the failures became
+            stopped = caught if isinstance(caught, Interrupted) else self.runner.interrupted()
             pytest.exit(str(stopped), returncode=int(stopped.exit_code))
         for key, batch in zip(plan, batches, strict=True):
             self.results[key] = {result.check: result for result in islice(concluded, len(batch))}

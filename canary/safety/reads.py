@@ -15,11 +15,14 @@ import os
 import stat
 from pathlib import Path
 
+from canary.errors import CanaryError
+
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-class Refused(OSError):
-    """The file was not read; its text says why ("it is a symbolic link", ...)."""
+class Refused(CanaryError, OSError):
+    """The file was not read; its text says why ("it is a symbolic link", ...). An OSError too,
+    so a caller catching the system's refusals catches it."""
 
 
 class TooLarge(Refused):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from canary.scan.imports import Ref
@@ -78,6 +79,11 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         body, orelse = conditions(test.operand, resolve)
         return orelse, body
+    if isinstance(test, ast.Compare) and len(test.ops) > 1:  # `a <= Version(v) < b`: an `and`
+        operands = [test.left, *test.comparators]
+        pairs = zip(operands, test.ops, operands[1:], strict=False)
+        both: list[ast.expr] = [ast.Compare(left, [op], [right]) for left, op, right in pairs]
+        return conditions(ast.BoolOp(ast.And(), both), resolve)
     hasattr_ref = _hasattr(test, resolve)
     if hasattr_ref is not None:
         return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref)]
@@ -89,6 +95,26 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
             Guard("gate", root, f"{_FLIP[op]}{version}")
         ]
     return [], []
+
+
+def required(call: ast.Call, upstreams: frozenset[str]) -> list[Guard]:
+    """`require_version("trl>=0.20")` (transformers' helper, or `require_version_core`) raises
+    below that release: what follows it in the block runs only on the releases it names."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name not in ("require_version", "require_version_core") or not call.args:
+        return []
+    text = call.args[0]
+    if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+        return []
+    try:
+        requirement = Requirement(text.value)
+    except InvalidRequirement:
+        return []
+    root = re.sub(r"[-.]+", "_", requirement.name).lower()
+    if root not in upstreams or not str(requirement.specifier):
+        return []
+    return [Guard("gate", Ref((root,), 1), str(requirement.specifier))]
 
 
 def type_checking(test: ast.expr) -> bool:

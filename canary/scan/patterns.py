@@ -21,6 +21,7 @@ from canary.scan.guards import (
     Guard,
     absence_tests,
     conditions,
+    required,
     tolerant_handlers,
     type_checking,
 )
@@ -68,9 +69,8 @@ class FileScanner(ast.NodeVisitor):
         self.rewriter: tuple[str, str, str] | None = None  # selector, source param, module
         self.within: ast.boolop | None = None  # the innermost `and`/`or` being visited
         self.modules: set[str] = set()  # dotted names the imports prove to be modules
-        # `try: from a import X` / `except ImportError: from b import X`, by alias node id:
-        # the first import's fallback (and whether outer guards tolerate both failing), and
-        # the imports that are a fallback (part of the first's check, no check of their own)
+        # `try: from a import X` / `except ImportError: from b import X`, by alias id: the first
+        # import's fallback (and whether both may fail), and the fallbacks (in the first's check)
         self.fallbacks: dict[int, tuple[Ref, bool]] = {}
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
@@ -310,6 +310,7 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
+        self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             if s.regex is None:
                 self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import pytest
 from paths import FIXTURES
@@ -142,3 +143,38 @@ def test_parse_pool_workers_give_the_index_parsed_in_place():
     assert index_store.dump(shipped) == index_store.dump(here)
     assert encoded == index_store.encode(here)  # the stored form, made in the worker
     assert shipped.classes  # a real index, not an empty one
+
+
+def test_a_stopped_parse_pool_parses_nothing_more():
+    """After Ctrl-C (`stop`) a parse in flight and every later one raise Stopped: parsing in
+    place instead, or in a new pool, kept the judging threads busy while the session ended."""
+    import multiprocessing
+
+    from canary.analysis.pool import MIN_POOLED_BYTES, ParsePool
+    from canary.errors import Stopped
+
+    big = grpo_bytes() * (3_000_000 // len(grpo_bytes()))  # seconds of parsing in a worker
+    pool = ParsePool(workers=2)
+    raised: list[BaseException] = []
+
+    def parse() -> None:
+        try:
+            pool(big, "fakeup.trainer.big", "big.py", is_package=False)
+        except BaseException as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=parse)
+    thread.start()
+    for _ in range(600):  # until the worker processes are up
+        if multiprocessing.active_children():
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)
+    pool.stop()
+    thread.join(timeout=30)
+    assert [type(exc) for exc in raised] == [Stopped]
+    small = grpo_bytes()[: MIN_POOLED_BYTES // 2]
+    for data in (big, small):
+        with pytest.raises(Stopped):
+            pool(data, "fakeup.trainer.grpo_trainer", "grpo.py", is_package=False)
+    assert not multiprocessing.active_children()

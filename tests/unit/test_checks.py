@@ -440,3 +440,22 @@ def test_a_version_run_is_freed_by_reference_counting_alone(tmp_path):
         assert module() is None
     finally:
         gc.enable()
+
+
+def test_an_interrupted_runner_judges_no_further_check(tmp_path):
+    """Ctrl-C reaches the main thread only: the threads still judging versions stop at their
+    next check instead of reading and parsing on while the process ends."""
+    from canary.engine.runner import Runner, local_selector
+    from canary.errors import Stopped
+
+    path = tmp_path / "fakeup.yaml"
+    path.write_text("upstream: fakeup\nsrc: src\nchecks:\n  - {id: a, module: fakeup.pkg}\n")
+    matrix = load_matrix(path)
+    runner = Runner(select=local_selector(CHECKOUT), source_path=CHECKOUT)
+    (target,) = runner.targets(matrix, "all")
+    ((judged,),) = runner.judge_all([(matrix, target)])
+    assert judged.status is Status.PASS
+    stopped = runner.interrupted()
+    assert str(stopped) == "interrupted: 1 of 1 versions judged; what was read is cached"
+    with pytest.raises(Stopped):
+        runner.judge(matrix, target)

@@ -364,3 +364,57 @@ def test_an_import_for_type_checkers_only_is_no_contract():
     assert [c[:3] for c in proposed(code)] == [("trl", "symbol", "SFTTrainer")]
     runtime = "if RUNTIME_CHECK:\n    from transformers import PreTrainedModel\n"
     assert [c[:3] for c in proposed(runtime)] == [("transformers", "symbol", "PreTrainedModel")]
+
+
+def gates(code: str) -> dict[str, str]:
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    result = propose(scanner.findings, scanner.modules)
+    return {p.subject.name or "": p.gate for checks in result.values() for p in checks}
+
+
+def test_a_chained_version_comparison_gates_to_its_interval():
+    code = """
+    import trl
+    from packaging.version import Version
+    if Version("0.20.0") <= Version(trl.__version__) < Version("0.24.0"):
+        from trl.trainer.utils import mid_helper
+    else:
+        from trl.trainer.utils import other_helper
+    """
+    found = gates(code)
+    assert found["mid_helper"] == ">=0.20.0,<0.24.0" and found["other_helper"] == ""
+
+
+def test_a_chain_that_compares_no_upstream_version_gates_nothing():
+    code = """
+    if 0 <= level < 3:
+        from trl.trainer.utils import mid_helper
+    """
+    assert gates(code) == {"mid_helper": ""}
+
+
+def test_require_version_gates_the_rest_of_its_block():
+    code = """
+    from transformers.utils.versions import require_version
+    def patch():
+        from trl.trainer.utils import before
+        require_version("trl>=0.20.0,<2", "this patch needs a newer trl")
+        from trl.trainer.utils import after
+    def other():
+        from trl.trainer.utils import elsewhere
+    """
+    found = gates(code)
+    assert found["after"] == "<2,>=0.20.0"
+    assert found["before"] == found["elsewhere"] == found["require_version"] == ""
+
+
+def test_require_version_of_another_package_or_no_literal_gates_nothing():
+    code = """
+    from transformers.utils.versions import require_version
+    def patch(spec):
+        require_version("torch>=2.4")
+        require_version(spec)
+        require_version("trl")
+        from trl.trainer.utils import after
+    """
+    assert gates(code)["after"] == ""
