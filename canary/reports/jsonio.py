@@ -15,7 +15,7 @@ from typing import Any
 from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
-from canary.safety.untrusted import encodable
+from canary.safety.untrusted import encodable, showable
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
 #: a result's text fields; `closest` or `moved_to` (what a failure became) is an object
@@ -31,6 +31,8 @@ TEXT_KEYS = (
     "diff",
 )
 INFO_KEYS = ("versions", "anchors", "broken", "branches")
+#: texts every renderer already escapes as it writes them (a diff keeps its lines, a why may)
+RENDERED_ESCAPED = frozenset({"detail", "why", "diff"})
 
 
 class ReportError(CanaryError, ValueError):
@@ -117,10 +119,23 @@ def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInf
     return infos
 
 
+def _shown(value: Any, key: str = "") -> Any:
+    """Parsed JSON with every other text on one line and no workflow command in it: a results
+    file is untrusted (an artifact, a colleague's file), and its names, versions, sources and
+    run fields reach logs that a runner reads commands from."""
+    if isinstance(value, str):
+        return value if key in RENDERED_ESCAPED else showable(value)
+    if isinstance(value, list):
+        return [_shown(item, key) for item in value]
+    if isinstance(value, dict):
+        return {showable(name): _shown(item, name) for name, item in value.items()}
+    return value
+
+
 def load_json(text: str) -> RunReport:
     """Parse SPEC's object; ReportError with a clear message on anything malformed."""
     try:
-        data = encodable(json.loads(text))
+        data = _shown(encodable(json.loads(text)))
     except json.JSONDecodeError as exc:
         raise ReportError(f"not JSON: {exc}") from None
     except RecursionError:

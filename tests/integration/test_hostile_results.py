@@ -54,3 +54,25 @@ def test_the_html_report_escapes_every_run_field_and_allows_only_its_own_script(
     assert policy and "default-src 'none'" in policy.group(1)
     assert f"script-src 'sha256-{own}'" in policy.group(1)
     assert f"<script>{JS}</script>" in page  # the script the policy allows is the page's own
+
+
+HOSTILE = "x\n::add-mask::secret\r::warning file=a::b ##[stop-commands]t"
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github", "json", "junit", "html"])
+def test_no_field_of_a_results_file_reaches_the_output_as_a_workflow_command(tmp_path, fmt):
+    """Names, versions, sources and run fields too, not only details: the runner acts on a
+    line starting with `::` and on `##[` anywhere in one."""
+    data = json.loads(results_file(tmp_path, detail=HOSTILE, check=HOSTILE).read_text())
+    data["results"][0].update(upstream=HOSTILE, version=HOSTILE, source=HOSTILE)
+    data["run"]["command"] = HOSTILE
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data), encoding="ascii")
+    out = tmp_path / f"out.{fmt}"
+    status, printed = canary("report", str(path), "--format", fmt, "--output", str(out))
+    assert status == 1
+    for text in (out.read_text(encoding="utf-8"), printed):
+        lines = text.splitlines()
+        planted = ("::add-mask", "::warning")
+        assert not [line for line in lines if line.lstrip().startswith(planted)], text[:3000]
+        assert "##[stop-commands]" not in text, text[:3000]
