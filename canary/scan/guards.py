@@ -17,6 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from canary.scan.imports import Ref
+from canary.scan.upstream_ids import import_name
 
 # exceptions whose handler means "absence is fine": the import or attribute may be missing
 _TOLERANT = frozenset(
@@ -111,7 +112,7 @@ def required(call: ast.Call, upstreams: frozenset[str]) -> list[Guard]:
         requirement = Requirement(text.value)
     except InvalidRequirement:
         return []
-    root = re.sub(r"[-.]+", "_", requirement.name).lower()
+    root = import_name(requirement.name.lower())
     if root not in upstreams or not str(requirement.specifier):
         return []
     return [Guard("gate", Ref((root,), 1), str(requirement.specifier))]
