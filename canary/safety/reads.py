@@ -40,7 +40,7 @@ def read_regular(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, _FLAGS)
     except OSError as exc:
-        if exc.errno == errno.ELOOP or (exc.errno == errno.ENXIO and _is_link(path)):
+        if exc.errno == errno.ELOOP or (exc.errno == errno.ENXIO and os.path.islink(path)):
             raise Refused("it is a symbolic link") from None
         raise
     with os.fdopen(fd, "rb") as file:
@@ -53,10 +53,3 @@ def read_regular(path: Path, limit: int) -> bytes:
     if len(data) > limit:  # grew since fstat
         raise TooLarge(len(data), limit)
     return data
-
-
-def _is_link(path: Path) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
