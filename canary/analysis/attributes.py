@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
 from canary.analysis.generated import generator_of
+from canary.analysis.indexer import parse_locked
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
 
 #: Decorators that make a method a property; the setter forms make it assignable.
@@ -121,10 +122,10 @@ def _parsed(module: ModuleInfo, fn: FunctionInfo) -> tuple[ast.AST, int]:
     """The method's syntax tree and the offset of its line numbers: its own source dedented,
     else (a string literal that does not dedent) the whole module's definition at its line."""
     try:
-        return ast.parse(textwrap.dedent(module.segment(fn.span))), fn.span.start - 1
+        return parse_locked(textwrap.dedent(module.segment(fn.span))), fn.span.start - 1
     except (SyntaxError, ValueError):
         pass
-    tree = ast.parse(module.text)  # parsed before, when the module was indexed
+    tree = parse_locked(module.text)  # parsed before, when the module was indexed
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])

@@ -229,11 +229,18 @@ def decode(data: bytes, path: str) -> str:
 _PARSE_LOCK = threading.Lock()
 
 
+def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse` under the lock every parse of upstream text in a run's threads takes (a
+    method's body read for its attributes, a branch's version file): one unlocked parse beside
+    a locked one is enough to fail either."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
+
+
 def _parse(text: str, path: str) -> ast.Module:
     check_cost(text, path)
     try:
-        with _PARSE_LOCK:
-            return ast.parse(text, filename=path)
+        return parse_locked(text, path)
     except SyntaxError as exc:
         raise ParseError(f"{path}:{exc.lineno}: does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:

@@ -10,6 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from canary.analysis import MAX_SOURCE_BYTES, ParseError
 from canary.analysis.budget import check_cost
+from canary.analysis.indexer import parse_locked
 from canary.errors import CanaryError, ExitCode
 from canary.sources.tree import SourceError, Tree
 
@@ -33,7 +34,7 @@ def _literal_version(source: bytes) -> str | None:
         if len(source) > MAX_SOURCE_BYTES:
             return None
         check_cost(source, "__init__.py")
-        tree = ast.parse(source)
+        tree = parse_locked(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, ParseError):
         return None  # MemoryError: deep nesting
     for node in tree.body:
