@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
 from canary.analysis.generated import generator_of
-from canary.analysis.indexer import parse_locked
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.parselock import parse_locked
 
 #: Decorators that make a method a property; the setter forms make it assignable.
 _PROPERTY = ("property", "cached_property", "functools.cached_property")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import io
-import threading
 import tokenize
 from dataclasses import replace
 
@@ -30,6 +29,7 @@ from canary.analysis.parameters import (
     renames,
     source_text,
 )
+from canary.analysis.parselock import parse_locked
 from canary.analysis.skeleton import blank_bodies
 
 
@@ -221,20 +221,6 @@ def decode(data: bytes, path: str) -> str:
         return data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         raise ParseError(f"{path}: cannot decode source: {exc}") from None
-
-
-# CPython 3.11 keeps ast.parse's recursion counter in interpreter-wide state: when a GC finalizer
-# lets the GIL switch mid-parse and another thread parses too, the parse fails ("SystemError: AST
-# constructor recursion depth mismatch"). Parsing holds the GIL anyway: one at a time costs nothing.
-_PARSE_LOCK = threading.Lock()
-
-
-def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """`ast.parse` under the lock every parse of upstream text in a run's threads takes (a
-    method's body read for its attributes, a branch's version file): one unlocked parse beside
-    a locked one is enough to fail either."""
-    with _PARSE_LOCK:
-        return ast.parse(source, filename=filename)
 
 
 def _parse(text: str, path: str) -> ast.Module:

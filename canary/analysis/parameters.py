@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from canary.analysis.model import Param, Rename
+from canary.analysis.parselock import parse_locked
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -116,7 +117,7 @@ def renames(node: FunctionNode) -> tuple[Rename, ...]:
 
 def parse_signature(text: str) -> tuple[tuple[Param, ...], str | None]:
     """A `signature:` pin such as "(self, x, *, y=None) -> int"; raises SyntaxError."""
-    tree = ast.parse(f"def _pinned{text.strip()}:\n    pass\n")
+    tree = parse_locked(f"def _pinned{text.strip()}:\n    pass\n")
     node = tree.body[0]
     if len(tree.body) != 1 or not isinstance(node, ast.FunctionDef):
         raise SyntaxError("not one signature")

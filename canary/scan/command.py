@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from canary.analysis import MAX_SOURCE_BYTES
 from canary.analysis.budget import over_budget
+from canary.analysis.parselock import parse_locked
 from canary.cache.store import Cache
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
@@ -78,7 +79,7 @@ class _File:
             reason = over_budget(self.data)
             if reason is not None:
                 raise ValueError(reason)
-            self.tree = ast.parse(self.data, filename=self.name)
+            self.tree = parse_locked(self.data, self.name)
         return self.tree
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from canary.analysis.parselock import parse_locked
+
 
 def is_stand_in(text: str) -> bool:
     """Whether the class whose source is `text` holds only a docstring, `pass`/`...`, warnings
     and an `__init__` that warns and hands over to its base."""
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = parse_locked(textwrap.dedent(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]

@@ -10,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from canary.analysis import MAX_SOURCE_BYTES, ParseError
 from canary.analysis.budget import check_cost
-from canary.analysis.indexer import parse_locked
+from canary.analysis.parselock import parse_locked
 from canary.errors import CanaryError, ExitCode
 from canary.sources.tree import SourceError, Tree
 

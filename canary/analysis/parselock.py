@@ -1,0 +1,21 @@
+"""The one lock every parse of text by `ast` in a run takes.
+
+CPython 3.11 keeps ast.parse's recursion counter in interpreter-wide state: when a GC finalizer
+lets the GIL switch mid-parse and another thread parses too, the parse fails ("SystemError: AST
+constructor recursion depth mismatch"). Parsing holds the GIL anyway: one at a time costs
+nothing, and one unlocked parse beside a locked one is enough to fail either (seen: a method's
+body parsed for its attributes failed a neighbouring release's index, an error for a pass).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse(source, filename)`, one at a time across the process's threads."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
