@@ -90,6 +90,9 @@ def previous_results(api: GitHub, artifact: str) -> Baseline | None:
     repository = int(environment("GITHUB_REPOSITORY_ID"))
     this_run, branch = int(environment("GITHUB_RUN_ID")), environment("GITHUB_REF_NAME")
     workflow = api.call("GET", f"/actions/runs/{this_run}").get("workflow_id")
+    if not isinstance(workflow, int):  # then a run lacking the field would be "this workflow"
+        print(f"canary: no baseline: run {this_run} names no workflow_id to match runs with")
+        return None
     listing = api.call("GET", "/actions/artifacts", params={"name": artifact, "per_page": 100})
     candidates = [
         a
@@ -115,7 +118,7 @@ def _own(run: dict, repository: int, *keys: str) -> bool:
     return all(isinstance(run.get(k), int) and run[k] == repository for k in keys)
 
 
-def _refused(run: dict, repository: int, workflow: object, branch: str) -> str:
+def _refused(run: dict, repository: int, workflow: int, branch: str) -> str:
     """Why a run's results cannot be the baseline; empty when they can."""
     repos = {
         "repository": (run.get("repository") or {}).get("id"),
@@ -124,7 +127,7 @@ def _refused(run: dict, repository: int, workflow: object, branch: str) -> str:
     for what, found in repos.items():
         if found != repository:
             return f"its {what} is {found}, not this repository ({repository})"
-    if run.get("workflow_id") != workflow:
+    if not isinstance(run.get("workflow_id"), int) or run["workflow_id"] != workflow:
         return f"workflow {run.get('workflow_id')}, not this one ({workflow})"
     if run.get("event") not in TRUSTED_EVENTS:
         return f"started by {run.get('event')}"

@@ -25,16 +25,19 @@ class Status(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Place:
-    """A line of upstream source: its text (made showable), file and 1-based line."""
+    """A line of upstream source: its text and file (both made showable: a wheel's member
+    name is upstream text too), and its 1-based line."""
 
     text: str
     path: str = ""
     line: int = 0
 
     def __post_init__(self) -> None:
-        shown = showable(self.text)
-        if shown != self.text:
-            object.__setattr__(self, "text", shown)
+        for name in ("text", "path"):
+            value = getattr(self, name)
+            shown = showable(value)
+            if shown != value:
+                object.__setattr__(self, name, shown)
 
     def to_json(self) -> dict[str, str | int]:
         return {"text": self.text, "path": self.path, "line": self.line}

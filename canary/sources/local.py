@@ -1,10 +1,17 @@
-"""A folder on disk standing in for a version: a checkout, an unpacked wheel, a site-packages."""
+"""A folder on disk standing in for a version: a checkout, an unpacked wheel, a site-packages.
+
+The folder is upstream's, so untrusted as a wheel is: a link in it may point anywhere (a
+checkout's `trl/x.py -> ~/.git-credentials`) and a file may be of any size. A file is read only
+where its resolved path stays inside the folder, and only up to the cap a wheel's member has.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 
+from canary.safety.reads import Refused, read_regular
+from canary.sources.limits import Limits
 from canary.sources.tree import SourceError
 
 #: A checkout holds a few thousand modules; a folder past this is listed no further.
@@ -16,10 +23,14 @@ class LocalTree:
 
     kind = "local"
 
-    def __init__(self, folder: Path | str, package: str, src: str = ""):
+    def __init__(
+        self, folder: Path | str, package: str, src: str = "", limits: Limits | None = None
+    ):
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise SourceError(f"{self.folder}: not a folder")
+        self._inside = self.folder.resolve()
+        self.limits = limits or Limits()
         self.package = package
         top = package.split(".")[0]
         candidates = [self.folder, self.folder / src, self.folder / "src"]
@@ -30,8 +41,15 @@ class LocalTree:
 
     def _read(self, base: Path, path: str) -> bytes | None:
         target = base / path
+        if not target.is_file():
+            return None
+        resolved = target.resolve()
+        if not resolved.is_relative_to(self._inside):
+            raise SourceError(f"{target}: a link out of {self.folder} to {resolved}: not read")
         try:
-            return target.read_bytes() if target.is_file() else None
+            return read_regular(resolved, self.limits.max_member)
+        except Refused as exc:
+            raise SourceError(f"{target}: not read: {exc}") from None
         except OSError as exc:
             raise SourceError(f"{target}: cannot read: {exc}") from None
 

@@ -404,6 +404,30 @@ def test_no_own_run_means_no_baseline(repo, pushed, tmp_path, httpserver):
     assert run.outputs["compare"]["new-breakage"] == "true"
 
 
+@pytest.mark.parametrize("this_run_says", [{}, {"workflow_id": None}, {"workflow_id": "7"}])
+def test_a_run_lacking_its_workflow_id_proves_no_baseline(
+    repo, pushed, tmp_path, httpserver, this_run_says
+):
+    """Were this run's answer to lack `workflow_id`, a poisoned run lacking it too would match
+    (None == None): no run is the baseline then, and the log says why."""
+    run42 = {key: value for key, value in workflow_run(42).items() if key != "workflow_id"}
+    httpserver.expect_request(f"{API}/actions/runs/42").respond_with_json(
+        {**run42, **this_run_says}
+    )
+    poisoned = {key: value for key, value in workflow_run(41).items() if key != "workflow_id"}
+    httpserver.expect_request(f"{API}/actions/runs/41").respond_with_json(poisoned)
+    listing = [artifact(httpserver, 41, "2026-11-30T04:30:00Z")]
+    httpserver.expect_request(f"{API}/actions/artifacts").respond_with_json(
+        {"total_count": 1, "artifacts": listing}
+    )
+    httpserver.expect_request("/blob/41.zip").respond_with_data(last_night(PASSED_LAST_NIGHT))
+    serve_issues_and_pulls(httpserver, issue=None, pull=None)
+    runner, run = nightly(repo, tmp_path, httpserver)
+    assert "canary: no baseline: run 42 names no workflow_id to match runs with" in run.stdout
+    assert runner.summary.read_text().startswith("Baseline: none")
+    assert "/blob/41.zip" not in [path for _, path, _ in calls(httpserver)]
+
+
 def bomb(size: int) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

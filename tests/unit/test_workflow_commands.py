@@ -9,7 +9,7 @@ import pytest
 from test_reports_support import build
 from workflow_commands import Command, acted_on, own, try_parse_legacy, try_parse_v2
 
-from canary.engine.outcomes import Result, Status
+from canary.engine.outcomes import Became, Place, Result, Status
 from canary.reports.dispatch import render
 from canary.safety.untrusted import showable
 
@@ -101,3 +101,21 @@ def test_a_checks_why_and_its_matrix_path_are_no_command_in_any_format(fmt):
     for command in acted[:10]:
         first, *rest = command.data.split("\n")
         assert first == "fail: gone" and len(rest) == 1 and rest[0].startswith("why: ")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_where_a_subject_went_is_no_command_in_any_format(fmt):
+    """The file of a `moved_to` or `closest` place is a wheel's member name, upstream text as
+    much as the line it points at."""
+    report = build({"trl": (["1.0"], {f"c{n}": "F" for n in range(len(HOSTILE))})})
+    report.results = [
+        Result(
+            "trl", f"c{n}", "1.0", Status.FAIL, "gone",
+            became=Became("definition", (Place("trl.x.A", f"trl/{text}.py", 3),), 9),
+        )
+        for n, text in enumerate(HOSTILE)
+    ]  # fmt: skip
+    acted = own(acted_on(render(fmt, report)))
+    if fmt == "github":
+        acted = [c for c in acted if c.name not in ("error", "group", "endgroup")]
+    assert acted == []
