@@ -18,9 +18,13 @@ def _unlocked_parses() -> list[str]:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             func = node.func if isinstance(node, ast.Call) else None
-            if isinstance(func, ast.Attribute) and func.attr == "parse":
-                if isinstance(func.value, ast.Name) and func.value.id == "ast":
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "parse"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "ast"
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
 
 
