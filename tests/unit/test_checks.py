@@ -459,3 +459,43 @@ def test_an_interrupted_runner_judges_no_further_check(tmp_path):
     assert str(stopped) == "interrupted: 1 of 1 versions judged; what was read is cached"
     with pytest.raises(Stopped):
         runner.judge(matrix, target)
+
+
+def test_one_thread_judges_at_a_time(tmp_path):
+    """Judging is CPU-bound under the GIL: versions are read by several threads at once, but
+    their checks are judged by one at a time (threads judging together only took turns, and
+    paid for the switches)."""
+    import threading
+    import time
+
+    from canary.engine.runner import Runner
+    from canary.settings import Settings
+
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    class Watched(ModuleCache):
+        def get(self, data, name, path, *, is_package):
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.05)  # long enough for another judging thread to come in
+            try:
+                return super().get(data, name, path, is_package=is_package)
+            finally:
+                with lock:
+                    inside[0] -= 1
+
+    path = tmp_path / "fakeup.yaml"
+    path.write_text("upstream: fakeup\nsrc: src\nchecks:\n  - {id: a, module: fakeup.pkg}\n")
+    matrix = load_matrix(path)
+    labels = [f"1.{i}.0" for i in range(6)]
+    runner = Runner(
+        settings=Settings.from_environment(jobs=4),
+        select=lambda _matrix, _selection: [Target(label) for label in labels],
+        source_path=CHECKOUT,
+        modules=Watched(),
+    )
+    batches = runner.judge_all([(matrix, target) for target in runner.targets(matrix, "all")])
+    assert [r.status for batch in batches for r in batch] == [Status.PASS] * len(labels)
+    assert most[0] == 1
