@@ -15,6 +15,7 @@ import itertools
 import os
 import shutil
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -80,19 +81,28 @@ def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
 
 
 def summary_line(report: RunReport) -> str:
-    """Counts of the statuses that occurred: "3 pass, 1 fail"."""
+    """The counts a run ends with, in every format: the red checks and their results said
+    apart, then the check x version results by status ("2 checks red (5 check x version
+    results); 30 pass, 4 fail, 1 error"; "3 pass" when nothing is red)."""
     counts = summarize(report.results)
-    return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+    statuses = ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+    red = red_line(report)
+    return f"{red}; {statuses}" if red else statuses
+
+
+def checks_line(results: Iterable[Result], state: str) -> str | None:
+    """Checks and results said apart: "37 checks red (450 check x version results)" (a run
+    of one check over many versions is one check); None when there are none."""
+    counted = list(results)
+    if not counted:
+        return None
+    checks = len({(r.upstream, r.check) for r in counted})
+    return f"{plural(checks, 'check')} {state} ({plural(len(counted), 'check x version result')})"
 
 
 def red_line(report: RunReport) -> str | None:
-    """Checks and results said apart: "37 checks red (450 check x version results)"."""
-    red = [r for r in report.results if r.status.is_red]
-    if not red:
-        return None
-    checks = len({(r.upstream, r.check) for r in red})
-    results = plural(len(red), "check x version result")
-    return f"{plural(checks, 'check')} red ({results})"
+    """The red checks and their results: "37 checks red (450 check x version results)"."""
+    return checks_line((r for r in report.results if r.status.is_red), "red")
 
 
 def human_size(count: float) -> str:

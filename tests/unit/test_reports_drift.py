@@ -110,6 +110,7 @@ def test_report_other_formats_to_file_with_drift_on_stderr(saved, tmp_path, caps
     assert report_main([str(saved["new"])], "junit", str(target), str(saved["old"])) == 1
     assert target.read_text(encoding="utf-8").startswith("<?xml")
     captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith("3 checks red (5 check x version results); ")
     assert captured.out.splitlines()[1] == f"wrote {target}"
     assert "Newly failing: 4" in captured.err
 
