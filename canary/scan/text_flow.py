@@ -31,7 +31,7 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import argument as passed_argument
 from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
-from canary.scan.spread import Keywords, gathered
+from canary.scan.spread import Spread, gathered
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -167,7 +167,7 @@ class TextFlow:
             bound = self.scopes.lookup(expr.id)
             if isinstance(bound, Rows):
                 return bound.rows
-            if isinstance(bound, Keywords):  # a dict of no texts: its keys
+            if isinstance(bound, Spread):  # a dict of no texts: its keys
                 return tuple((name, None) for name in dict.fromkeys(n for n, _ in bound.entries))
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
@@ -412,7 +412,7 @@ def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -
     """After alternative branches: a name one branch bound to something known keeps it."""
     for name, value in other.items():
         current = top.get(name)
-        if isinstance(value, Keywords) and isinstance(current, Keywords):
+        if isinstance(value, Spread) and isinstance(current, Spread):
             top[name] = current.union(value)
         elif value is not None and (current is None or rank(value) > rank(current)):
             top[name] = value
