@@ -90,14 +90,16 @@ def summary_line(report: RunReport) -> str:
     return f"{red}; {statuses}" if red else statuses
 
 
-def checks_line(results: Iterable[Result], state: str) -> str | None:
+def checks_line(results: Iterable[Result], state: str = "") -> str | None:
     """Checks and results said apart: "37 checks red (450 check x version results)" (a run
     of one check over many versions is one check); None when there are none."""
     counted = list(results)
     if not counted:
         return None
-    checks = len({(r.upstream, r.check) for r in counted})
-    return f"{plural(checks, 'check')} {state} ({plural(len(counted), 'check x version result')})"
+    checks = " ".join(
+        filter(None, [plural(len({(r.upstream, r.check) for r in counted}), "check"), state])
+    )
+    return f"{checks} ({plural(len(counted), 'check x version result')})"
 
 
 def red_line(report: RunReport) -> str | None:
