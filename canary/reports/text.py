@@ -260,8 +260,18 @@ def label_width(checks: list[str], width: int) -> int:
     return label_w
 
 
+def _labels(check: str, label_w: int, width: int) -> list[str]:
+    """The check id's column, shortened in the middle to `label_w`; with no column (0), the
+    whole id wrapped at its hyphens on lines of its own above its row, an empty column last."""
+    if label_w:
+        return [shortened(check, label_w)]
+    return [*textwrap.wrap(check, max(8, width - 2), break_on_hyphens=True), ""]
+
+
 def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     label_w = label_width(grid.checks, width)
+    if len({shortened(c, label_w) for c in grid.checks}) < len(set(grid.checks)):
+        label_w = 0  # they differ only in a middle no width shows: each id whole, above its row
     tails = {check: _tail(grid.row(check)) for check in grid.checks}
     tail_w = max(len(t) for t in tails.values())
     n = len(grid.versions)
@@ -286,7 +296,9 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
             for (worst, anchor), same in itertools.groupby(cells)
         )
         tail = f" {tails[check]}" if tail_w else ""
-        lines.append(f"  {shortened(check, label_w):<{label_w}} {strip}{tail}")
+        *above, label = _labels(check, label_w, width)
+        lines += [f"  {part}" for part in above]
+        lines.append(f"  {label:<{label_w}} {strip}{tail}")
     return lines
 
 

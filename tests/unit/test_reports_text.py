@@ -229,6 +229,21 @@ def test_grid_ids_sharing_a_long_prefix_stay_apart(width):
     assert all(len(row) <= width for row in rows)
 
 
+@pytest.mark.parametrize("width", [30, 40])
+def test_grid_ids_differing_only_in_their_middle_are_wrapped_whole(width):
+    """Issue 29 item 5: never rows that read the same; shortened in the middle at 40 columns
+    these three read `unsloth-zoo-patch-…ss-logps-and-more` each, so each id is written whole,
+    wrapped at its hyphens, above its row of glyphs."""
+    checks = [f"unsloth-zoo-patch-grpo-{m}-trainer-compute-loss-logps" for m in ("a", "bb", "c")]
+    report = build({"trl": (releases(20), dict.fromkeys(checks, "." * 19 + "F"))})
+    lines = render("text", report, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    block = lines[1 : lines.index("")]
+    labels = "".join(line.strip() for line in block if not line.strip().startswith("."))
+    assert labels == "".join(checks)
+    assert [line.strip() for line in block if line.strip().startswith(".")] == ["." * 19 + "F"] * 3
+
+
 UNREACHABLE = (
     "https://raw.githubusercontent.com/o/{up}/main/{up}/x.py: ConnectionError: "
     "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries exceeded "
