@@ -133,17 +133,20 @@ def find_config(start: Path | None = None, within: list[Path] | None = None) -> 
 
 
 def _config_bytes(path: Path, follow: bool) -> bytes | None:
-    """At most MAX_CONFIG_BYTES of `path`; None (as if absent) when `follow` is false and it
-    is missing, a link or no regular file."""
+    """The bytes of `path`, TooLarge over MAX_CONFIG_BYTES; None (as if absent) when `follow`
+    is false and it is missing, a link or no regular file."""
     if not follow:
         try:
-            return read_regular(path, MAX_CONFIG_BYTES + 1)
-        except TooLarge:
-            raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes") from None
+            return read_regular(path, MAX_CONFIG_BYTES)
+        except TooLarge:  # a refusal too, but one to say, not to pass over
+            raise
         except (FileNotFoundError, NotADirectoryError, Refused):
             return None
     with path.open("rb") as file:
-        return file.read(MAX_CONFIG_BYTES + 1)
+        blob = file.read(MAX_CONFIG_BYTES + 1)
+    if len(blob) > MAX_CONFIG_BYTES:
+        raise TooLarge(len(blob), MAX_CONFIG_BYTES)
+    return blob
 
 
 def _table(path: Path, follow: bool = True) -> dict | None:
@@ -154,9 +157,9 @@ def _table(path: Path, follow: bool = True) -> dict | None:
         blob = _config_bytes(path, follow)
         if blob is None:
             return None
-        if len(blob) > MAX_CONFIG_BYTES:
-            raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes")
         data = tomllib.loads(blob.decode("utf-8"))
+    except TooLarge:
+        raise ConfigError.at(path, None, f"not read: over {MAX_CONFIG_BYTES} bytes") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError.at(path, None, f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

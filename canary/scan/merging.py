@@ -8,16 +8,13 @@ any matrix of an upstream states or declines counts for all of them: a check mov
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from canary.scan.emit import check_ids, declined_ids
-from canary.scan.upstream_ids import matrix_file
-
-_IMPORT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+from canary.scan.upstream_ids import is_import_name, matrix_file
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ def matrices_in(folder: Path) -> dict[str, list[Existing]]:
         if not isinstance(data, dict) or not isinstance(data.get("upstream"), str):
             continue
         package = data.get("package") or data["upstream"]
-        if not isinstance(package, str) or not _IMPORT_NAME.match(package):
+        if not isinstance(package, str) or not is_import_name(package):
             continue
         ids = {*check_ids(data.get("checks")), *declined_ids(data)}
         found.setdefault(package, []).append(Existing(path, package, frozenset(ids)))

@@ -19,14 +19,19 @@ _IMPORT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DISTRIBUTION = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
+def is_import_name(name: str) -> bool:
+    """Whether `name` is a top-level import name (a matrix's `package`), wholly: no line end."""
+    return _IMPORT_NAME.fullmatch(name) is not None
+
+
 def import_name(name: str) -> str | None:
     """The import name `name` stands for: itself when it is one, a distribution's name with
     its `-` and `.` as `_` (lowercased); None when it is neither."""
-    if _IMPORT_NAME.fullmatch(name):
+    if is_import_name(name):
         return name
     if _DISTRIBUTION.fullmatch(name) and not name[0].isdigit():
         candidate = re.sub(r"[-.]+", "_", name.lower())
-        return candidate if _IMPORT_NAME.fullmatch(candidate) else None
+        return candidate if is_import_name(candidate) else None
     return None
 
 

@@ -100,6 +100,19 @@ def test_an_oversized_pyproject_is_not_read_whole(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_the_own_oversized_pyproject_is_refused_the_same_way(tmp_path, monkeypatch, capsys):
+    """The user's own pyproject.toml (read following links) has the scanned tree's cap."""
+    from canary.matrix.config import MAX_CONFIG_BYTES
+
+    big = put(tmp_path, "pyproject.toml", '[tool.canary]\nmatrices = ["canary"]\n')
+    os.truncate(big, MAX_CONFIG_BYTES + 1)
+    put(tmp_path, "canary/fakeup.yaml", MATRIX)
+    assert check_here(tmp_path, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml: not read: over {MAX_CONFIG_BYTES} bytes" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("table", "expected"),
     [

@@ -200,3 +200,13 @@ def test_merge_refuses_files_it_cannot_append_to(existing, message):
     with pytest.raises(MergeError, match=message) as caught:
         merge_text(existing, "matrices/trl.yaml", proposals()["trl"])
     assert "matrices/trl.yaml" in str(caught.value)
+
+
+def test_merge_passes_over_a_matrix_whose_package_is_no_import_name(tmp_path):
+    """`package: "trl\n"` is no import name (the old `^...$` match let the line end through)."""
+    from canary.scan.merging import matrices_in
+
+    (tmp_path / "a.yaml").write_text('upstream: trl\npackage: "trl\\n"\nchecks: []\n')
+    (tmp_path / "b.yaml").write_text("upstream: trl\nchecks: []\n")
+    assert [e.path.name for e in matrices_in(tmp_path)["trl"]] == ["b.yaml"]
+    assert "trl\n" not in matrices_in(tmp_path)
