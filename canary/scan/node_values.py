@@ -110,8 +110,8 @@ def _bound_by_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref]]:
     for statement in body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
             imported = found.get(statement.value.id)
-            for target in statement.targets if imported else ():
-                if isinstance(target, ast.Name):
+            for target in statement.targets:
+                if imported is not None and isinstance(target, ast.Name):
                     found.setdefault(target.id, imported)
     return found
 
