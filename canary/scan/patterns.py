@@ -13,7 +13,6 @@ import functools
 from collections.abc import Mapping
 
 from canary.scan.absence import done_without
-from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
@@ -39,6 +38,7 @@ from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
 from canary.scan.spelled import literal_defaults, paired_values
+from canary.scan.spread import call_uses, rekey
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -95,8 +95,8 @@ class FileScanner(ast.NodeVisitor):
         del self.record.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
-        for primary, alias, ref in import_fallbacks(node):  # the client needs one of the two
-            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
+        for primary, alias, ref, guarded in import_fallbacks(node):  # one of the two will do
+            self.fallbacks[id(primary)] = (ref, guarded or self.record.tolerates(ref))
             self.fallen_back.add(id(alias))
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
@@ -163,7 +163,8 @@ class FileScanner(ast.NodeVisitor):
 
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            self.scopes.bind(target.id, self.flow.binding_of(value) if value else None)
+            bound = self.flow.binding_of(value, self.record.guards) if value else None
+            self.scopes.bind(target.id, bound)
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -199,6 +200,11 @@ class FileScanner(ast.NodeVisitor):
         self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
+        rekey(node, self.scopes, self.record.guards)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        rekey(node, self.scopes, self.record.guards)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value:
@@ -316,17 +322,10 @@ class FileScanner(ast.NodeVisitor):
                 self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
             else:
                 self.record.expects_match(s.source, s.regex, s.node)
-        callee = self._upstream(func)
-        keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
-        shape = call_shape(node) if callee and keywords else None
-        if callee and keywords:
-            self.record.add(
-                *(
-                    (Role.CALL, callee, node, shape)
-                    if shape
-                    else (Role.KWARGS, callee, node, keywords)
-                )
-            )
+        if callee := self._upstream(func):
+            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
+                self.record.add(role, callee, node, items, extra=extra)
+        rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:

@@ -327,6 +327,16 @@ def _gate(uses: list[Use]) -> str:
     return gates.pop() if len(gates) == 1 else ""
 
 
+def _by_gate(values: dict[str, list[Use]]) -> list[dict[str, list[Use]]]:
+    """One assertion's values grouped by the releases their uses are gated to, the ungated
+    first: a keyword the client passes only under `if Version(...) < Version("5.0.0"):` is a
+    check of its own, gated as it is, not a name every release must take."""
+    groups: dict[str, dict[str, list[Use]]] = {}
+    for value, uses in sorted(values.items(), key=lambda item: _gate(item[1]) != ""):
+        groups.setdefault(_gate(uses), {})[value] = uses
+    return list(groups.values())
+
+
 def _importable(subject: ProposedSubject) -> bool:
     """Whether the subject (and its alternatives) names modules as a matrix must: dotted."""
     dotted = DOTTED_NAME.fullmatch(subject.module) is not None
@@ -354,9 +364,10 @@ def propose(
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
         ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
-            Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
+            Proposal(subject, assertion, list(group), "error", _sorted_uses(group.values()), note)
             for assertion, vals in ordered
             if assertion not in _ONE_EACH and not (subject.alternatives and assertion)
+            for group in _by_gate(vals)
         ]
         proposals += [  # a check binds one shape; a text may be in either alternative
             Proposal(subject, assertion, [value], "error", _sorted_uses([uses]), note)

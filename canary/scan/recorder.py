@@ -52,10 +52,12 @@ class Recorder:
         items: tuple[str, ...] = (),
         tolerated: bool = False,
         alternatives: tuple[Ref, ...] = (),
+        extra: tuple[Guard, ...] = (),
     ) -> None:
-        """Record a use; an import with a fallback (`alternatives`) is tolerated exactly as
-        `tolerated` says: the guards were weighed when the two were paired."""
-        guards = [g for g in self.guards if g.covers(ref)]
+        """Record a use under the guards in force and `extra` ones (what a key of spread
+        keywords was put in under); an import with a fallback (`alternatives`) is tolerated
+        exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
         if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
         if not (role is Role.IMPORT and alternatives):
