@@ -88,8 +88,8 @@ class FileScanner(ast.NodeVisitor):
         del self.record.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
-        for primary, alias, ref in import_fallbacks(node):  # the client needs one of the two
-            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
+        for primary, alias, ref, guarded in import_fallbacks(node):  # one of the two will do
+            self.fallbacks[id(primary)] = (ref, guarded or self.record.tolerates(ref))
             self.fallen_back.add(id(alias))
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
