@@ -65,12 +65,17 @@ class Recorder:
                 tolerated
                 or role is Role.GUARD
                 or any(g.kind == "tolerates" for g in guards)
-                or any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
+                or (role is not Role.INSTALLED and self._done_without(ref))
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
         finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives)
         self.findings.append(finding)
+
+    def _done_without(self, ref: Ref) -> bool:
+        """Whether the client does without `ref` (absence.py): its absence is tolerated, which
+        says nothing of the parameters a replacement installed over it must match."""
+        return any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
 
     def expects_texts(
         self,

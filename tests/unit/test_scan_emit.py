@@ -210,3 +210,20 @@ def test_merge_passes_over_a_matrix_whose_package_is_no_import_name(tmp_path):
     (tmp_path / "b.yaml").write_text("upstream: trl\nchecks: []\n")
     assert [e.path.name for e in matrices_in(tmp_path)["trl"]] == ["b.yaml"]
     assert "trl\n" not in matrices_in(tmp_path)
+
+
+def test_a_note_shared_by_checks_is_written_once_in_full():
+    """16 checks of a module added within the range share one detail: in full above the
+    first, its head and "as for ID above" over the others; a different note stays whole."""
+    checks = proposals()["transformers"][:3]
+    gated = "scan: holds from 5.5.0 on, not on 4.51.3 (lowest in range): module m not found"
+    checks[0].notes, checks[1].notes = [gated], [gated]
+    checks[2].notes = [gated.replace("5.5.0", "5.6.0")]
+    text = render_matrix("transformers", checks, Releases())
+    first = yaml.safe_load(text)["checks"][0]["id"]
+    notes = [line.strip() for line in text.splitlines() if line.strip().startswith("# scan:")]
+    assert notes == [
+        f"# {gated}",
+        f"# scan: holds from 5.5.0 on, not on 4.51.3: as for {first} above",
+        f"# {gated.replace('5.5.0', '5.6.0')}",
+    ]

@@ -7,6 +7,7 @@ import ast
 
 from paths import FIXTURES
 
+from canary.scan.callsites import CallSites
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
 
@@ -14,12 +15,17 @@ DOWNSTREAM = FIXTURES / "scan_recall" / "recalllib"
 UPSTREAMS = frozenset({"trl", "transformers"})
 
 
-def proposed(name: str) -> set[tuple]:
-    """(module, subject, assertion, values, gate) of every check scan proposes for one file."""
-    path = DOWNSTREAM / name
-    scanner = scan_tree(ast.parse(path.read_text()), f"recalllib/{name}", UPSTREAMS)
+def proposed(name: str, severity: bool = False) -> set[tuple]:
+    """(module, subject, assertion, values, gate[, severity]) of every check scan proposes for
+    one file."""
+    tree = ast.parse((DOWNSTREAM / name).read_text())
+    calls = CallSites()
+    scan_tree(tree, f"recalllib/{name}", UPSTREAMS, calls)  # the first pass learns the helpers
+    calls.frozen = True
+    scanner = scan_tree(tree, f"recalllib/{name}", UPSTREAMS, calls)
     return {
         (p.subject.module, p.subject.name, p.assertion, tuple(p.values), p.gate)
+        + ((p.severity,) if severity else ())
         for checks in propose(scanner.findings, scanner.modules).values()
         for p in checks
     }
@@ -45,3 +51,22 @@ def test_spread_keywords_bound_per_branch_dropped_or_unknown_say_only_what_is_kn
         (FP8, "FP8Expert.__init__", "accepts", ("has_bias",), ">=5.0.0"),
         (GENERATION, "prepare_cache", "accepts", ("batch_size",), ""),
     }
+
+
+GPT_OSS = "transformers.models.gpt_oss.modeling_gpt_oss"
+LLAMA = "transformers.models.llama.modeling_llama"
+
+
+def test_a_helper_handed_the_target_and_its_name_installs_the_replacements_parameters():
+    found = proposed("installers.py", severity=True)
+    common = ("hidden_states", "attention_mask", "cache_position")  # in every variant
+    assert (GPT_OSS, "GptOssAttention.forward", "params", common, "", "error") in found
+    rope = ("q", "k", "cos", "sin")
+    assert (LLAMA, "apply_rotary_pos_emb", "params", rope, "", "error") in found
+
+
+def test_helpers_that_rebind_or_take_a_literal_name_and_a_replacement_class_give_no_params():
+    found = proposed("installers_negatives.py")
+    assert not [c for c in found if c[2] == "params"]
+    assert not [c for c in found if (c[1] or "").endswith(".forward")]
+    assert ("transformers.integrations.mxfp4", "Mxfp4GptOssExperts", None, (), "") in found
