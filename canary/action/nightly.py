@@ -29,6 +29,7 @@ from canary.action.steps import artifact_name, lock_files, matrix_files, render,
 from canary.reports.command import read_report
 from canary.reports.drift import drift
 from canary.reports.jsonio import ReportError
+from canary.reports.markdown import SUMMARY_LIMIT
 from canary.sources.limits import MiB
 
 ISSUE_TITLE = "canary: new upstream breakage"
@@ -174,8 +175,9 @@ def compare() -> None:
         print(f"canary: baseline: results of {baseline.named()}")
         used = f"Baseline: the results of {baseline.named()}."
     path = baseline.path if baseline else None
-    report = render(results_path(), "markdown", path)
-    add_summary(f"{used}\n\n{report}")
+    head = f"{used}\n\n"
+    report = render(results_path(), "markdown", path, limit=SUMMARY_LIMIT - len(head.encode()))
+    add_summary(head + report)
     new = new_breakage(path)
     set_output("new-breakage", "true" if new else "false")
     if new:

@@ -3,7 +3,7 @@
 The steps call canary's library (`canary.api`, and `canary.reports` to draw saved results), with
 the arguments a user would give the commands; they only choose those arguments and carry the
 results to GitHub. Each step is its own process: the engine and the reports are imported by
-the steps that use them, so the plan and the verdict start without them.
+the steps that use them, so the plan starts without them.
 """
 
 from __future__ import annotations
@@ -180,9 +180,13 @@ def render(results: Path, fmt: str, baseline: Path | None = None, limit: int | N
 
 
 def verdict() -> int:
-    """The job's colour, decided last so that the cache and the results are kept either way."""
-    results = json.loads(results_path().read_text(encoding="utf-8"))["summary"]
-    fails, errors = results.get("fail", 0), results.get("error", 0)
+    """The job's colour, decided last so that the cache and the results are kept either way;
+    its annotation counts checks and results apart, as the reports do."""
+    from canary.engine.outcomes import Status
+    from canary.reports.command import read_report
+    from canary.reports.text import checks_line
+
+    results = read_report(str(results_path())).results
     if mode() == "nightly":
         if os.environ.get("CANARY_NEW_BREAKAGE") == "true":
             command(
@@ -191,11 +195,15 @@ def verdict() -> int:
             )
             return 1
         return 0
-    if fails or (errors and flag_input("fail-on-error", True)):
-        command(
-            "error", f"canary: {fails} failed and {errors} errored checks; see the job summary."
-        )
+    fail_on_error = flag_input("fail-on-error", True)
+    red = [
+        r
+        for r in results
+        if r.status is Status.FAIL or (fail_on_error and r.status is Status.ERROR)
+    ]
+    if red:
+        command("error", f"canary: {checks_line(red, 'red')}; see the job summary.")
         return 1
-    if errors:
-        command("warning", f"canary: {errors} checks could not be read (fail-on-error is off).")
+    if said := checks_line((r for r in results if r.status is Status.ERROR), "in error"):
+        command("warning", f"canary: {said}; fail-on-error is off, so the job passes.")
     return 0

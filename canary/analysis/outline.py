@@ -22,6 +22,8 @@ _CODE_AT_COLUMN_0 = re.compile(r"\n(?=[^\s\0])")
 #: Clauses that continue the compound statement above them.
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
 _FIRST_WORD = re.compile(r"\w+")
+#: A `class` or `def` statement's head (after its decorators), with the name it defines.
+_DEFINITION = re.compile(r"(?:async[ \t\\\n]+)?(?:def|class)[ \t\\\n]+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,12 @@ class Outline:
         """The first word of statement `i` after its decorators (`class`, `def`, `if`...)."""
         match = _FIRST_WORD.search(self.masked, self.heads[i] + 1, self.bounds[i + 1] + 1)
         return match.group() if match else ""
+
+    def defined(self, i: int) -> str | None:
+        """The name statement `i` defines when it is a `class` or `def` statement, the one
+        name such a statement binds in its module; None for any other statement."""
+        match = _DEFINITION.match(self.masked, self.heads[i] + 1, self.bounds[i + 1] + 1)
+        return match.group(1) if match else None
 
     def text_of(self, text: str, chosen: tuple[int, ...]) -> str:
         """`text` with only the `chosen` statements kept: every other line blank, so line

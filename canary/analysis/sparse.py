@@ -134,7 +134,14 @@ class _Statements:
         chosen = self._naming.get((table, key))
         if chosen is None:
             pattern = re.compile(re.escape(key))
-            chosen = self.outline.mentioning(pattern, _ACCEPT[table])
+            shape = self.outline
+            # a class or def statement records its own name alone: one that defines another
+            # name (a class whose body mentions `key`) holds none of its records
+            chosen = tuple(
+                i
+                for i in shape.mentioning(pattern, _ACCEPT[table])
+                if shape.defined(i) in (None, key)
+            )
             self._naming[table, key] = chosen
         return self.index(chosen)
 

@@ -28,7 +28,7 @@ from canary.init.workflows import (
 from canary.matrix.config import MAX_CONFIG_BYTES, PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
-from canary.safety.reads import read_regular
+from canary.safety.reads import Refused, read_regular
 from canary.safety.untrusted import showable
 from canary.safety.writes import WriteError, inside, replace_file, write_new
 from canary.scan.command import notes
@@ -89,8 +89,6 @@ def _present(root: Path, relative: str, plan: Plan) -> str | None:
         )
     except FileNotFoundError:
         return ""
-    except WriteError as exc:
-        plan.problems.append(str(exc))
     except OSError as exc:  # Refused says why in its text
         plan.problems.append(f"{relative}: not written: {exc.strerror or exc}")
     return None
@@ -222,9 +220,9 @@ def _matrices(root: Path, folder: Path, plan: Plan) -> list[str]:
     """The matrices of `folder` to lock: none when the folder is reached through a link (its
     locks would be written where it leads), no matrix that is itself a link."""
     try:
-        inside(root, root / folder / "x.yaml")
-    except WriteError as exc:
-        plan.problems.append(f"{folder.as_posix()}/: not read: {str(exc).rpartition(': ')[2]}")
+        inside(root, root / folder)
+    except Refused as exc:
+        plan.problems.append(f"{folder.as_posix()}/: not read: {exc}")
         return []
     found = []
     for path in sorted((root / folder).glob("*.yaml")):

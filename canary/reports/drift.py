@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from canary.engine.outcomes import Result, RunReport
+from canary.reports.faults import short_cause, split_faults
 from canary.reports.grid import build_grids, order_versions, spans_text
 from canary.reports.markdown import code_span
+from canary.reports.text import checks_line
 
 Key = tuple[str, str, str]
 
@@ -72,14 +74,23 @@ def drift_json(found: Drift) -> dict[str, object]:
     }
 
 
-def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[str]]) -> list[str]:
-    """One line per (upstream, check, before, now, detail), versions compressed into spans.
+def _red_side(now: Result, old: Result | None) -> Result:
+    """What fails now, or what failed before a fix."""
+    return now if now.status.is_red or old is None else old
 
-    The detail is the red side's: what fails now, or what failed before a fix.
-    """
+
+def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[str]]) -> list[str]:
+    """One line per (upstream, check, before, now, detail), versions compressed into spans,
+    the detail the red side's; then one line per source that could not be read (on the red
+    side), as every report says it: its cause, the checks it left unjudged, the URL that failed
+    (not urllib3's message again for each check)."""
+    unread = [_red_side(now, old) for now, old in pairs if short_cause(_red_side(now, old))]
+    faults, _ = split_faults(RunReport(unread, {}, {}))
     groups: dict[tuple[str, str, str, str, str], list[str]] = {}
     for now, old in pairs:
-        detail = now.detail if now.status.is_red or old is None else old.detail
+        if short_cause(_red_side(now, old)):
+            continue
+        detail = _red_side(now, old).detail
         was = old.status.value if old else "absent"
         key = (now.upstream, now.check, was, now.status.value, detail)
         groups.setdefault(key, []).append(now.version)
@@ -87,18 +98,26 @@ def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[st
     for (upstream, check, was, status, detail), versions in groups.items():
         where = spans_text(versions, order.get(upstream) or order_versions(versions))
         lines.append(f"{upstream}::{check}[{where}] {was} → {status}: {detail or '(no detail)'}")
-    return lines
+    return lines + [fault.line(order) for fault in faults]
 
 
-def _sections(found: Drift) -> list[tuple[str, int, list[str]]]:
+def _sections(found: Drift) -> list[tuple[str, str, list[str]]]:
+    """(title, count, lines): cells counted as checks and results apart, versions as such."""
+
     def listed(versions: dict[str, list[str]]) -> list[str]:
         return [f"{name}: {', '.join(vs)}" for name, vs in versions.items()]
 
+    def counted(pairs: list[tuple[Result, Result | None]]) -> str:
+        return checks_line(now for now, _ in pairs) or "none"
+
+    def versions(listing: dict[str, list[str]]) -> str:
+        return str(sum(map(len, listing.values())) or "none")
+
     return [
-        ("Newly failing", len(found.new_failures), _grouped(found.new_failures, found.order)),
-        ("Fixed", len(found.fixed), _grouped(list(found.fixed), found.order)),
-        ("New versions", sum(map(len, found.new_versions.values())), listed(found.new_versions)),
-        ("Gone versions", sum(map(len, found.gone_versions.values())), listed(found.gone_versions)),
+        ("Newly failing", counted(found.new_failures), _grouped(found.new_failures, found.order)),
+        ("Fixed", counted(list(found.fixed)), _grouped(list(found.fixed), found.order)),
+        ("New versions", versions(found.new_versions), listed(found.new_versions)),
+        ("Gone versions", versions(found.gone_versions), listed(found.gone_versions)),
     ]
 
 
@@ -107,7 +126,7 @@ def render_drift(found: Drift, fmt: str = "markdown") -> str:
     if fmt == "text":
         lines = ["canary: changes since the baseline"]
         for title, count, items in _sections(found):
-            lines.append(f"{title}: {count or 'none'}")
+            lines.append(f"{title}: {count}")
             lines += [f"  {item}" for item in items]
         return "\n".join(lines) + "\n"
     return "\n".join(drift_parts(found)) + "\n"
@@ -117,6 +136,6 @@ def drift_parts(found: Drift) -> list[str]:
     """The markdown rendering as parts, so `canary report` can cap it with the grid below it."""
     parts = ["## New since the baseline"]
     for title, count, items in _sections(found):
-        parts.append(f"\n**{title}**: {count or 'none'}\n")
+        parts.append(f"\n**{title}**: {count}\n")
         parts += [f"- {code_span(item)}" for item in items]
     return parts

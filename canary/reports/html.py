@@ -20,7 +20,14 @@ from string import Template
 from canary.engine.outcomes import RunReport, Status, summarize
 from canary.reports.faults import fault_text
 from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_passing
-from canary.reports.text import GLYPH, NOTE_INDENT, findings, stats_line, summary_line
+from canary.reports.text import (
+    GLYPH,
+    NOTE_INDENT,
+    findings,
+    red_line,
+    stats_line,
+    summary_line,
+)
 from canary.reports.transition import html_diff, why_lines
 
 COLORS = {
@@ -180,6 +187,8 @@ def _badge(status: Status) -> str:
 def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
     counts = summarize(report.results)
     badges = "".join(f"<span>{_badge(Status(s))}{n} {s}</span>" for s, n in counts.items())
+    if red := red_line(report):
+        badges = f"<strong>{_e(red)}:</strong>{badges}"
     legend = "".join(
         f'<span title="{_e(MEANING[s])}">{_badge(s)}{s.value}: {_e(MEANING[s])}</span>'
         for s in Status

@@ -199,7 +199,8 @@ def _details(grid: UpstreamGrid) -> list[str]:
 
 
 def fit(parts: list[str], limit: int) -> str:
-    """Whole parts in order while they fit under `limit` UTF-8 bytes, then a note of the cut."""
+    """Whole parts in order while they fit under `limit` UTF-8 bytes, then a note of the cut
+    (each part and the note end with a newline: a part's size counts its own)."""
     sizes = [len(part.encode()) + 1 for part in parts]
     if sum(sizes) <= limit:
         return "\n".join(parts) + "\n"
@@ -207,7 +208,7 @@ def fit(parts: list[str], limit: int) -> str:
     used = 0
     for part, size in zip(parts, sizes, strict=True):
         note = _note(len(parts) - len(kept), len(parts), limit)
-        if used + size + len(note.encode()) > limit:
+        if used + size + len(note.encode()) + 1 > limit:
             break
         kept.append(part)
         used += size

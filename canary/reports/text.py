@@ -15,6 +15,7 @@ import itertools
 import os
 import shutil
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -80,19 +81,30 @@ def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
 
 
 def summary_line(report: RunReport) -> str:
-    """Counts of the statuses that occurred: "3 pass, 1 fail"."""
+    """The counts a run ends with, in every format: the red checks and their results said
+    apart, then the check x version results by status ("2 checks red (5 check x version
+    results); 30 pass, 4 fail, 1 error"; "3 pass" when nothing is red)."""
     counts = summarize(report.results)
-    return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+    statuses = ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
+    red = red_line(report)
+    return f"{red}; {statuses}" if red else statuses
+
+
+def checks_line(results: Iterable[Result], state: str = "") -> str | None:
+    """Checks and results said apart: "37 checks red (450 check x version results)" (a run
+    of one check over many versions is one check); None when there are none."""
+    counted = list(results)
+    if not counted:
+        return None
+    checks = " ".join(
+        filter(None, [plural(len({(r.upstream, r.check) for r in counted}), "check"), state])
+    )
+    return f"{checks} ({plural(len(counted), 'check x version result')})"
 
 
 def red_line(report: RunReport) -> str | None:
-    """Checks and results said apart: "37 checks red (450 check x version results)"."""
-    red = [r for r in report.results if r.status.is_red]
-    if not red:
-        return None
-    checks = len({(r.upstream, r.check) for r in red})
-    results = plural(len(red), "check x version result")
-    return f"{plural(checks, 'check')} red ({results})"
+    """The red checks and their results: "37 checks red (450 check x version results)"."""
+    return checks_line((r for r in report.results if r.status.is_red), "red")
 
 
 def human_size(count: float) -> str:
@@ -248,8 +260,18 @@ def label_width(checks: list[str], width: int) -> int:
     return label_w
 
 
+def _labels(check: str, label_w: int, width: int) -> list[str]:
+    """The check id's column, shortened in the middle to `label_w`; with no column (0), the
+    whole id wrapped at its hyphens on lines of its own above its row, an empty column last."""
+    if label_w:
+        return [shortened(check, label_w)]
+    return [*textwrap.wrap(check, max(8, width - 2), break_on_hyphens=True), ""]
+
+
 def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     label_w = label_width(grid.checks, width)
+    if len({shortened(c, label_w) for c in grid.checks}) < len(set(grid.checks)):
+        label_w = 0  # they differ only in a middle no width shows: each id whole, above its row
     tails = {check: _tail(grid.row(check)) for check in grid.checks}
     tail_w = max(len(t) for t in tails.values())
     n = len(grid.versions)
@@ -274,7 +296,9 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
             for (worst, anchor), same in itertools.groupby(cells)
         )
         tail = f" {tails[check]}" if tail_w else ""
-        lines.append(f"  {shortened(check, label_w):<{label_w}} {strip}{tail}")
+        *above, label = _labels(check, label_w, width)
+        lines += [f"  {part}" for part in above]
+        lines.append(f"  {label:<{label_w}} {strip}{tail}")
     return lines
 
 

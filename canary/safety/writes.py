@@ -18,44 +18,63 @@ import tempfile
 from pathlib import Path
 
 from canary.errors import CanaryError
+from canary.safety.reads import Refused
 
 
 class WriteError(CanaryError):
     """A file was not written: it would go through a link or out of its folder, or the system
-    refused. Exit 2, naming the file."""
+    refused. Exit 2, naming the file; `reason` alone is for a caller that words its own line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: not written: {reason}")
+        self.path, self.reason = path, reason
 
 
 def inside(folder: Path, path: Path) -> Path:
-    """`path` (absolute), when it is inside `folder` and no folder from `folder` down to it is
-    a link: what a reader of the tree checks before opening it (nothing is created)."""
-    return _checked(folder, path, create=False)
+    """`path` (absolute), when it is inside `folder` (or is it) and nothing from `folder` down
+    to it, itself included, is a link: what a reader of the tree checks before opening it.
+    Nothing is created; a refusal is `Refused`, saying why."""
+    base = Path(os.path.abspath(folder))
+    target = Path(os.path.abspath(path))
+    if target != base and not target.is_relative_to(base):
+        raise Refused(f"outside {folder}")
+    current = base
+    for part in target.relative_to(base).parts:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            break
+        last = current == target
+        if stat.S_ISLNK(mode):
+            raise Refused("it is a symbolic link" if last else f"{current} is a symbolic link")
+        if not stat.S_ISDIR(mode) and not last:
+            raise Refused(f"{current} is not a folder")
+    return target
 
 
-def _checked(folder: Path, path: Path, create: bool = True) -> Path:
+def _checked(folder: Path, path: Path) -> Path:
     """`path` (inside `folder`), after making sure no folder from `folder` down to it is a link
-    and that it stays inside; with `create`, its missing parent folders are created (never
-    through a link)."""
+    and that it stays inside; its missing parent folders are created (never through a link)."""
     base = Path(os.path.abspath(folder))
     target = Path(os.path.abspath(path))
     if target == base or not target.is_relative_to(base):
-        raise WriteError(f"{path}: not written: outside {folder}")
+        raise WriteError(path, f"outside {folder}")
     current = base
     for part in target.relative_to(base).parent.parts:
         current = current / part
         try:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
-            if not create:
-                break
             try:
                 os.mkdir(current)
             except OSError as exc:
-                raise WriteError(f"{path}: not written: {current}: {_why(exc)}") from None
+                raise WriteError(path, f"{current}: {_why(exc)}") from None
             continue
         if stat.S_ISLNK(mode):
-            raise WriteError(f"{path}: not written: {current} is a symbolic link")
+            raise WriteError(path, f"{current} is a symbolic link")
         if not stat.S_ISDIR(mode):
-            raise WriteError(f"{path}: not written: {current} is not a folder")
+            raise WriteError(path, f"{current} is not a folder")
     return target
 
 
@@ -79,14 +98,14 @@ def write_new(folder: Path, path: Path, data: str | bytes) -> None:
         fd = os.open(target, flags, 0o666)
     except FileExistsError:
         what = "a symbolic link" if _is_link(target) else "already there"
-        raise WriteError(f"{path}: not written: {what}") from None
+        raise WriteError(path, what) from None
     except OSError as exc:
-        raise WriteError(f"{path}: not written: {_why(exc)}") from None
+        raise WriteError(path, _why(exc)) from None
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(blob)
     except OSError as exc:
-        raise WriteError(f"{path}: not written: {_why(exc)}") from None
+        raise WriteError(path, _why(exc)) from None
 
 
 def replace_file(folder: Path, path: Path, data: str | bytes) -> None:
@@ -94,7 +113,7 @@ def replace_file(folder: Path, path: Path, data: str | bytes) -> None:
     existing file is replaced atomically and keeps its permissions."""
     target = _checked(folder, path)
     if _is_link(target):
-        raise WriteError(f"{path}: not written: it is a symbolic link")
+        raise WriteError(path, "it is a symbolic link")
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -102,7 +121,7 @@ def replace_file(folder: Path, path: Path, data: str | bytes) -> None:
     try:
         atomic_replace(target, data.encode("utf-8") if isinstance(data, str) else data, mode)
     except OSError as exc:
-        raise WriteError(f"{path}: not written: {_why(exc)}") from None
+        raise WriteError(path, _why(exc)) from None
 
 
 def atomic_replace(path: Path, data: bytes, mode: int | None = None, durable: bool = True) -> None:

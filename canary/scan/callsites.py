@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from canary.scan.imports import Ref
+from canary.scan.installers import Installer, installer
 from canary.scan.source_helpers import Returned, returned_source
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
@@ -34,6 +35,7 @@ class CallSites:
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
         self._returns: dict[str, Returned] = {}  # function name -> the source it returns
+        self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
 
     def register(self, function: str, module: str) -> None:
@@ -59,6 +61,23 @@ class CallSites:
         returned = None if self.frozen else returned_source(fn)
         if returned is not None:
             self.returns(fn.name, returned)
+
+    def installs(self, function: str, found: Installer) -> None:
+        """`function` installs a replacement over an upstream attribute (installers.py)."""
+        if not self.frozen:
+            self.events.append(["installs", function, *[list(s) for s in _slots(found)]])
+            self._installers[function] = found
+
+    def learn_installs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        found = None if self.frozen else installer(fn)
+        if found is not None:
+            self.installs(fn.name, found)
+
+    def installer(self, function: str) -> Installer | None:
+        """What a call of the package's `function` installs, if it installs."""
+        if not self.frozen or self._defined[function] != 1:
+            return None
+        return self._installers.get(function)
 
     def returned(self, function: str) -> Returned | None:
         """What a call of the package's `function` returns the source of, if it does."""
@@ -112,6 +131,9 @@ class CallSites:
                 self.define(event[1])
             elif event[0] == "register":
                 self.register(event[1], event[2])
+            elif event[0] == "installs":
+                _, function, *slots = event
+                self.installs(function, Installer(*(tuple(slot) for slot in slots)))
             elif event[0] == "returns":
                 _, function, name, index, attrs, position = event
                 self.returns(function, Returned(name, index, tuple(attrs), position))
@@ -121,11 +143,15 @@ class CallSites:
 
     def state(self, names: list[str]) -> list[Any]:
         """All a second pass may learn here about the functions `names` (JSON-able), and
-        which functions of the package return a source: a file whose state is unchanged
-        scans as before."""
-        helpers = [
+        which functions of the package return a source or install a replacement: a file whose
+        state is unchanged scans as before."""
+        helpers: list[list[Any]] = [
             [name, self._defined[name], r.name, r.index, list(r.attrs), r.position]
             for name, r in sorted(self._returns.items())
+        ]
+        helpers += [
+            [name, self._defined[name], *[list(s) for s in _slots(found)]]
+            for name, found in sorted(self._installers.items())
         ]
         functions = [
             [
@@ -140,3 +166,7 @@ class CallSites:
             for name in sorted(set(names))
         ]
         return [helpers, *functions]
+
+
+def _slots(found: Installer) -> tuple[tuple[int, str], ...]:
+    return found.target, found.name, found.new

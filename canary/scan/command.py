@@ -208,6 +208,7 @@ class Proposed:
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
     not_scanned: str = ""  # the downstream folders and globs scan did not read
     unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
+    unheld: list[Proposal] = field(default_factory=list)  # texts no release in range holds
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
@@ -243,7 +244,13 @@ class Proposed:
                 f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
                 " gates to releases outside the range (no locked release would check it):"
             )
-        return head + [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
+        head += [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
+        if self.unheld:
+            head.append(
+                f"left out: {len(self.unheld)} text{'s' * (len(self.unheld) > 1)} no release in"
+                " the range holds (written for older releases?), red on every one:"
+            )
+        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in self.unheld]
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
@@ -254,8 +261,8 @@ class Proposed:
             self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
             self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
             matrix = self._matrix_of(self.proposals)
-            self.left_out = settle(matrix, self.proposals, self.reading)
-            gone = {id(p) for p in self.left_out}
+            self.left_out, self.unheld = settle(matrix, self.proposals, self.reading)
+            gone = {id(p) for p in self.left_out + self.unheld}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
 
     def _matrix_of(self, proposals: list[Proposal]) -> Matrix:

@@ -69,9 +69,10 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
     """The block-sequence items of these checks, each line indented by `indent` spaces."""
     pad = " " * indent
     lines = []
+    said: dict[str, str] = {}  # a note -> the id of the first check it was written above
     for check_id, proposal in zip(ids, proposals, strict=True):
         subject = proposal.subject
-        lines += [f"{pad}# {comment(' '.join(note.split()))}" for note in proposal.notes]
+        lines += [f"{pad}# {comment(_once(note, check_id, said))}" for note in proposal.notes]
         lines.append(f"{pad}- id: {check_id}")  # [a-z0-9-] by construction (ids.py)
         lines.append(f"{pad}  why: {quote(proposal.why)}")
         if not subject.alternatives:
@@ -88,6 +89,16 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {quote(proposal.severity)}")
     return "".join(line + "\n" for line in lines)
+
+
+def _once(note: str, check_id: str, said: dict[str, str]) -> str:
+    """The note in full above the first check it is about; above the others its head and
+    "as for ID above" (16 checks of a module added within the range share one detail)."""
+    note = " ".join(note.split())
+    first = said.setdefault(note, check_id)
+    if first == check_id:
+        return note
+    return f"{note.split(' (', 1)[0].rstrip(',')}: as for {first} above"
 
 
 def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:

@@ -18,6 +18,7 @@ class Role(str, enum.Enum):
     KWARGS = "kwargs"  # called with these keyword arguments (items)
     CALL = "call"  # called with this shape (items: the positional count, then the keywords)
     WRAPPER = "wrapper"  # replaced by a function taking these parameters (items)
+    INSTALLED = "installed"  # replaced by a helper matching the replacement's names (items)
     CONTAINS = "contains"  # its source must contain this text (items: one literal)
     MATCHES = "matches"  # its source must match this regex (items: one pattern)
 

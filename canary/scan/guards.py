@@ -172,9 +172,13 @@ def _version_compare(test: ast.expr, resolve: Resolver) -> tuple[str, type[ast.c
 
 
 def _upstream_version(expr: ast.expr, resolve: Resolver) -> str | None:
-    """The upstream whose version `expr` is: X.__version__, Version(...) of it, x_version."""
+    """The upstream whose version `expr` is: X.__version__, Version(...) of it, x_version,
+    or a client's helper given the upstream's name (unsloth_zoo's `Version("transformers")`)."""
     if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
-        return _upstream_version(expr.args[0], resolve)
+        named = expr.args[0]
+        if isinstance(named, ast.Constant) and isinstance(named.value, str):
+            return import_name(named.value.lower())  # None for a version: "5.0.0"
+        return _upstream_version(named, resolve)
     if isinstance(expr, ast.Attribute) and expr.attr == "__version__":
         ref = resolve(expr.value)
         return ref.root if ref else None

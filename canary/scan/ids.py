@@ -16,6 +16,7 @@ MAX_LENGTH = 60
 _SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "-source"}
 _SUFFIX["matches"] = "-source-regex"
 _SUFFIX["call"] = "-call"
+_SUFFIX["params"] = "-params"
 # words, digits kept with the letters around them (`conv1d`, `4bit`): `LoRA`/`MoE`/`SiLU`, an
 # acronym before a word (`GRPO` of GRPOTrainer), a word, an acronym, digits
 _WORD = re.compile(

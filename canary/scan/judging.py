@@ -7,7 +7,9 @@ release is gated there (`since`) with a comment saying so; one that broke within
 stays as it is, red, with a comment naming the first release it fails on. One that fails on
 both ends is judged on the releases between, lowest first, until it holds: a module added
 within the range and changed again is gated from where it appears, and bisected from there;
-one that holds nowhere keeps a comment with the engine's own detail.
+a name that holds nowhere keeps a comment with the engine's own detail, and a text that holds
+nowhere (a rewrite written for releases before the range: `is_torch_tpu_available()`) is left
+out, for the file's head to list: red on every release, it would say nothing of this range.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from canary.scan.propose import Proposal
 from canary.scan.releases import Reading
 
 _OK = (Status.PASS, Status.SKIP)
+_TEXTS = ("contains", "matches")
 #: how the comment above a check gated where it starts holding begins (explained once, atop)
 GATED = "scan: holds from"
 
@@ -49,18 +52,20 @@ class _Bisection:
             self.low = self.middle
 
 
-def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[Proposal]:
+def settle(
+    matrix: Matrix, proposals: list[Proposal], reading: Reading
+) -> tuple[list[Proposal], list[Proposal]]:
     """Gate or annotate each proposal (the checks of `matrix`, in the same order); return
     those to leave out: names the client guards (`severity: info`) that neither end has,
-    which would warn on every release of the range.
+    which would warn on every release of the range, and texts no release in it holds.
 
     The bisections advance in step, each release between the ends read once per step and
     let go before the next, so memory holds the two ends and one release at a time.
     """
     if not reading.runs:
-        return []
+        return [], []
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
-    pending, absent, probes = [], [], []
+    pending, absent, probes, unheld = [], [], [], []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
         verdicts = {run.target.label: run.judge(check) for run in ends}
         if _fails_on_both(verdicts) and len(reading.labels) > 2 and not proposal.gate:
@@ -79,6 +84,8 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
             pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
         elif _guarded_and_absent(proposal, verdicts) or proposal.severity == "info":
             absent.append(proposal)  # tolerated, and holding on no release: dead code here
+        elif proposal.assertion in _TEXTS:
+            unheld.append(proposal)
         else:
             _judge_ends(check, proposal, verdicts, len(reading.labels))
     while unsettled := [b for b in pending if b.high - b.low > 1]:
@@ -91,7 +98,7 @@ def settle(matrix: Matrix, proposals: list[Proposal], reading: Reading) -> list[
                 bisection.narrow(bisection.check.id in holding)
     for bisection in pending:
         _gate(bisection, reading)
-    return absent
+    return absent, unheld
 
 
 def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) -> set[str]:

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from canary.scan.guards import Resolver, conditions, tolerant
+from canary.scan.guards import Resolver, conditions, tolerant, tolerant_handlers
 from canary.scan.imports import Ref
 from canary.scan.rewriters import ANY_CLASS
 from canary.scan.spelled import one_spelled
@@ -85,20 +85,47 @@ def absolute_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref]]:
     return found
 
 
-def import_fallbacks(node: ast.Try) -> list[tuple[ast.alias, ast.alias, Ref]]:
-    """(the first import's alias, its fallback's alias, what the fallback imports) for each
-    `try: from a import X` / `except ImportError: from b import X` binding the same name from
-    another place in the same upstream."""
-    first = absolute_imports(node.body)
+def import_fallbacks(node: ast.Try) -> list[tuple[ast.alias, ast.alias, Ref, bool]]:
+    """(the first import's alias, its fallback's alias, what the fallback imports, whether
+    the client tolerates the fallback failing too) for each `try: from a import X` / `except
+    ImportError: from b import X` binding the same name from another place in the same
+    upstream. The try body may bind the name by assignment (`from a import Y; X = Y`), and
+    the fallback may sit in a try of its own in the handler (`except ImportError: try: from
+    b import X / except ImportError: X = "0.0.0"`): one check of either, tolerated."""
+    first = _bound_by_imports(node.body)
     pairs = []
     for handler in node.handlers:
         if not tolerant(handler):
             continue
-        for name, (alias, ref) in absolute_imports(handler.body).items():
+        for name, (alias, ref, guarded) in _fallback_imports(handler.body).items():
             primary = first.get(name)
             if primary is not None and primary[1].root == ref.root and primary[1] != ref:
-                pairs.append((primary[0], alias, ref))
+                pairs.append((primary[0], alias, ref, guarded))
     return pairs
+
+
+def _bound_by_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref]]:
+    """`absolute_imports(body)`, with the names assigned one of them (`X = Y`) after it."""
+    found = absolute_imports(body)
+    for statement in body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+            imported = found.get(statement.value.id)
+            for target in statement.targets:
+                if imported is not None and isinstance(target, ast.Name):
+                    found.setdefault(target.id, imported)
+    return found
+
+
+def _fallback_imports(body: list[ast.stmt]) -> dict[str, tuple[ast.alias, Ref, bool]]:
+    """The imports of a handler's body, and of the body of a try directly in it (guarded
+    when that try's own handlers tolerate it failing)."""
+    found = {name: (alias, ref, False) for name, (alias, ref) in absolute_imports(body).items()}
+    for statement in body:
+        if isinstance(statement, ast.Try):
+            guarded = tolerant_handlers(statement)
+            for name, (alias, ref) in absolute_imports(statement.body).items():
+                found.setdefault(name, (alias, ref, guarded))
+    return found
 
 
 def rewritten(module: str, method: str | None) -> Ref:

@@ -9,11 +9,9 @@ a node says by itself node_values'; this module walks and records.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 
 from canary.scan.absence import done_without
-from canary.scan.call_shapes import call_shape
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
@@ -26,19 +24,18 @@ from canary.scan.guards import (
     type_checking,
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
+from canary.scan.installers import Replacements
 from canary.scan.node_values import (
     attribute_call,
     import_fallbacks,
-    installed,
-    local_functions,
     rewritten,
     unflagged,
-    wrapper_params,
 )
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
 from canary.scan.spelled import literal_defaults, paired_values
+from canary.scan.spread import call_uses, rekey
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -76,11 +73,7 @@ class FileScanner(ast.NodeVisitor):
         self.held_by_self = HeldBySelf(tree)
         self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
-
-    @functools.cached_property
-    def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-        """The file's defs, walked for only when a patch needs its replacement."""
-        return local_functions(self._tree)
+        self.replacements = Replacements(tree)
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
@@ -95,8 +88,8 @@ class FileScanner(ast.NodeVisitor):
         del self.record.guards[depth:]
 
     def visit_Try(self, node: ast.Try) -> None:
-        for primary, alias, ref in import_fallbacks(node):  # the client needs one of the two
-            self.fallbacks[id(primary)] = (ref, self.record.tolerates(ref))
+        for primary, alias, ref, guarded in import_fallbacks(node):  # one of the two will do
+            self.fallbacks[id(primary)] = (ref, guarded or self.record.tolerates(ref))
             self.fallen_back.add(id(alias))
         tolerant = [Guard("tolerates")] if tolerant_handlers(node) else []
         self._guarded(tolerant, node.body)
@@ -155,15 +148,13 @@ class FileScanner(ast.NodeVisitor):
 
     def _patch(self, target: Ref, value: ast.expr | None, node: ast.AST) -> None:
         self.record.add(Role.PATCH, target, node)
-        replacement = installed(value, self.functions, self.scopes.lookup)
-        if isinstance(replacement, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            params = wrapper_params(replacement)
-            if params:
-                self.record.add(Role.WRAPPER, target, node, params)
+        if params := self.replacements.params(value, node, self.scopes.lookup):
+            self.record.add(Role.WRAPPER, target, node, params)
 
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            self.scopes.bind(target.id, self.flow.binding_of(value) if value else None)
+            bound = self.flow.binding_of(value, self.record.guards) if value else None
+            self.scopes.bind(target.id, bound)
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -199,6 +190,11 @@ class FileScanner(ast.NodeVisitor):
         self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
+        rekey(node, self.scopes, self.record.guards)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        rekey(node, self.scopes, self.record.guards)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value:
@@ -216,6 +212,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn_returns(node)
+        self.calls.learn_installs(node)
         passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
@@ -310,23 +307,20 @@ class FileScanner(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
+            installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
+            if installs and (owner := self._upstream(installs[0])):
+                self.record.add(Role.PATCH, owner.child(installs[1]), node)
+                self.record.add(Role.INSTALLED, owner.child(installs[1]), node, installs[2])
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             if s.regex is None:
                 self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
             else:
                 self.record.expects_match(s.source, s.regex, s.node)
-        callee = self._upstream(func)
-        keywords = tuple(dict.fromkeys(k.arg for k in node.keywords if k.arg))
-        shape = call_shape(node) if callee and keywords else None
-        if callee and keywords:
-            self.record.add(
-                *(
-                    (Role.CALL, callee, node, shape)
-                    if shape
-                    else (Role.KWARGS, callee, node, keywords)
-                )
-            )
+        if callee := self._upstream(func):
+            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
+                self.record.add(role, callee, node, items, extra=extra)
+        rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
 
     def _attribute_builtin(self, node: ast.Call) -> bool:

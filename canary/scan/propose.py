@@ -33,6 +33,7 @@ _PHRASES = {
     Role.GUARD: "guarded by hasattr at",
     Role.KWARGS: "called with keyword arguments at",
     Role.WRAPPER: "monkey-patched with a wrapper taking these parameters at",
+    Role.INSTALLED: "installed by a helper that matches the replacement's parameters at",
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
 }
@@ -40,11 +41,13 @@ _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
 )
-_ORDER = {None: 0, "methods": 1, "accepts": 2, "call": 3, "contains": 4, "matches": 5}
+_ORDER = {None: 0, "methods": 1, "params": 2, "accepts": 3, "call": 4, "contains": 5, "matches": 6}
 # calls: what each proposes of the callee
 _CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
 # assertions stated one value per check
 _ONE_EACH = ("call",)
+# roles that say something of a source text, or (installed) of a replacement's parameters
+_SEEKS = {Role.CONTAINS: "contains", Role.MATCHES: "matches", Role.INSTALLED: "params"}
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,11 @@ def _place(
 ) -> tuple[ProposedSubject, str | None, tuple[str, ...]] | None:
     """The subject a finding is about, the assertion it supports (None: existence), its values."""
     module, path = target.module, target.path
-    values = items if role in (*_CALLS, Role.CONTAINS, Role.MATCHES) else ()
-    seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
+    values = items if role in (*_CALLS, *_SEEKS) else ()
+    seeks = _SEEKS.get(role)
+    function = len(path) == 2 or (len(path) == 1 and not is_class_name(path[0]))
+    if role is Role.INSTALLED and not function:
+        return None  # a module or a class replaced: no parameters of a function to check
     if not path:
         return None if role in (*_CALLS, Role.WRAPPER) else (ProposedSubject(module), seeks, values)
     if len(path) == 2:
@@ -138,8 +144,10 @@ def _read_place(
     role: Role, target: Placement, items: tuple[str, ...]
 ) -> tuple[ProposedSubject, str | None, tuple[str, ...]] | None:
     """The subject of a finding placed on a release (kind known), as `_place` does by names."""
-    seeks = role.value if role in (Role.CONTAINS, Role.MATCHES) else None
+    seeks = _SEEKS.get(role)
     values = items if seeks else ()
+    if role is Role.INSTALLED and target.kind != "function" and len(target.path) != 2:
+        return None  # a module or a class replaced: no parameters of a function to check
     if target.member:  # an attribute that is no method: the class is all upstream promises
         if role in (Role.IMPORT, Role.ACCESS):
             return ProposedSubject(target.module, "class", target.path[0]), None, ()
@@ -327,6 +335,16 @@ def _gate(uses: list[Use]) -> str:
     return gates.pop() if len(gates) == 1 else ""
 
 
+def _by_gate(values: dict[str, list[Use]]) -> list[dict[str, list[Use]]]:
+    """One assertion's values grouped by the releases their uses are gated to, the ungated
+    first: a keyword the client passes only under `if Version(...) < Version("5.0.0"):` is a
+    check of its own, gated as it is, not a name every release must take."""
+    groups: dict[str, dict[str, list[Use]]] = {}
+    for value, uses in sorted(values.items(), key=lambda item: _gate(item[1]) != ""):
+        groups.setdefault(_gate(uses), {})[value] = uses
+    return list(groups.values())
+
+
 def _importable(subject: ProposedSubject) -> bool:
     """Whether the subject (and its alternatives) names modules as a matrix must: dotted."""
     dotted = DOTTED_NAME.fullmatch(subject.module) is not None
@@ -354,9 +372,10 @@ def propose(
         note = _REEXPORT_NOTE if unsure and "." not in subject.module else ""
         ordered = sorted(data.values.items(), key=lambda kv: _ORDER[kv[0]])
         proposals = [
-            Proposal(subject, assertion, list(vals), "error", _sorted_uses(vals.values()), note)
+            Proposal(subject, assertion, list(group), "error", _sorted_uses(group.values()), note)
             for assertion, vals in ordered
             if assertion not in _ONE_EACH and not (subject.alternatives and assertion)
+            for group in _by_gate(vals)
         ]
         proposals += [  # a check binds one shape; a text may be in either alternative
             Proposal(subject, assertion, [value], "error", _sorted_uses([uses]), note)

@@ -52,10 +52,12 @@ class Recorder:
         items: tuple[str, ...] = (),
         tolerated: bool = False,
         alternatives: tuple[Ref, ...] = (),
+        extra: tuple[Guard, ...] = (),
     ) -> None:
-        """Record a use; an import with a fallback (`alternatives`) is tolerated exactly as
-        `tolerated` says: the guards were weighed when the two were paired."""
-        guards = [g for g in self.guards if g.covers(ref)]
+        """Record a use under the guards in force and `extra` ones (what a key of spread
+        keywords was put in under); an import with a fallback (`alternatives`) is tolerated
+        exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
         if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
         if not (role is Role.IMPORT and alternatives):
@@ -63,12 +65,17 @@ class Recorder:
                 tolerated
                 or role is Role.GUARD
                 or any(g.kind == "tolerates" for g in guards)
-                or any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
+                or (role is not Role.INSTALLED and self._done_without(ref))
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
         finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives)
         self.findings.append(finding)
+
+    def _done_without(self, ref: Ref) -> bool:
+        """Whether the client does without `ref` (absence.py): its absence is tolerated, which
+        says nothing of the parameters a replacement installed over it must match."""
+        return any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
 
     def expects_texts(
         self,

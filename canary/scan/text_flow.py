@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import class_attribute
+from canary.scan.guards import Guard
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
     argument,
@@ -30,6 +31,7 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import argument as passed_argument
 from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
+from canary.scan.spread import Spread, gathered
 
 # str methods whose result is still (a rewrite of) the same source text
 _KEEPS_SOURCE = frozenset(
@@ -165,6 +167,8 @@ class TextFlow:
             bound = self.scopes.lookup(expr.id)
             if isinstance(bound, Rows):
                 return bound.rows
+            if isinstance(bound, Spread):  # a dict of no texts: its keys
+                return tuple((name, None) for name in dict.fromkeys(n for n, _ in bound.entries))
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
         if not rows and isinstance(expr, ast.List | ast.Tuple) and expr.elts:
@@ -329,11 +333,14 @@ class TextFlow:
             return Pattern(regex) if regex else None
         return None
 
-    def binding_of(self, value: ast.expr) -> object | None:
-        """What a name assigned `value` is bound to."""
+    def binding_of(self, value: ast.expr, guards: Sequence[Guard] = ()) -> object | None:
+        """What a name assigned `value` (under `guards`) is bound to."""
         gate = flag(value, self.upstream)
         if gate is not None:
             return gate
+        keywords = gathered(value, guards, self.scopes.lookup)
+        if keywords is not None:
+            return keywords
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -405,7 +412,9 @@ def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -
     """After alternative branches: a name one branch bound to something known keeps it."""
     for name, value in other.items():
         current = top.get(name)
-        if value is not None and (current is None or rank(value) > rank(current)):
+        if isinstance(value, Spread) and isinstance(current, Spread):
+            top[name] = current.union(value)
+        elif value is not None and (current is None or rank(value) > rank(current)):
             top[name] = value
 
 

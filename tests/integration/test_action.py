@@ -22,6 +22,7 @@ from canary.action import nightly as nightly_steps
 from canary.action.rest import GitHub
 from canary.action.runner import ActionError
 from canary.cli.main import main
+from canary.reports.markdown import SUMMARY_LIMIT
 from canary.sources.limits import MiB
 
 INSTALL = "Install canary"
@@ -94,7 +95,7 @@ def test_check_mode_summarizes_annotates_uploads_and_fails_on_red(repo, tmp_path
     assert run.outputs["check"] == {"fail": "1", "error": "0", "results": str(results)}
     summary = runner.summary.read_text()
     assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
-    assert "::error::canary: 1 failed and 0 errored checks" in run.stdout
+    assert "::error::canary: 1 check red (1 check x version result); see the job" in run.stdout
     annotations = [line for line in run.stdout.splitlines() if line.startswith("::error file=")]
     assert len(annotations) == 1, run.stdout
     assert annotations[0].startswith(f"::error file=canary/trl.yaml,line={FAILING_LINE},")
@@ -129,7 +130,8 @@ def test_errors_fail_unless_told_not_to(repo, tmp_path, monkeypatch):
     assert strict.failed == ["Verdict"]
     _, lenient = action(repo, tmp_path, versions="1.0.0", **{"fail-on-error": "false"})
     assert lenient.failed == []
-    assert "::warning::canary: 2 checks could not be read" in lenient.stdout
+    said = "canary: 2 checks in error (2 check x version results); fail-on-error is off"
+    assert f"::warning::{said}" in lenient.stdout
 
 
 def test_bad_inputs_stop_at_the_plan(repo, tmp_path):
@@ -244,8 +246,9 @@ def serve_issues_and_pulls(httpserver, *, issue: int | None, pull: int | None) -
     httpserver.expect_request(f"{API}/pulls/{pull}", method="PATCH").respond_with_json({})
 
 
-def nightly(repo, tmp_path, httpserver):
-    env = {
+def nightly_env(httpserver) -> dict[str, str]:
+    """What GitHub sets for the nightly's run 42, its API served on loopback."""
+    return {
         "GITHUB_API_URL": httpserver.url_for("/").rstrip("/"),
         "GITHUB_SERVER_URL": "https://github.example",
         "GITHUB_REPOSITORY": REPOSITORY,
@@ -253,7 +256,10 @@ def nightly(repo, tmp_path, httpserver):
         "GITHUB_RUN_ID": "42",
         "GITHUB_REF_NAME": "main",
     }
-    return action(repo, tmp_path, env, mode="nightly")
+
+
+def nightly(repo, tmp_path, httpserver):
+    return action(repo, tmp_path, nightly_env(httpserver), mode="nightly")
 
 
 def calls(httpserver) -> list[tuple[str, str, dict | None]]:
@@ -460,6 +466,48 @@ def test_the_baseline_artifact_is_capped(tmp_path, httpserver, monkeypatch, limi
     with pytest.raises(ActionError, match=re.escape(message)):
         nightly_steps.previous_results(api, "canary-nightly-results")
     assert not (tmp_path / "canary-action" / "previous.json").exists()
+
+
+def huge_run(checks: int) -> str:
+    """A night where `checks` checks broke on trl 1.1.0: markdown well above 1 MiB in parts of
+    about 100 bytes, fewer than the baseline's line above the report."""
+    results = [
+        {"upstream": "trl", "check": f"c{n:05}", "version": version, "status": status}
+        | ({"detail": "gone"} if status == "fail" else {})
+        for n in range(checks)
+        for version, status in (("1.0.0", "pass"), ("1.1.0", "fail"))
+    ]
+    return json.dumps({"results": results, "summary": {}, "stats": {}})
+
+
+def test_the_nightly_summary_and_issue_stay_under_githubs_limits(tmp_path, httpserver, monkeypatch):
+    """Issue 29 item 3: the job summary (the baseline's line, then the report) under 1 MiB and
+    the issue body under 65,536 characters, each cut at whole parts with a note naming where the
+    full report is; no `<details>` left open, no word cut."""
+    summary = tmp_path / "summary.md"
+    for name, value in {
+        **nightly_env(httpserver),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "RUNNER_TEMP": str(tmp_path),
+        "INPUT_MODE": "nightly",
+    }.items():
+        monkeypatch.setenv(name, value)
+    serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
+    (tmp_path / "canary-action").mkdir()
+    (tmp_path / "canary-action" / "results.json").write_text(huge_run(10_000))
+    nightly_steps.compare()
+    made = calls(httpserver)
+    body = next(b for method, path, b in made if (method, path) == ("POST", f"{API}/issues"))
+    written = summary.read_text(encoding="utf-8")
+    assert written.startswith("Baseline: the results of run 41")
+    assert len(written.encode()) <= SUMMARY_LIMIT
+    assert len(body["body"]) <= nightly_steps.ISSUE_LIMIT
+    for text in (written, body["body"]):
+        assert text.count("<details>") == text.count("</details>")
+        kept, note = text.rsplit("\n\n> **Truncated**: the last ", 1)
+        assert "The full report is the run's uploaded results artifact" in note
+        assert kept.rstrip().endswith(("</details>", "|", "`"))  # a whole row, item or block
 
 
 HOSTILE_TYPE = "text/x; ##[stop-commands]pwn"

@@ -36,7 +36,7 @@ def test_fail_exits_1_with_one_line_per_non_pass(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == [
         f"FAIL  fakeup::gone[3.0.0] module fakeup.gone not found ({matrix}:5)",
         f"WARN  fakeup::opt[3.0.0] module fakeup.gone not found ({matrix}:6)",
-        "1 pass, 1 fail, 1 warn",
+        "1 check red (1 check x version result); 1 pass, 1 fail, 1 warn",
     ]
 
 
@@ -133,6 +133,10 @@ def test_output_creates_its_folder_and_says_what_it_wrote(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("1 pass (")
     assert lines[1] == f"wrote {out}"
+    red = write_matrix(tmp_path, "  - {id: gone, module: fakeup.gone}\n")
+    assert main(["check", str(red), "--source", str(CHECKOUT), "--output", str(out)]) == 1
+    said = capsys.readouterr().out.splitlines()[0]
+    assert said.startswith("1 check red (1 check x version result); 1 fail (")
 
 
 def test_an_unwritable_output_stops_the_run_before_it_starts(tmp_path, capsys):

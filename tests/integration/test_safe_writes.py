@@ -92,7 +92,7 @@ def test_init_locks_and_reads_nothing_through_a_linked_folder(tmp_path, index, c
     assert main(["init", str(repo), "--upstream", "trl"]) == 1
     out = capsys.readouterr().out
     assert sorted(p.name for p in victim.iterdir()) == ["canary.yml", "trl.yaml"], out
-    assert f"canary/: not read: {repo / 'canary'} is a symbolic link" in out
+    assert "canary/: not read: it is a symbolic link" in out
     assert "kept" not in out and "no matrix proposed" not in out
 
 

@@ -223,3 +223,26 @@ def test_the_actions_steps_pass_actionlint(tmp_path: Path):
         assert "uses" in step or step.get("shell") == "bash", f"{step.get('name')}: no shell"
         name, _, ref = step.get("uses", "x@pinned").partition("@")
         assert ref and ref not in ("main", "master", "latest"), f"{name} is not pinned"
+
+
+#: `uses: owner/repo[/path]@<commit>  # vX.Y.Z`: a third-party action pinned by commit, the tag
+#: beside it for people and Dependabot
+PINNED = re.compile(r"uses: [\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
+
+
+def test_third_party_actions_are_pinned_by_commit_with_the_tag_in_a_comment():
+    """Issue 29 item 7: action.yml and the workflows `canary init` writes; canary's own Action
+    is named by the release that wrote them (a release cannot name its own commit)."""
+    from canary.init.workflows import ACTION_REF, nightly_workflow, pr_workflow
+
+    texts = {
+        "action.yml": (ROOT / "action.yml").read_text(encoding="utf-8"),
+        "canary.yml": pr_workflow("canary"),
+        "canary-nightly.yml": nightly_workflow("canary"),
+    }
+    for name, text in texts.items():
+        uses = [line.strip().removeprefix("- ") for line in text.splitlines() if "uses: " in line]
+        others = [line for line in uses if not line.startswith(("uses: ./", f"uses: {ACTION_REF}"))]
+        assert others, name
+        for line in others:
+            assert PINNED.fullmatch(line), f"{name}: {line}"

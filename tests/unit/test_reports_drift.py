@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from test_reports_support import build, releases
+from test_reports_support import build, releases, unreadable_main
 
 from canary.reports.command import report_main
 from canary.reports.drift import drift, render_drift
@@ -58,10 +58,10 @@ def test_still_failing_is_not_new():
 def test_render_drift_markdown_groups_versions_into_spans():
     out = render_drift(drift(tonight(), baseline()), "markdown")
     assert out.splitlines()[0] == "## New since the baseline"
-    assert "**Newly failing**: 4" in out
+    assert "**Newly failing**: 2 checks (4 check x version results)" in out
     assert "- ` trl::a[1.2] pass → fail: a is fail `" in out
     assert f"- ` trl::a[1.3{DASH}main] absent → fail: a is fail `" in out
-    assert "**Fixed**: 1" in out
+    assert "**Fixed**: 1 check (1 check x version result)" in out
     assert "- ` trl::c[1.1] error → pass: c is error `" in out
     assert "**New versions**: 2" in out and "- ` trl: 1.3, main `" in out
     assert "**Gone versions**: 1" in out and "- ` trl: 1.0 `" in out
@@ -88,7 +88,7 @@ def test_report_with_baseline_exits_1_on_new_failures(saved, capsys):
     assert report_main([str(saved["new"])], "markdown", None, str(saved["old"])) == 1
     out = capsys.readouterr().out
     assert out.index("## New since the baseline") < out.index("## trl")
-    assert "**Newly failing**: 4" in out
+    assert "**Newly failing**: 2 checks (4 check x version results)" in out
 
 
 def test_report_with_baseline_exits_0_when_nothing_is_new(saved, capsys):
@@ -110,8 +110,9 @@ def test_report_other_formats_to_file_with_drift_on_stderr(saved, tmp_path, caps
     assert report_main([str(saved["new"])], "junit", str(target), str(saved["old"])) == 1
     assert target.read_text(encoding="utf-8").startswith("<?xml")
     captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith("3 checks red (5 check x version results); ")
     assert captured.out.splitlines()[1] == f"wrote {target}"
-    assert "Newly failing: 4" in captured.err
+    assert "Newly failing: 2 checks (4 check x version results)" in captured.err
 
 
 def test_report_merges_several_results(tmp_path, capsys):
@@ -215,5 +216,21 @@ def test_report_markdown_with_drift_stays_under_the_summary_limit(tmp_path, caps
     assert report_main([str(paths[0])], "markdown", str(out), str(paths[1])) == 1
     text = out.read_text(encoding="utf-8")
     assert len(text.encode()) <= SUMMARY_LIMIT
-    assert text.startswith("## New since the baseline\n\n**Newly failing**: 18000\n")
+    assert text.startswith(
+        "## New since the baseline\n\n**Newly failing**: 120 checks (18000 "
+        "check x version results)\n"
+    )
     assert "**Truncated**" in text
+
+
+def test_a_source_not_read_tonight_is_one_line_per_cause_in_what_changed():
+    """Issue 29 item 3: the nightly's issue lists what changed; a source that could not be
+    read is its cause, the checks it left unjudged and the URL that failed, said once."""
+    old = build({"trl": (["1.0", "main"], {"a": ".."})})
+    found = drift(unreadable_main(386), old)
+    for fmt in ("markdown", "text"):
+        out = render_drift(found, fmt)
+        assert "HTTPSConnectionPool" not in out
+        assert out.count("GitHub unreachable (name resolution failed); 386 checks not run") == 1
+        assert "(https://raw.githubusercontent.com/o/trl/main/trl/x.py)" in out
+        assert "387 checks (387 check x version results)" in out  # a, and the 386 not read

@@ -54,7 +54,7 @@ def test_the_report_keeps_the_findings_in_a_group_and_ends_with_the_summary():
         "FAIL  trl::a[0.0.0] a is fail (matrices/trl.yaml:10)",
         f"::{token}::",
         "::endgroup::",
-        "1 pass, 1 fail",
+        "1 check red (1 check x version result); 1 pass, 1 fail",
     ]
     assert render("github", report).splitlines()[2] != lines[2]
 

@@ -8,7 +8,7 @@ from test_reports_support import build, releases, unreadable_main
 
 from canary.engine.outcomes import Status
 from canary.reports.dispatch import render
-from canary.reports.markdown import SUMMARY_LIMIT, render_markdown
+from canary.reports.markdown import SUMMARY_LIMIT, fit, render_markdown
 
 DASH = "\u2013"
 
@@ -197,3 +197,14 @@ def test_the_nightly_issue_body_fits_by_construction_with_every_block_closed():
     assert "**Truncated**" in body and body.rstrip().endswith("`--format json`.")
     kept = body[: body.index("\n> **Truncated**")]
     assert compose("markdown", report, None).startswith(kept)  # whole parts, never a word cut
+
+
+def test_a_cut_report_is_never_a_byte_over_its_limit():
+    """The note and the newline closing it are counted (a report cut just under the limit was
+    one byte over it: the last newline)."""
+    over = [
+        len(fit(["x" * size] * 60, limit).encode()) - limit
+        for limit in range(400, 700)
+        for size in (1, 5, 20)
+    ]
+    assert max(over) <= 0

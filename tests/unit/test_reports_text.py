@@ -40,7 +40,8 @@ def test_plain_lines_one_per_notable_result_then_summary():
         "XPASS trl::b[1.1] b is xpass (matrices/trl.yaml:15)",
         "WARN  trl::b[1.2] b is warn (matrices/trl.yaml:15)",
         "ERROR trl::b[main] b is error (matrices/trl.yaml:15)",
-        "2 pass, 1 fail, 1 skip, 1 xfail, 1 xpass, 1 warn, 1 error",
+        "2 checks red (2 check x version results); 2 pass, 1 fail, 1 skip, 1 xfail, 1 xpass, "
+        "1 warn, 1 error",
     ]
 
 
@@ -129,7 +130,7 @@ def test_plain_lines_group_versions_into_ranges_and_verbose_lists_each():
     assert render("text", report).splitlines() == [
         "FAIL  trl::a[0.0.2\u20130.0.4] a is fail (matrices/trl.yaml:10)",
         "ERROR trl::b[0.0.0\u20130.0.1] b is error (matrices/trl.yaml:15)",
-        "7 pass, 3 fail, 2 error",
+        "2 checks red (5 check x version results); 7 pass, 3 fail, 2 error",
     ]
     verbose = render("text", report, verbose=True).splitlines()
     assert verbose[:6] == [
@@ -167,7 +168,8 @@ def test_a_finding_in_a_log_is_one_short_line_and_the_why_is_in_verbose():
     assert len(finding) <= LINE_MAX
     assert finding.startswith("FAIL  trl::a[1.1\u20131.2] params of GRPOTrainer.compute_loss are (")
     assert finding.endswith(" … (matrices/trl.yaml:10)")
-    assert "unsloth" not in finding and summary == "1 pass, 2 fail"
+    assert "unsloth" not in finding
+    assert summary == "1 check red (2 check x version results); 1 pass, 2 fail"
     verbose = render("text", report, verbose=True).splitlines()
     assert verbose[1].startswith("FAIL  trl::a[1.1] params of GRPOTrainer")
     assert verbose[1].endswith("missing num_items_in_batch")  # -v says all of it
@@ -227,6 +229,21 @@ def test_grid_ids_sharing_a_long_prefix_stay_apart(width):
     assert all(len(row) <= width for row in rows)
 
 
+@pytest.mark.parametrize("width", [30, 40])
+def test_grid_ids_differing_only_in_their_middle_are_wrapped_whole(width):
+    """Issue 29 item 5: never rows that read the same; shortened in the middle at 40 columns
+    these three read `unsloth-zoo-patch-…ss-logps-and-more` each, so each id is written whole,
+    wrapped at its hyphens, above its row of glyphs."""
+    checks = [f"unsloth-zoo-patch-grpo-{m}-trainer-compute-loss-logps" for m in ("a", "bb", "c")]
+    report = build({"trl": (releases(20), dict.fromkeys(checks, "." * 19 + "F"))})
+    lines = render("text", report, width=width).splitlines()
+    assert all(len(line) <= width for line in lines)
+    block = lines[1 : lines.index("")]
+    labels = "".join(line.strip() for line in block if not line.strip().startswith("."))
+    assert labels == "".join(checks)
+    assert [line.strip() for line in block if line.strip().startswith(".")] == ["." * 19 + "F"] * 3
+
+
 UNREACHABLE = (
     "https://raw.githubusercontent.com/o/{up}/main/{up}/x.py: ConnectionError: "
     "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries exceeded "
@@ -257,7 +274,7 @@ def test_an_unreadable_source_is_one_line_with_a_short_cause_and_a_count():
         "FAIL  trl::a[1.0] a is fail (matrices/trl.yaml:10)",
         "ERROR trl[main], peft[main] GitHub unreachable (name resolution failed); 5 checks not run"
         " (https://raw.githubusercontent.com/o/trl/main/trl/x.py and 1 other URL)",
-        "1 pass, 1 fail, 5 error",
+        "6 checks red (6 check x version results); 1 pass, 1 fail, 5 error",
     ]
 
 

@@ -200,3 +200,20 @@ def test_merge_refuses_files_it_cannot_append_to(existing, message):
     with pytest.raises(MergeError, match=message) as caught:
         merge_text(existing, "matrices/trl.yaml", proposals()["trl"])
     assert "matrices/trl.yaml" in str(caught.value)
+
+
+def test_a_note_shared_by_checks_is_written_once_in_full():
+    """16 checks of a module added within the range share one detail: in full above the
+    first, its head and "as for ID above" over the others; a different note stays whole."""
+    checks = proposals()["transformers"][:3]
+    gated = "scan: holds from 5.5.0 on, not on 4.51.3 (lowest in range): module m not found"
+    checks[0].notes, checks[1].notes = [gated], [gated]
+    checks[2].notes = [gated.replace("5.5.0", "5.6.0")]
+    text = render_matrix("transformers", checks, Releases())
+    first = yaml.safe_load(text)["checks"][0]["id"]
+    notes = [line.strip() for line in text.splitlines() if line.strip().startswith("# scan:")]
+    assert notes == [
+        f"# {gated}",
+        f"# scan: holds from 5.5.0 on, not on 4.51.3: as for {first} above",
+        f"# {gated.replace('5.5.0', '5.6.0')}",
+    ]

@@ -748,3 +748,35 @@ def proposed_with_gates(code: str) -> list[tuple]:
         for c in result.values()
         for p in c
     ]
+
+
+def test_a_fallback_in_a_try_of_its_own_is_one_check_of_either():
+    """vLLM's version: `from vllm import __version__`, else from `vllm.version`, else a
+    dummy; one check of either, tolerated (it was two, `version` and `version-2`)."""
+    code = """
+    try:
+        from transformers import __version__ as version
+    except ImportError:
+        try:
+            from transformers.version import __version__ as version
+        except ImportError:
+            version = "0.0.0"
+    """
+    assert fallbacks(code) == [("__version__", "__version__", "info")]
+    unguarded = code.replace('version = "0.0.0"', "raise")
+    assert fallbacks(unguarded) == [("__version__", "__version__", "error")]
+
+
+def test_a_name_the_try_body_assigns_from_its_import_pairs_with_the_handler_import():
+    """`from transformers import PreTrainedConfig; PretrainedConfig = PreTrainedConfig`,
+    else `from transformers import PretrainedConfig`: either spelling will do."""
+    code = """
+    try:
+        from transformers import PreTrainedConfig
+        PretrainedConfig = PreTrainedConfig
+    except ImportError:
+        from transformers import PretrainedConfig
+    """
+    assert fallbacks(code) == [("PreTrainedConfig", "PretrainedConfig", "error")]
+    unrelated = code.replace("PretrainedConfig = PreTrainedConfig", "PretrainedConfig = 1")
+    assert ("PreTrainedConfig", None, "info") in fallbacks(unrelated)

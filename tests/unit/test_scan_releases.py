@@ -362,3 +362,16 @@ def test_texts_holding_on_every_end_stay_one_check(index, tmp_path):
     sources = [c for c in checks_of(text).values() if "contains" in c]
     assert [sorted(c["contains"]) for c in sources] == [["return 0", "steady = 1"]]
     assert "since" not in sources[0]
+
+
+def test_a_text_no_release_in_the_range_holds_is_left_out_and_said_at_the_head(index, tmp_path):
+    """A rewrite of a text written for releases before the range (`steady = 0`, on none of
+    them) would be red on every release: it is listed at the file's head, not proposed."""
+    text = scanned(tmp_path, REWRITER.format(wanted="steady = 0"))
+    sources = [c for c in checks_of(text).values() if "contains" in c]
+    assert [c["contains"] for c in sources] == [["steady = 1"]]
+    head = "# left out: 1 text no release in the range holds (written for older releases?)"
+    assert head in text
+    assert "#   fakeup.loop.Loop.step contains ['steady = 0'] -- " in text
+    # a name no release has stays a check, red: an unguarded import of it fails everywhere
+    assert "gone-api" in checks_of(scanned(tmp_path, "from fakeup.core import gone_api\n"))

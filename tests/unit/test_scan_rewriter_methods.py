@@ -142,16 +142,18 @@ def test_each_regex_is_one_check_over_the_methods_it_may_be_in(index, tmp_path):
 
 
 def test_one_selected_method_stays_a_plain_check_of_that_method(index, tmp_path):
-    _, checks = scanned(tmp_path, "ktoup>=1.0", test='!= "compute_ref"')
+    text, checks = scanned(tmp_path, "ktoup>=1.0", test='!= "compute_ref"')
     texts = [c for c in checks.values() if "matches" in c]
     assert {(c["module"], c["function"]) for c in texts} == {
         ("ktoup.trainer.kto", "KTOTrainer.compute_ref")
     }
     assert not any("any_of" in c for c in checks.values())
     # each regex judged alone: the logits one holds on 1.1.0 and is gated there; the KL one,
-    # never in compute_ref, no longer keeps it failing on every release
-    logits, kl = sorted(texts, key=lambda c: "shift_kl" in c["matches"][0])
-    assert logits["since"] == "1.1.0" and "since" not in kl
+    # never in compute_ref, no longer keeps it failing on every release: left out, said
+    (logits,) = texts
+    assert logits["since"] == "1.1.0" and "shift_logits" in logits["matches"][0]
+    assert "# left out: 1 text no release in the range holds" in text
+    assert "#   ktoup.trainer.kto.KTOTrainer.compute_ref matches ['shift_kl" in text
 
 
 def test_a_stand_in_at_the_newest_release_is_followed_to_the_class_that_defines_it(index, tmp_path):

@@ -122,6 +122,22 @@ def test_only_the_statements_naming_a_name_are_parsed():
         list(info.functions)  # listing every name takes the whole module
 
 
+def test_a_class_or_def_of_another_name_is_not_parsed_for_a_name():
+    # `name` follows `(` and `,` in both: each may bind it, until its head says it defines
+    # another name (a class or def binds its own name alone); both would fail to parse
+    source = (
+        "from pkg import name\n\n"
+        "class Other(Base, name):\n    x = 1 2\n\n"
+        "async def helper(a, name, b c):\n    return a\n"
+    )
+    info = _sparse(source)
+    assert info is not None
+    assert [b.kind for b in info.bindings["name"]] == ["import"]
+    shape = outline(mask_text(source) or "")
+    assert shape is not None
+    assert [shape.defined(i) for i in range(len(shape.bounds) - 1)] == [None, "Other", "helper"]
+
+
 @pytest.mark.parametrize(
     "source",
     [

@@ -1,0 +1,179 @@
+"""Helpers of the package that install a replacement over an upstream attribute, and the
+replacements they are handed (issue 25 items 2 and 5).
+
+`patch_function(GptOssAttention, "forward", forward)` with `def patch_function(target_obj,
+attr_name, new_func)` doing `getattr(target_obj, attr_name)` patches GptOssAttention.forward as
+`GptOssAttention.forward = forward` would; such a helper (unsloth_zoo's) installs a replacement
+only where its signature matches upstream's, so the names the replacement takes are a contract
+(`params`). Handed a list of variants (`functions.append(forward)` after each `def forward`), the
+helper installs the one that matches: the names every variant takes are needed whichever it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from canary.scan.node_values import installed, local_functions, wrapper_params
+from canary.scan.source_helpers import own_statements
+from canary.scan.spelled import one_spelled
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True)
+class Installer:
+    """A function that sets its parameter `name` of `target` to `new`: (position, parameter
+    name) of each."""
+
+    target: tuple[int, str]
+    name: tuple[int, str]
+    new: tuple[int, str]
+
+
+def installer(fn: Function) -> Installer | None:
+    """What `fn` installs, when it reads or sets an attribute of one parameter named by another
+    (`getattr(target_obj, attr_name)`, `setattr(target_obj, attr_name, ...)`) and takes the
+    replacement as the parameter after the name's; None otherwise, or when it rebinds them."""
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    rebound = {
+        t.id
+        for node in own_statements(fn.body)
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    for node in own_statements(fn.body):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr")
+            and len(node.args) >= 2
+            and all(isinstance(a, ast.Name) for a in node.args[:2])
+        ):
+            continue
+        target, name = (a.id for a in node.args[:2] if isinstance(a, ast.Name))
+        if target in positional and name in positional and not {target, name} & rebound:
+            at = positional.index(name) + 1
+            if at < len(positional) and positional[at] != target:
+                where = positional.index(target), positional.index(name)
+                return Installer((where[0], target), (where[1], name), (at, positional[at]))
+    return None
+
+
+def _argument(call: ast.Call, slot: tuple[int, str]) -> ast.expr | None:
+    if any(isinstance(a, ast.Starred) for a in call.args[: slot[0] + 1]):
+        return None
+    if slot[0] < len(call.args):
+        return call.args[slot[0]]
+    return next((k.value for k in call.keywords if k.arg == slot[1]), None)
+
+
+def _common(variants: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """The names every variant takes, in the first one's order."""
+    if not variants:
+        return ()
+    return tuple(n for n in variants[0] if all(n in v for v in variants[1:]))
+
+
+class Replacements:
+    """The functions a patch installs, read from the file's tree: a def (the one of that name
+    defined last before the patch in the same function), a lambda, or a list of defs."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self._tree = tree
+        self._functions: dict[str, Function] | None = None
+        # the nodes of each def's own body (of the module's: None), not of the defs in it
+        self._scope: dict[int, Function | None] = {}
+        self._nodes: dict[Function | None, list[ast.AST]] = {None: []}
+        pending: list[tuple[ast.AST, Function | None]] = [(tree, None)]
+        while pending:
+            node, scope = pending.pop()
+            for child in ast.iter_child_nodes(node):
+                self._scope[id(child)] = scope
+                self._nodes[scope].append(child)
+                inner = child if isinstance(child, Function) else scope
+                self._nodes.setdefault(inner, [])
+                pending.append((child, inner))
+
+    def _nodes_before(self, at: ast.AST) -> list[ast.AST]:
+        """The nodes of the def holding `at` (or of the module) above it, in source order."""
+        line = getattr(at, "lineno", 0)
+        nodes = self._nodes.get(self._scope.get(id(at)), [])
+        found = [n for n in nodes if 0 < getattr(n, "lineno", 0) < line]
+        return sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+
+    def _def(
+        self, name: str, at: ast.AST, lookup: Callable[[str], object | None]
+    ) -> Function | None:
+        nodes = self._nodes_before(at)
+        local = [n for n in nodes if isinstance(n, Function) and n.name == name]
+        if local:
+            return local[-1]
+        if self._functions is None:
+            self._functions = local_functions(self._tree)
+        found = installed(ast.Name(name), self._functions, lookup)
+        return found if isinstance(found, Function) else None
+
+    def _listed(self, name: str, at: ast.AST) -> list[tuple[str, ast.AST]] | None:
+        """The names a list bound to `name` holds at `at` (`fs = [a, b]`, then `fs.append(c)`),
+        each with where it was put in (a name stands for the def of it above that)."""
+        listed: list[tuple[str, ast.AST]] | None = None
+        for node in self._nodes_before(at):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets
+            ):
+                items = node.value.elts if isinstance(node.value, ast.List) else []
+                names: list[tuple[str, ast.AST]] = [
+                    (e.id, node) for e in items if isinstance(e, ast.Name)
+                ]
+                listed = names if isinstance(node.value, ast.List) else None
+            elif (
+                listed is not None
+                and isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == name
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)
+            ):
+                listed.append((node.args[0].id, node))
+        return listed
+
+    def params(
+        self, value: ast.expr | None, at: ast.AST, lookup: Callable[[str], object | None]
+    ) -> tuple[str, ...]:
+        """The names the replacement `value` installed at `at` takes (every variant of a list)."""
+        if isinstance(value, ast.Lambda):
+            return wrapper_params(value)
+        if not isinstance(value, ast.Name):
+            if self._functions is None:
+                self._functions = local_functions(self._tree)
+            found = installed(value, self._functions, lookup)
+            return wrapper_params(found) if found is not None else ()
+        listed = self._listed(value.id, at)
+        named = listed if listed is not None else [(value.id, at)]
+        defs = [self._def(n, put, lookup) for n, put in named]
+        if not defs or None in defs:
+            return ()
+        return _common([wrapper_params(d) for d in defs if d is not None])
+
+    def installs(
+        self,
+        call: ast.Call,
+        installer_of: Callable[[str], Installer | None],
+        lookup: Callable[[str], object | None],
+    ) -> tuple[ast.expr, str, tuple[str, ...]] | None:
+        """(the object, the attribute name, the names the replacement takes) a call of one of
+        the package's installers (`installer_of` its name) patches."""
+        func = call.func
+        found = installer_of(func.id) if isinstance(func, ast.Name) else None
+        if found is None or not isinstance(func, ast.Name) or lookup(func.id) is not None:
+            return None
+        target, name = _argument(call, found.target), _argument(call, found.name)
+        spelled = one_spelled(name, lookup) if name is not None else None
+        if target is None or spelled is None:
+            return None
+        return target, spelled, self.params(_argument(call, found.new), call, lookup)

@@ -1,0 +1,72 @@
+"""The patterns behind the incidents scan missed on real history (issue 25, bench/recall.py),
+each read from a fixture downstream (tests/fixtures/scan_recall) beside its negative case."""
+
+from __future__ import annotations
+
+import ast
+
+from paths import FIXTURES
+
+from canary.scan.callsites import CallSites
+from canary.scan.patterns import scan_tree
+from canary.scan.propose import propose
+
+DOWNSTREAM = FIXTURES / "scan_recall" / "recalllib"
+UPSTREAMS = frozenset({"trl", "transformers"})
+
+
+def proposed(name: str, severity: bool = False) -> set[tuple]:
+    """(module, subject, assertion, values, gate[, severity]) of every check scan proposes for
+    one file."""
+    tree = ast.parse((DOWNSTREAM / name).read_text())
+    calls = CallSites()
+    scan_tree(tree, f"recalllib/{name}", UPSTREAMS, calls)  # the first pass learns the helpers
+    calls.frozen = True
+    scanner = scan_tree(tree, f"recalllib/{name}", UPSTREAMS, calls)
+    return {
+        (p.subject.module, p.subject.name, p.assertion, tuple(p.values), p.gate)
+        + ((p.severity,) if severity else ())
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+    }
+
+
+FP8 = "transformers.integrations.finegrained_fp8"
+GENERATION = "transformers.generation.utils"
+
+
+def test_keywords_put_in_a_dict_then_spread_count_as_passed_under_their_guards():
+    found = proposed("spread_keywords.py")
+    assert (FP8, "FP8Linear.__init__", "accepts", ("in_features", "bias", "dtype"), "") in found
+    assert (FP8, "FP8Linear.__init__", "accepts", ("device",), "<5.0.0") in found
+    call = ("1:input_ids,num_logits_to_keep",)
+    assert (GENERATION, "prepare_inputs", "call", call, "") in found
+
+
+def test_spread_keywords_bound_per_branch_dropped_or_unknown_say_only_what_is_known():
+    found = {c for c in proposed("spread_negatives.py") if c[2] in ("accepts", "call")}
+    assert found == {
+        (FP8, "FP8Expert.__init__", "accepts", ("in_features",), ""),
+        (FP8, "FP8Expert.__init__", "accepts", ("bias",), "<5.0.0"),
+        (FP8, "FP8Expert.__init__", "accepts", ("has_bias",), ">=5.0.0"),
+        (GENERATION, "prepare_cache", "accepts", ("batch_size",), ""),
+    }
+
+
+GPT_OSS = "transformers.models.gpt_oss.modeling_gpt_oss"
+LLAMA = "transformers.models.llama.modeling_llama"
+
+
+def test_a_helper_handed_the_target_and_its_name_installs_the_replacements_parameters():
+    found = proposed("installers.py", severity=True)
+    common = ("hidden_states", "attention_mask", "cache_position")  # in every variant
+    assert (GPT_OSS, "GptOssAttention.forward", "params", common, "", "error") in found
+    rope = ("q", "k", "cos", "sin")
+    assert (LLAMA, "apply_rotary_pos_emb", "params", rope, "", "error") in found
+
+
+def test_helpers_that_rebind_or_take_a_literal_name_and_a_replacement_class_give_no_params():
+    found = proposed("installers_negatives.py")
+    assert not [c for c in found if c[2] == "params"]
+    assert not [c for c in found if (c[1] or "").endswith(".forward")]
+    assert ("transformers.integrations.mxfp4", "Mxfp4GptOssExperts", None, (), "") in found
