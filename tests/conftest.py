@@ -37,6 +37,24 @@ def _child_pytest_without_hypothesis(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
 
 
+#: Refused at once on loopback: a test that forgets to name its index fails here, never on
+#: the real one.
+NO_INDEX_URL = "http://127.0.0.1:9/no-index-named-by-this-test/"
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_index_and_cache(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
+) -> None:
+    """Every test names the index and cache it uses (tests marked `network` read the real
+    index): unset, canary would read the package index a user's pip names and write the
+    user's own cache, and it would start `pip config list` to find that index (about 0.4 s of
+    CPU each, some fifty times in the engine loop)."""
+    if request.node.get_closest_marker("network") is None:
+        monkeypatch.setenv("CANARY_INDEX_URL", NO_INDEX_URL)
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def server() -> Iterator[FileServer]:
     """A loopback file server for the test; tests that need routes add them."""
