@@ -84,13 +84,14 @@ def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[st
     the detail the red side's; then one line per source that could not be read (on the red
     side), as every report says it: its cause, the checks it left unjudged, the URL that failed
     (not urllib3's message again for each check)."""
-    unread = [_red_side(now, old) for now, old in pairs if short_cause(_red_side(now, old))]
-    faults, _ = split_faults(RunReport(unread, {}, {}))
+    unread: list[Result] = []
     groups: dict[tuple[str, str, str, str, str], list[str]] = {}
     for now, old in pairs:
-        if short_cause(_red_side(now, old)):
+        red = _red_side(now, old)
+        if short_cause(red):
+            unread.append(red)
             continue
-        detail = _red_side(now, old).detail
+        detail = red.detail
         was = old.status.value if old else "absent"
         key = (now.upstream, now.check, was, now.status.value, detail)
         groups.setdefault(key, []).append(now.version)
@@ -98,6 +99,7 @@ def _grouped(pairs: list[tuple[Result, Result | None]], order: dict[str, list[st
     for (upstream, check, was, status, detail), versions in groups.items():
         where = spans_text(versions, order.get(upstream) or order_versions(versions))
         lines.append(f"{upstream}::{check}[{where}] {was} → {status}: {detail or '(no detail)'}")
+    faults, _ = split_faults(RunReport(unread, {}, {}))
     return lines + [fault.line(order) for fault in faults]
 
 

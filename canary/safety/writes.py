@@ -34,48 +34,49 @@ def inside(folder: Path, path: Path) -> Path:
     """`path` (absolute), when it is inside `folder` (or is it) and nothing from `folder` down
     to it, itself included, is a link: what a reader of the tree checks before opening it.
     Nothing is created; a refusal is `Refused`, saying why."""
-    base = Path(os.path.abspath(folder))
-    target = Path(os.path.abspath(path))
+    base, target = Path(os.path.abspath(folder)), Path(os.path.abspath(path))
     if target != base and not target.is_relative_to(base):
         raise Refused(f"outside {folder}")
-    current = base
-    for part in target.relative_to(base).parts:
-        current = current / part
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            break
-        last = current == target
-        if stat.S_ISLNK(mode):
-            raise Refused("it is a symbolic link" if last else f"{current} is a symbolic link")
-        if not stat.S_ISDIR(mode) and not last:
-            raise Refused(f"{current} is not a folder")
+    if reason := _refusal(base, target, create=False):
+        raise Refused(reason)
     return target
 
 
 def _checked(folder: Path, path: Path) -> Path:
     """`path` (inside `folder`), after making sure no folder from `folder` down to it is a link
     and that it stays inside; its missing parent folders are created (never through a link)."""
-    base = Path(os.path.abspath(folder))
-    target = Path(os.path.abspath(path))
+    base, target = Path(os.path.abspath(folder)), Path(os.path.abspath(path))
     if target == base or not target.is_relative_to(base):
         raise WriteError(path, f"outside {folder}")
+    if reason := _refusal(base, target, create=True):
+        raise WriteError(path, reason)
+    return target
+
+
+def _refusal(base: Path, target: Path, create: bool) -> str | None:
+    """Why the way from `base` down to `target` may not be taken: a link or a file where a
+    folder must be. A writer (`create`) walks the folders above `target`, making the missing
+    ones; a reader walks `target` too, and stops at the first missing part."""
+    relative = target.relative_to(base)
     current = base
-    for part in target.relative_to(base).parent.parts:
+    for part in (relative.parent if create else relative).parts:
         current = current / part
         try:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
+            if not create:
+                return None
             try:
                 os.mkdir(current)
             except OSError as exc:
-                raise WriteError(path, f"{current}: {_why(exc)}") from None
+                return f"{current}: {_why(exc)}"
             continue
+        last = current == target
         if stat.S_ISLNK(mode):
-            raise WriteError(path, f"{current} is a symbolic link")
-        if not stat.S_ISDIR(mode):
-            raise WriteError(path, f"{current} is not a folder")
-    return target
+            return "it is a symbolic link" if last else f"{current} is a symbolic link"
+        if not stat.S_ISDIR(mode) and not last:
+            return f"{current} is not a folder"
+    return None
 
 
 def _why(exc: OSError) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from canary.scan.node_values import installed, local_functions, wrapper_params
 from canary.scan.source_helpers import own_statements
@@ -83,7 +84,6 @@ class Replacements:
 
     def __init__(self, tree: ast.Module) -> None:
         self._tree = tree
-        self._functions: dict[str, Function] | None = None
         # the nodes of each def's own body (of the module's: None), not of the defs in it
         self._scope: dict[int, Function | None] = {}
         self._nodes: dict[Function | None, list[ast.AST]] = {None: []}
@@ -96,6 +96,11 @@ class Replacements:
                 inner = child if isinstance(child, Function) else scope
                 self._nodes.setdefault(inner, [])
                 pending.append((child, inner))
+
+    @cached_property
+    def _functions(self) -> dict[str, Function]:
+        """The file's own functions, read on the first patch that needs them."""
+        return local_functions(self._tree)
 
     def _nodes_before(self, at: ast.AST) -> list[ast.AST]:
         """The nodes of the def holding `at` (or of the module) above it, in source order."""
@@ -111,8 +116,6 @@ class Replacements:
         local = [n for n in nodes if isinstance(n, Function) and n.name == name]
         if local:
             return local[-1]
-        if self._functions is None:
-            self._functions = local_functions(self._tree)
         found = installed(ast.Name(name), self._functions, lookup)
         return found if isinstance(found, Function) else None
 
@@ -149,8 +152,6 @@ class Replacements:
         if isinstance(value, ast.Lambda):
             return wrapper_params(value)
         if not isinstance(value, ast.Name):
-            if self._functions is None:
-                self._functions = local_functions(self._tree)
             found = installed(value, self._functions, lookup)
             return wrapper_params(found) if found is not None else ()
         listed = self._listed(value.id, at)
