@@ -1,7 +1,8 @@
 """What the downstream already guards: try/except ImportError, hasattr, version comparisons.
 
 A use the client tolerates failing (inside `try: ... except ImportError`, under
-`if hasattr(X, "n")`) becomes a `severity: info` check; one under
+`if hasattr(X, "n")` or in its `else`, the fallback for releases without it) becomes a
+`severity: info` check; one under
 `if Version(x.__version__) < Version("0.12.0")` is gated to the releases it runs on; a patch
 under `if not hasattr(X, "n")` is a shim the client adds, not an upstream contract.
 """
@@ -86,8 +87,8 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
         both: list[ast.expr] = [ast.Compare(left, [op], [right]) for left, op, right in pairs]
         return conditions(ast.BoolOp(ast.And(), both), resolve)
     hasattr_ref = _hasattr(test, resolve)
-    if hasattr_ref is not None:
-        return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref)]
+    if hasattr_ref is not None:  # the else branch is the fallback where upstream lacks it
+        return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref), Guard("tolerates")]
     compared = _version_compare(test, resolve)
     if compared is not None:
         upstream, op, version = compared

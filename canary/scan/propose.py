@@ -318,10 +318,20 @@ def _fold(facts: dict[ProposedSubject, _Facts]) -> None:
         into = _implied_by(subject, list(facts))
         if into is None and subject.key is None:
             into = next((s for s in facts if s.module.startswith(f"{subject.module}.")), None)
+        if into is not None and subject.key and _tolerated(facts[into]) > _tolerated(data):
+            continue  # a hard use of a class stays hard beside a method the client may lack
         if into is not None:
             if subject.key is not None:
                 facts[into].exists.extend(data.exists)
             del facts[subject]
+
+
+def _tolerated(data: _Facts) -> bool:
+    """Whether the client tolerates every use of the subject failing: a hard use folded into
+    a tolerated check (an unguarded import of a class into its method patched only in a
+    fallback branch) would make it hard, or be lost."""
+    uses = [*data.exists, *(u for by in data.values.values() for v in by.values() for u in v)]
+    return all(use.tolerated for use in uses)
 
 
 def _severity(uses: list[Use]) -> str:

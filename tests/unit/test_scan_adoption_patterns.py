@@ -418,3 +418,40 @@ def test_require_version_of_another_package_or_no_literal_gates_nothing():
         from trl.trainer.utils import after
     """
     assert gates(code)["after"] == ""
+
+
+def test_the_else_of_hasattr_is_a_fallback_the_client_tolerates_failing():
+    code = """
+    import transformers.models.gemma3.modeling_gemma3 as g
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3ForConditionalGeneration
+    def _mask(self, attention_mask):
+        return attention_mask
+    if hasattr(g, "Gemma3Model"):
+        g.Gemma3Model._update_causal_mask = _mask
+    else:
+        g.Gemma3ForConditionalGeneration._update_causal_mask = _mask
+    """
+    found = severities(code)
+    method = "Gemma3ForConditionalGeneration._update_causal_mask"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "function", method, None)] == (
+        "info"
+    )
+    # the class, imported unguarded, stays a hard check of its own
+    name = "Gemma3ForConditionalGeneration"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "symbol", name, None)] == "error"
+
+
+def test_what_follows_an_if_hasattr_without_else_stays_hard():
+    code = """
+    import transformers.models.gemma3.modeling_gemma3 as g
+    def _mask(self, attention_mask):
+        return attention_mask
+    if hasattr(g, "Gemma3Model"):
+        g.Gemma3Model._update_causal_mask = _mask
+    g.Gemma3ForConditionalGeneration._update_causal_mask = _mask
+    """
+    found = severities(code)
+    method = "Gemma3ForConditionalGeneration._update_causal_mask"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "function", method, None)] == (
+        "error"
+    )
