@@ -19,6 +19,7 @@ from canary.scan.guards import (
     Guard,
     absence_tests,
     conditions,
+    presence_tests,
     required,
     tolerant_handlers,
     type_checking,
@@ -108,8 +109,12 @@ class FileScanner(ast.NodeVisitor):
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
         self.absence_tests.update(absence_tests(node))
+        present = presence_tests(node)
+        self.absence_tests.update(id(test) for test in present)
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
+        if present:  # the else is the fallback where a text is missing
+            orelse = [*orelse, Guard("tolerates")]
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -118,7 +123,13 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
+        marks = len(self.record.present)
+        for test in present:  # in the body, the texts tested there are known to be there
+            tested = self.flow.source_of(test.comparators[0])
+            if tested is not None:
+                self.record.present += [(tested.ref, t) for t in self.flow.texts(test.left)]
         self._guarded(body, node.body)
+        del self.record.present[marks:]
         after_body = dict(top)
         top.clear()
         top.update(before)

@@ -393,7 +393,13 @@ def propose(
             if assertion in _ONE_EACH or (subject.alternatives and assertion)
             for value, uses in vals.items()
         ]
-        if proposals:
+        hard = [use for use in data.exists if not use.tolerated]
+        if proposals and hard and _severity(proposals[0].uses) == "info":
+            # what the client may do without (a text its fallback handles) beside a hard use
+            # of the subject: the subject's existence is a check of its own
+            exists = Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)
+            proposals.insert(0, exists)
+        elif proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
         else:
             proposals = [Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)]

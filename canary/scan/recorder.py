@@ -32,6 +32,8 @@ class Recorder:
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
         self.probed: list[Ref] = []
+        # (source, text) the client tested present around the statement (`if "a" in src:`)
+        self.present: list[tuple[Ref, str]] = []
         # (source, replacement) -> the first text a `.replace` swapped for that replacement
         self._replaced: dict[tuple[Ref, str | None], Use] = {}
         # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
@@ -96,6 +98,8 @@ class Recorder:
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
+            if (source.ref, literal) in self.present:
+                continue  # the client just tested it is there
             if replacing and self._falls_back(source.ref):
                 continue
             key = (source.ref, replacement)
@@ -120,10 +124,13 @@ class Recorder:
 
     def _falls_back(self, ref: Ref) -> bool:
         """Whether a `.replace` on `ref` is the fallback of one whose match the client
-        tested: the two texts are alternatives, so neither is required (both are dropped)."""
+        tested: the texts are alternatives, so none is required (all are dropped, however
+        long the chain of fallbacks)."""
         first = self._unmatched.pop(ref, None)
         if first is not None and first in self.findings:
             self.findings.remove(first)
+        if first is not None:  # a next fallback, run when this one changed nothing too
+            self._last_replaced[ref] = first
         return first is not None
 
     def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:

@@ -317,6 +317,46 @@ def test_a_fallback_replace_run_when_the_first_changed_nothing_wants_either():
     assert texts(returned.replace("function)", "function=src)", 1)) == []
 
 
+def test_a_chain_of_fallback_replaces_wants_any_of_them():
+    code = """
+    new = src.replace("old_a", "new_a")
+    if new == src:
+        new = src.replace("old_b", "new_b")
+    if new == src:
+        new = src.replace("old_c", "new_c")
+    """
+    assert texts(code) == []
+
+
+def test_texts_tested_in_an_if_and_its_else_are_alternatives():
+    elif_chain = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+    elif "old_b" in src:
+        src = src.replace("old_b", "new_b")
+    """
+    found = proposed(SOURCE + textwrap.dedent(elif_chain))
+    assert [c[4:] for c in found if c[3] == "contains"] == [(["old_b"], "info")]
+    # the method itself, read unguarded, stays a hard check
+    assert ("GRPOTrainer.step", None, [], "error") in [c[2:] for c in found]
+
+
+def test_a_text_tested_without_an_else_or_before_giving_up_is_a_contract():
+    no_else = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+        src = src.replace("old_c", "new_c")
+    """
+    assert texts(no_else) == ["old_a", "old_c"]
+    gives_up = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+    else:
+        raise RuntimeError("unsupported trl")
+    """
+    assert texts(gives_up) == ["old_a"]
+
+
 def test_replaces_not_compared_with_the_original_each_want_their_text():
     code = """
     new = src.replace("old_a", "new_a")
