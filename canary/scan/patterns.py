@@ -325,9 +325,10 @@ class FileScanner(ast.NodeVisitor):
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             if s.regex is None:
-                self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
+                texts = (s.texts, s.node, s.replacement, s.replacing, s.template)
+                self.record.expects_texts(s.source, *texts)
             else:
-                self.record.expects_match(s.source, s.regex, s.node)
+                self.record.expects_match(s.source, s.regex, s.node, s.template)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
                 self.record.add(role, callee, node, items, extra=extra)

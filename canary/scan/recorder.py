@@ -40,6 +40,8 @@ class Recorder:
         # rewrite the client then compared with the original (`if new == src:`): the next
         # `.replace` on it is a fallback, for releases where the first text is missing
         self._last_replaced: dict[Ref, Use] = {}
+        # (source, template name) -> the first text or regex a rewrite filling it in sought
+        self._templates: dict[tuple[Ref, str], Use] = {}
         self._unmatched: dict[Ref, Use] = {}
 
     def tolerates(self, ref: Ref) -> bool:
@@ -86,13 +88,15 @@ class Recorder:
         node: ast.AST,
         replacement: str | None = None,
         replacing: bool = False,
+        template: str | None = None,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
         in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
         by `"False"`) handle two spellings of one thing: either will do, neither is required.
         So do a `.replace` and the fallback the client runs when the first changed nothing
-        (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`). A `.replace`
-        putting back the text it seeks changes nothing and needs nothing."""
+        (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`), and two
+        rewrites putting in one `template` filled differently. A `.replace` putting back the
+        text it seeks changes nothing and needs nothing."""
         if source is None:
             return
         for literal in texts:
@@ -100,7 +104,7 @@ class Recorder:
                 continue
             if (source.ref, literal) in self.present:
                 continue  # the client just tested it is there
-            if replacing and self._falls_back(source.ref):
+            if (replacing and self._falls_back(source.ref)) or self._refilled(source, template):
                 continue
             key = (source.ref, replacement)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
@@ -110,6 +114,7 @@ class Recorder:
                         self.findings.remove(earlier)
                     continue
             self.add(Role.CONTAINS, source.ref, node, (literal,), alternatives=source.others)
+            self._filled_from(source, template)
             if replacement is not None:
                 self._replaced.setdefault(key, self.findings[-1])
             if replacing:
@@ -133,9 +138,26 @@ class Recorder:
             self._last_replaced[ref] = first
         return first is not None
 
-    def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
-        if source and regex and source.expects_match(regex) and not self._own_marker(regex):
+    def expects_match(
+        self, source: Source | None, regex: str | None, node: ast.AST, template: str | None = None
+    ) -> None:
+        if not (source and regex and source.expects_match(regex)) or self._own_marker(regex):
+            return
+        if not self._refilled(source, template):
             self.add(Role.MATCHES, source.ref, node, (regex,), alternatives=source.others)
+            self._filled_from(source, template)
+
+    def _refilled(self, source: Source, template: str | None) -> bool:
+        """Whether an earlier rewrite of `source` put in the same template: the two seek
+        alternative spellings, so neither is required (the earlier is dropped)."""
+        earlier = self._templates.get((source.ref, template)) if template else None
+        if earlier is not None and earlier in self.findings:
+            self.findings.remove(earlier)
+        return earlier is not None
+
+    def _filled_from(self, source: Source, template: str | None) -> None:
+        if template:
+            self._templates.setdefault((source.ref, template), self.findings[-1])
 
     def _own_marker(self, text: str) -> bool:
         """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""

@@ -357,6 +357,32 @@ def test_a_text_tested_without_an_else_or_before_giving_up_is_a_contract():
     assert texts(gives_up) == ["old_a"]
 
 
+def test_two_rewrites_filling_one_template_differently_want_either_spelling():
+    code = """
+    import re
+    body = "prompts_text = []\\nfor x in __INPUTS__:"
+    src = src.replace("old_for_inputs", body.replace("__INPUTS__", "inputs"))
+    src = re.sub(r"old_for_prompts\\s+", body.replace("__INPUTS__", "prompts"), src)
+    """
+    found = proposed(SOURCE + textwrap.dedent(code))
+    assert [c for c in found if c[3] in ("contains", "matches")] == []
+
+
+def test_rewrites_filling_different_templates_or_none_each_want_their_text():
+    code = """
+    import re
+    body, other = "new_body __X__", "other_body __X__"
+    src = src.replace("old_a", body.replace("__X__", "a"))
+    src = re.sub(r"old_b\\s+", other.replace("__X__", "b"), src)
+    src = src.replace("old_c", body)
+    """
+    found = proposed(SOURCE + textwrap.dedent(code))
+    assert [c[3:5] for c in found if c[3] in ("contains", "matches")] == [
+        ("contains", ["old_a", "old_c"]),
+        ("matches", ["old_b\\s+"]),
+    ]
+
+
 def test_replaces_not_compared_with_the_original_each_want_their_text():
     code = """
     new = src.replace("old_a", "new_a")
