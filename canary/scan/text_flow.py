@@ -259,11 +259,11 @@ class TextFlow:
                 return left.plus(self.text(expr.right))
             return right.plus(self.text(expr.left)) if right else None
         if isinstance(expr, ast.JoinedStr):  # `f"# fixed\n{src}"`; not `{src!r}`
-            held = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
-            if any(v.conversion != -1 or v.format_spec for v in held):
+            filled = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
+            if any(v.conversion != -1 or v.format_spec for v in filled):
                 return None
             literals = tuple(t for v in expr.values for t in self.texts(v))
-            return self._filled([v.value for v in held], literals)
+            return self._filled([v.value for v in filled], literals)
         if not isinstance(expr, ast.Call):
             return None
         held = self.returned(expr)
