@@ -258,6 +258,12 @@ class TextFlow:
             if left:
                 return left.plus(self.text(expr.right))
             return right.plus(self.text(expr.left)) if right else None
+        if isinstance(expr, ast.JoinedStr):  # `f"# fixed\n{src}"`; not `{src!r}`
+            filled = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
+            if any(v.conversion != -1 or v.format_spec for v in filled):
+                return None
+            literals = tuple(t for v in expr.values for t in self.texts(v))
+            return self._filled([v.value for v in filled], literals)
         if not isinstance(expr, ast.Call):
             return None
         held = self.returned(expr)
@@ -285,6 +291,9 @@ class TextFlow:
             return self.source_of(expr.args[0])
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
             return self._joined(expr)
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+            values = [*expr.args, *(k.value for k in expr.keywords)]
+            return self._filled(values, self.inserted(expr.func.value))
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self.source_of(argument(expr, 2, "string"))
             return source.plus_all(self.inserted(argument(expr, 1, "repl"))) if source else None
@@ -301,6 +310,18 @@ class TextFlow:
             source = self.source_of(argument(expr, 1, "string"))
             return source.plus_all(self.inserted(argument(expr, 0, "repl"))) if source else None
         return None
+
+    def _filled(self, values: Sequence[ast.expr], template: tuple[str, ...]) -> Source | None:
+        """A template filled with a source (`TEMPLATE.format(body=src)`, an f-string): that
+        source, with the template's text and the other values' inserted around it."""
+        sources = [self.source_of(value) for value in values]
+        found = next((source for source in sources if source is not None), None)
+        if found is None:
+            return None
+        others = (
+            t for v, s in zip(values, sources, strict=True) if s is None for t in self.inserted(v)
+        )
+        return found.plus_all((*template, *others))
 
     def returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
         """A call of the package's function that returns the source of the upstream object
