@@ -31,9 +31,11 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
+from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
 from canary.scan.spread import Spread, gathered
 
+# a loop variable and what it holds in the loop's body
+_Bound = tuple[str, Texts | Listed | None]
 # fewest characters (whitespace aside) a sought text needs to say anything about upstream
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
@@ -173,12 +175,16 @@ class TextFlow:
             rows = tuple((v,) for v in strings) if None not in strings else ()
         return rows[:MAX_TEXTS] if rows else ()
 
-    def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[tuple[str, Texts | None]]:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+    def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through;
+        `for name in names:` over names read from `dir(X)` binds name to one of them."""
+        listed = listed_piece(iterated, self.scopes.lookup)
+        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+            return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
             return [(target.id, Texts(_texts(r[0] for r in rows if len(r) == 1)))]
-        found: list[tuple[str, Texts | None]] = []
+        found: list[_Bound] = []
         for i, element in enumerate(target.elts if rows and isinstance(target, ast.Tuple) else []):
             if isinstance(element, ast.Name):
                 column = _texts(r[i] for r in rows if len(r) > i)
@@ -186,8 +192,8 @@ class TextFlow:
         return found
 
     def walked_rows(
-        self, loop: ast.For | ast.AsyncFor, bindings: list[tuple[str, Texts | None]]
-    ) -> list[list[tuple[str, Texts | None]]]:
+        self, loop: ast.For | ast.AsyncFor, bindings: list[_Bound]
+    ) -> list[list[_Bound]]:
         """The rows a loop's body is walked with, one at a time, where it builds a name from
         the loop's variables (`eval(f"trl.trainer.{name}")`); none elsewhere."""
         looped = {name for name, value in bindings if value is not None}
@@ -195,13 +201,11 @@ class TextFlow:
             return []
         return self.loop_rows(loop.target, loop.iter)
 
-    def loop_rows(
-        self, target: ast.expr, iterated: ast.expr
-    ) -> list[list[tuple[str, Texts | None]]]:
+    def loop_rows(self, target: ast.expr, iterated: ast.expr) -> list[list[_Bound]]:
         """`for name in ("a", "b"):` or `for a, b in PAIRS:` one row at a time: each loop
         variable bound to the one string it holds in that row."""
         names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
-        found: list[list[tuple[str, Texts | None]]] = []
+        found: list[list[_Bound]] = []
         for row in self.rows(iterated):
             if len(row) == len(names):
                 found.append(
@@ -359,6 +363,11 @@ class TextFlow:
         keywords = gathered(value, guards, self.scopes.lookup)
         if keywords is not None:
             return keywords
+        names = listing(
+            value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
+        )
+        if names is not None:
+            return names
         texts = self.texts(value)
         if texts:
             return Texts(texts)
