@@ -29,14 +29,11 @@ from canary.scan.node_values import (
     with_flags,
 )
 from canary.scan.rewriters import selected_methods
+from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
 from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
 from canary.scan.spread import Spread, gathered
 
-# str methods whose result is still (a rewrite of) the same source text
-_KEEPS_SOURCE = frozenset(
-    {"replace", "strip", "lstrip", "rstrip", "expandtabs", "removeprefix", "removesuffix"}
-)
 # fewest characters (whitespace aside) a sought text needs to say anything about upstream
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
@@ -297,7 +294,7 @@ class TextFlow:
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self.source_of(argument(expr, 2, "string"))
             return source.plus_all(self.inserted(argument(expr, 1, "repl"))) if source else None
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEPS_SOURCE:
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in KEEPS_SOURCE:
             source = self.source_of(expr.func.value)
             if source and expr.func.attr == "replace":
                 return source.plus_all(self.inserted(argument(expr, 1, "new")))

@@ -87,3 +87,14 @@ def test_a_source_formatted_into_a_template_is_still_that_source():
 def test_a_templates_own_text_a_template_of_no_source_and_a_repr_seek_nothing_upstream():
     found = proposed("formatted_negatives.py")
     assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_helper_rewriting_its_local_in_place_still_returns_the_source():
+    found = proposed("rebound_helpers.py")
+    texts = ("class GRPOTrainer", "self._prepare_peft_model(")  # the helper's, the caller's
+    assert (GRPO, "GRPOTrainer", "contains", texts, "") in found
+
+
+def test_a_helper_whose_local_is_rebound_to_other_text_returns_no_source():
+    found = proposed("rebound_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
