@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from canary.scan.node_values import installed, local_functions, wrapper_params
-from canary.scan.reaching import reaching
+from canary.scan.reaching import Function, reaching
 from canary.scan.source_helpers import own_statements
 from canary.scan.spelled import one_spelled
 
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @dataclass(frozen=True)
