@@ -22,7 +22,6 @@ from canary.scan.source_helpers import own_statements
 from canary.scan.spelled import one_spelled
 
 
-
 @dataclass(frozen=True)
 class Installer:
     """A function that sets its parameter `name` of `target` to `new`: (position, parameter

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from canary.scan.findings import Role, Use
+from canary.scan.findings import UNKNOWN, Role, Use
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_flow import Source
@@ -99,6 +99,8 @@ class Recorder:
         text it seeks changes nothing and needs nothing."""
         if source is None:
             return
+        if source.ref == UNKNOWN:
+            return self.unplaced(source, node)
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
@@ -141,8 +143,10 @@ class Recorder:
     def expects_match(
         self, source: Source | None, regex: str | None, node: ast.AST, template: str | None = None
     ) -> None:
+        if source and source.ref == UNKNOWN:
+            return self.unplaced(source, node)
         if not (source and regex and source.expects_match(regex)) or self._own_marker(regex):
-            return
+            return None
         if not self._refilled(source, template):
             self.add(Role.MATCHES, source.ref, node, (regex,), alternatives=source.others)
             self._filled_from(source, template)
@@ -158,6 +162,10 @@ class Recorder:
     def _filled_from(self, source: Source, template: str | None) -> None:
         if template:
             self._templates.setdefault((source.ref, template), self.findings[-1])
+
+    def unplaced(self, source: Source, node: ast.AST) -> None:
+        """A rewrite of a source scan cannot tell of what: the file's header lists its site."""
+        self.add(Role.UNPLACED, source.ref, node)
 
     def _own_marker(self, text: str) -> bool:
         """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""

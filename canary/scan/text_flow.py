@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import class_attribute
+from canary.scan.findings import UNKNOWN
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
@@ -125,8 +126,11 @@ def _texts(values: Iterable[str | None]) -> tuple[str, ...]:
 
 
 def rank(value: object) -> int:
-    """Upstream source text is what scan follows; it wins over any other binding."""
-    return 1 if isinstance(value, Source) else 0
+    """Upstream source text is what scan follows; it wins over any other binding, and over a
+    source scan cannot tell of what."""
+    if isinstance(value, Source):
+        return 1 if value.ref == UNKNOWN else 2
+    return 0
 
 
 def _is_getsource(func: ast.expr, parts: tuple[str, ...]) -> bool:
@@ -285,9 +289,8 @@ class TextFlow:
     def _source_of_call(self, expr: ast.Call) -> Source | None:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
         parts = self.parts(expr.func)
-        if _is_getsource(expr.func, parts) and expr.args:
-            target = self.upstream(expr.args[0])
-            return Source(target) if target else None
+        if _is_getsource(expr.func, parts) and expr.args:  # of something scan cannot tell
+            return Source(self.upstream(expr.args[0]) or UNKNOWN)
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self.source_of(expr.args[0])
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
@@ -316,11 +319,15 @@ class TextFlow:
         """A template filled with a source (`TEMPLATE.format(body=src)`, an f-string): that
         source, with the template's text and the other values' inserted around it."""
         sources = [self.source_of(value) for value in values]
-        found = next((source for source in sources if source is not None), None)
+        known = [s for s in sources if s is not None and s.ref != UNKNOWN]
+        found = next(iter(known or [s for s in sources if s is not None]), None)
         if found is None:
             return None
         others = (
-            t for v, s in zip(values, sources, strict=True) if s is None for t in self.inserted(v)
+            t
+            for v, s in zip(values, sources, strict=True)
+            if s is not found
+            for t in self.inserted(v)
         )
         return found.plus_all((*template, *others))
 
