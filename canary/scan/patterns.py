@@ -108,13 +108,11 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
-        self.absence_tests.update(absence_tests(node))
-        present = presence_tests(node)
-        self.absence_tests.update(id(test) for test in present)
+        tested = presence_tests(node)
+        self.absence_tests.update([*absence_tests(node), *map(id, tested)])
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
-        if present:  # the else is the fallback where a text is missing
-            orelse = [*orelse, Guard("tolerates")]
+        orelse += [Guard("tolerates")] if tested else []  # the fallback where a text is missing
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -123,13 +121,8 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        marks = len(self.record.present)
-        for test in present:  # in the body, the texts tested there are known to be there
-            tested = self.flow.source_of(test.comparators[0])
-            if tested is not None:
-                self.record.present += [(tested.ref, t) for t in self.flow.texts(test.left)]
-        self._guarded(body, node.body)
-        del self.record.present[marks:]
+        with self.record.knowing(_present(tested, self.flow)):
+            self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
         top.update(before)
@@ -324,11 +317,7 @@ class FileScanner(ast.NodeVisitor):
                 self.record.add(Role.INSTALLED, owner.child(installs[1]), node, installs[2])
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
-            if s.regex is None:
-                texts = (s.texts, s.node, s.replacement, s.replacing, s.template)
-                self.record.expects_texts(s.source, *texts)
-            else:
-                self.record.expects_match(s.source, s.regex, s.node, s.template)
+            self.record.seeks(s)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
                 self.record.add(role, callee, node, items, extra=extra)
@@ -355,6 +344,15 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _present(tests: list[ast.Compare], flow: TextFlow) -> list[tuple[Ref, str]]:
+    """The (source, text) pairs `"x" in src` tests: known to be there in the `if` body."""
+    pairs: list[tuple[Ref, str]] = []
+    for test in tests:
+        source = flow.source_of(test.comparators[0])
+        pairs += [(source.ref, text) for text in flow.texts(test.left)] if source else []
+    return pairs
 
 
 def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:

@@ -8,10 +8,13 @@ upstream source is recorded only when it says something about upstream.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from canary.scan.findings import UNKNOWN, Role, Use
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
+from canary.scan.text_calls import Sought
 from canary.scan.text_flow import Source
 
 #: shortest replacement (whitespace aside) whose repetition marks alternative spellings; an
@@ -43,6 +46,16 @@ class Recorder:
         # (source, template name) -> the first text or regex a rewrite filling it in sought
         self._templates: dict[tuple[Ref, str], Use] = {}
         self._unmatched: dict[Ref, Use] = {}
+
+    @contextmanager
+    def knowing(self, present: list[tuple[Ref, str]]) -> Iterator[None]:
+        """Within: these texts are known to be in their sources (the client tested them)."""
+        marks = len(self.present)
+        self.present += present
+        try:
+            yield
+        finally:
+            del self.present[marks:]
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -80,6 +93,13 @@ class Recorder:
         """Whether the client does without `ref` (absence.py): its absence is tolerated, which
         says nothing of the parameters a replacement installed over it must match."""
         return any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
+
+    def seeks(self, s: Sought) -> None:
+        """Record what a call seeks in a source: its texts, or a match of its regex."""
+        if s.regex is None:
+            self.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing, s.template)
+        else:
+            self.expects_match(s.source, s.regex, s.node, s.template)
 
     def expects_texts(
         self,
