@@ -28,4 +28,3 @@ def test_a_hasattr_guard_with_a_fallback_or_no_patch_tolerates_the_name():
     assert found[(LLAMA, "LlamaFlashAttention2.forward", None, ())] == "info"
     assert found[(LLAMA, "LlamaRotaryEmbedding.forward", None, ())] == "info"
     assert found[(LLAMA, "LlamaModel", "methods", ("forward",))] == "info"  # a read
-

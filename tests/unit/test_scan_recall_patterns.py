@@ -98,3 +98,16 @@ def test_a_helper_rewriting_its_local_in_place_still_returns_the_source():
 def test_a_helper_whose_local_is_rebound_to_other_text_returns_no_source():
     found = proposed("rebound_negatives.py")
     assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_class_chosen_from_a_modules_dir_is_any_class_of_that_module():
+    found = proposed("listed_names.py")
+    peft = r"if is_peft_model\(model\) and args\.beta != 0\.0:"
+    assert (GRPO, None, "matches", (peft,), "") in found
+    text = ("dataset_text_field: str = ",)
+    assert ("trl.trainer.sft_config", None, "contains", text, "") in found
+
+
+def test_lowercase_names_and_a_name_looked_up_in_another_module_are_no_class():
+    found = proposed("listed_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
