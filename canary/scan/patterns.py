@@ -37,6 +37,7 @@ from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
 from canary.scan.spelled import literal_defaults, paired_values
 from canary.scan.spread import call_uses, rekey
+from canary.scan.stale import needed
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -112,6 +113,7 @@ class FileScanner(ast.NodeVisitor):
         self.absence_tests.update([*absence_tests(node), *map(id, tested)])
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
+        body = needed(node, body, self._upstream, self.scopes.lookup)
         orelse += [Guard("tolerates")] if tested else []  # the fallback where a text is missing
         top = self.scopes.top()
         before = dict(top)
