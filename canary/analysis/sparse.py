@@ -102,7 +102,7 @@ _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
 
 
 class _Statements:
-    """One module's text and outline, and the indexes of the statement sets parsed so far."""
+    """One module's text and outline, and the indexes of the statements parsed so far."""
 
     def __init__(self, text: str, shape: Outline, name: str, path: str, is_package: bool):
         self.text = text
@@ -110,9 +110,10 @@ class _Statements:
         self.name = name
         self.path = path
         self.is_package = is_package
-        # the statement sets parsed so far (None: the whole module)
+        # the statement sets parsed so far: one statement alone, or the exports' set (None:
+        # the whole module)
         self._parsed: dict[tuple[int, ...] | None, ModuleInfo] = {}
-        self._naming: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._records: dict[tuple[str, str], list[Any] | None] = {}
         self._flights = Flights()  # releases judged at once read the same names of one file
 
     def index(self, chosen: tuple[int, ...]) -> ModuleInfo:
@@ -129,21 +130,37 @@ class _Statements:
         self._parsed[chosen] = info
         return info
 
-    def naming(self, table: str, key: str) -> ModuleInfo:
-        """The index of the statements that may hold `table` records of `key`."""
-        chosen = self._naming.get((table, key))
-        if chosen is None:
-            pattern = re.compile(re.escape(key))
-            shape = self.outline
-            # a class or def statement records its own name alone: one that defines another
-            # name (a class whose body mentions `key`) holds none of its records
-            chosen = tuple(
-                i
-                for i in shape.mentioning(pattern, _ACCEPT[table])
-                if shape.defined(i) in (None, key)
-            )
-            self._naming[table, key] = chosen
-        return self.index(chosen)
+    def records(self, table: str, key: str) -> list[Any] | None:
+        """The `table` records of `key` (None: it has none), from the statements that may hold
+        them, each indexed alone (once, whatever name it is read for: `bindings:X` and
+        `classes:X` both read class X) and merged as one parse of them all records them."""
+        if (table, key) in self._records:
+            return self._records[table, key]
+        pattern = re.compile(re.escape(key))
+        shape = self.outline
+        merged: list[Any] = []
+        top = None  # where the module's own block holds its definition of `key`
+        for i in shape.mentioning(pattern, _ACCEPT[table]):
+            defined = shape.defined(i)
+            if defined not in (None, key):
+                # a class or def statement records its own name alone: one that defines
+                # another name (a class whose body mentions `key`) holds none of its records
+                continue
+            found = getattr(self.index((i,)), table).get(key)
+            if not found:
+                continue
+            if table != "bindings" and defined is not None:
+                # a later definition in the module's block replaces the earlier one, where
+                # it stood; those in compound statements' blocks are alternatives, all kept
+                if top is None:
+                    top = len(merged)
+                    merged.append(found[0])
+                else:
+                    merged[top] = found[0]
+            else:
+                merged.extend(found)
+        self._records[table, key] = merged or None
+        return merged or None
 
     def whole(self) -> ModuleInfo:
         return self._flights.once(None, lambda: self._parsed.get(None), self._of_whole)
@@ -165,17 +182,18 @@ class _ByName(Mapping[str, Any]):
         self._statements = statements
         self._table = table
 
-    def _records(self, key: str) -> Mapping[str, Any]:
-        return getattr(self._statements.naming(self._table, key), self._table)
-
     def __getitem__(self, key: str) -> Any:
-        return self._records(key)[key]
+        records = self._statements.records(self._table, key)
+        if records is None:
+            raise KeyError(key)
+        return records
 
     def get(self, key: str, default=None):
-        return self._records(key).get(key, default)
+        records = self._statements.records(self._table, key)
+        return default if records is None else records
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self._records(key)
+        return isinstance(key, str) and self._statements.records(self._table, key) is not None
 
     def _all(self) -> Mapping[str, Any]:
         return getattr(self._statements.whole(), self._table)

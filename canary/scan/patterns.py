@@ -36,6 +36,7 @@ from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
 from canary.scan.spelled import literal_defaults, paired_values
 from canary.scan.spread import call_uses, rekey
+from canary.scan.stale import needed
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
     Pattern,
@@ -110,6 +111,7 @@ class FileScanner(ast.NodeVisitor):
         self.absence_tests.update(absence_tests(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
+        body = needed(node, body, self._upstream, self.scopes.lookup)
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
