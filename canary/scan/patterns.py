@@ -316,7 +316,8 @@ class FileScanner(ast.NodeVisitor):
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
             if installs and (owner := self._upstream(installs[0])):
                 self.record.add(Role.PATCH, owner.child(installs[1]), node)
-                self.record.add(Role.INSTALLED, owner.child(installs[1]), node, installs[2])
+                ref, loose = owner.child(installs[1]), installs[3]
+                self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             self.record.seeks(s)
