@@ -98,6 +98,7 @@ class FileScanner(ast.NodeVisitor):
         after_body = dict(self.scopes.top())
         for handler in node.handlers:
             self._guarded(tolerant, handler.body)
+        self.record.rebind(after_body, self.scopes.top())
         self._guarded([], node.orelse + node.finalbody)
         keep_known(self.scopes.top(), after_body)
         upstream = [ref for ref in done_without(node) if ref.root in self.upstreams]
