@@ -7,6 +7,7 @@ of the repository rather than of one run, so it is not held here."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +15,11 @@ from pathlib import Path
 
 import platformdirs
 
+from canary.errors import UsageError
+
 MAX_JOBS = 256
+#: the longest first wait before a retry that CANARY_RETRY_BACKOFF may ask for
+MAX_BACKOFF = 60.0
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -27,6 +32,22 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """CANARY_CACHE_DIR, else the platform's user cache folder for canary."""
     configured = (os.environ if environ is None else environ).get("CANARY_CACHE_DIR")
     return Path(configured) if configured else Path(platformdirs.user_cache_dir("canary"))
+
+
+def _retry_backoff(text: str | None) -> float | None:
+    """CANARY_RETRY_BACKOFF's seconds; unset or empty: None. Anything but a number from 0 to
+    MAX_BACKOFF is a usage error naming the variable, never a silent default."""
+    if text is None or not text.strip():
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_BACKOFF:  # also refuses nan and inf
+        raise UsageError(
+            f"CANARY_RETRY_BACKOFF={text!r}: expected seconds from 0 to {MAX_BACKOFF:g}"
+        )
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,10 @@ class Settings:
     #: the CA certificates to trust (REQUESTS_CA_BUNDLE, else CURL_CA_BUNDLE, as requests reads
     #: them); None: requests' own bundle
     ca_bundle: str | None = None
+    #: the first wait before a failed request is tried again, in seconds, doubled at each retry
+    #: up to its cap (CANARY_RETRY_BACKOFF); None: each client's own (0.5 s for the index and
+    #: the sources, 1 s for the Action's GitHub calls). The number of tries is not changed.
+    retry_backoff: float | None = None
 
     @classmethod
     def from_environment(
@@ -72,4 +97,5 @@ class Settings:
             github_api_url=env.get("CANARY_GITHUB_API_URL") or None,
             github_token=env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None,
             ca_bundle=env.get("REQUESTS_CA_BUNDLE") or env.get("CURL_CA_BUNDLE") or None,
+            retry_backoff=_retry_backoff(env.get("CANARY_RETRY_BACKOFF")),
         )

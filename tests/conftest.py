@@ -55,6 +55,15 @@ def _hermetic_index_and_cache(
     monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_wait_between_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries still happen, as many as ever, without the backoff between them (0.5 s doubling
+    for the sources, 1 s for the Action's GitHub calls): a test that reaches the refused index
+    above slept through about five seconds of waits before its `error`, in this process or in a
+    `canary` it starts. Tests of the waits themselves pass their own RetryPolicy."""
+    monkeypatch.setenv("CANARY_RETRY_BACKOFF", "0")
+
+
 @pytest.fixture
 def server() -> Iterator[FileServer]:
     """A loopback file server for the test; tests that need routes add them."""

@@ -30,6 +30,7 @@ from canary.reports.command import read_report
 from canary.reports.drift import drift
 from canary.reports.jsonio import ReportError
 from canary.reports.markdown import SUMMARY_LIMIT
+from canary.settings import Settings
 from canary.sources.limits import MiB
 
 ISSUE_TITLE = "canary: new upstream breakage"
@@ -66,7 +67,10 @@ class Baseline:
 
 def github() -> GitHub:
     return GitHub(
-        environment("GITHUB_API_URL"), environment("GITHUB_REPOSITORY"), text_input("token")
+        environment("GITHUB_API_URL"),
+        environment("GITHUB_REPOSITORY"),
+        text_input("token"),
+        Settings.from_environment().retry_backoff,
     )
 
 

@@ -2,7 +2,7 @@
 
 A refused connection, a 5xx or a 429 is retried with backoff when the call can safely be made
 twice (GET, PATCH); a POST is retried only when it never reached the server, so a lost reply
-cannot open a second issue.
+cannot open a second issue. The first wait is one second, or the run's CANARY_RETRY_BACKOFF.
 """
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ from canary.action.runner import ActionError
 from canary.sources.http import RetryPolicy
 
 TIMEOUT = (10, 60)
-RETRY = RetryPolicy(attempts=4, backoff=1.0)
+ATTEMPTS = 4
+BACKOFF = 1.0
 _AGAIN = frozenset({429, 500, 502, 503, 504})
 
 
 class GitHub:
     """One repository's API. Every failure names the call, the status and GitHub's message."""
 
-    def __init__(self, api_url: str, repository: str, token: str) -> None:
+    def __init__(
+        self, api_url: str, repository: str, token: str, backoff: float | None = None
+    ) -> None:
         self.base = f"{api_url.rstrip('/')}/repos/{repository}"
+        self.retry = RetryPolicy(attempts=ATTEMPTS, backoff=BACKOFF if backoff is None else backoff)
         self.session = requests.Session()
         self.session.headers.update(
             {
@@ -49,7 +53,7 @@ class GitHub:
 
     def _send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
         safe = method in ("GET", "PATCH")
-        for attempt in range(RETRY.attempts - 1):
+        for attempt in range(self.retry.attempts - 1):
             try:
                 reply = self.session.request(method, url, timeout=TIMEOUT, **kwargs)
             except requests.ConnectTimeout:
@@ -60,7 +64,7 @@ class GitHub:
             else:
                 if not safe or reply.status_code not in _AGAIN:
                     return reply
-            time.sleep(RETRY.delay(attempt))
+            time.sleep(self.retry.delay(attempt))
         try:
             return self.session.request(method, url, timeout=TIMEOUT, **kwargs)
         except requests.RequestException as exc:

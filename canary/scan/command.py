@@ -28,7 +28,7 @@ from canary.safety.writes import replace_file
 from canary.scan.callsites import CallSites
 from canary.scan.emit import MergeError, Releases, merge_text, render_matrix
 from canary.scan.file_scans import FileScans
-from canary.scan.findings import Use
+from canary.scan.findings import Role, Use
 from canary.scan.judging import GATED, settle
 from canary.scan.merging import Existing, merge_target
 from canary.scan.patterns import scan_tree
@@ -207,6 +207,7 @@ class Proposed:
     reading: Reading | None = None
     left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
     not_scanned: str = ""  # the downstream folders and globs scan did not read
+    unplaced: str = ""  # the rewrites of sources scan could not tell of what, by file
     unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
     unheld: list[Proposal] = field(default_factory=list)  # texts no release in range holds
 
@@ -216,7 +217,7 @@ class Proposed:
 
     def _header(self) -> list[str]:
         scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
-        return scanned + self._reading_header()
+        return scanned + ([self.unplaced] if self.unplaced else []) + self._reading_header()
 
     def _reading_header(self) -> list[str]:
         reading = self.reading
@@ -284,6 +285,24 @@ def _reaches(gate: str, releases: list[Version]) -> bool:
     return any(spec.contains(release, prereleases=True) for release in releases)
 
 
+def _unplaced(findings: list[Use]) -> str:
+    """ "N source rewrites not placed: a.py:3,9, b.py:7": the sites of rewrites (`.replace`,
+    `re.sub`, `in`, ...) of sources scan could not tell of what, which no check covers."""
+    lines: dict[str, set[int]] = {}
+    for finding in findings:
+        if finding.role is Role.UNPLACED:
+            lines.setdefault(finding.file, set()).add(finding.line)
+    count = sum(len(numbers) for numbers in lines.values())
+    if not count:
+        return ""
+    sites = ", ".join(
+        f"{file}:{','.join(map(str, sorted(numbers)))}" for file, numbers in sorted(lines.items())
+    )
+    return (
+        f"{count} source rewrite{'s' * (count > 1)} not placed (of what, scan cannot tell): {sites}"
+    )
+
+
 def _name(proposal: Proposal) -> str:
     subject = proposal.subject
     return f"{subject.module}.{subject.name}" if subject.name else subject.module
@@ -319,7 +338,8 @@ def scan(
         name: read_releases(name, releases[name], runner, status) for name in used if read_upstream
     }
     views = {name: reading.views for name, reading in readings.items()}
-    proposed = propose(result.findings, result.modules, views)
+    placed = [f for f in result.findings if f.role is not Role.UNPLACED]
+    proposed = propose(placed, result.modules, views)
     for reading in readings.values():
         reading.keep_places()
     matrices = {
@@ -329,6 +349,7 @@ def scan(
             readings[name].releases if name in readings else releases[name] or Releases(),
             readings.get(name),
             not_scanned=result.left_out,
+            unplaced=_unplaced(result.findings),
         )
         for name in used
         if proposed.get(name)

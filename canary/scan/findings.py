@@ -21,6 +21,11 @@ class Role(str, enum.Enum):
     INSTALLED = "installed"  # replaced by a helper matching the replacement's names (items)
     CONTAINS = "contains"  # its source must contain this text (items: one literal)
     MATCHES = "matches"  # its source must match this regex (items: one pattern)
+    UNPLACED = "unplaced"  # a rewrite of a source scan cannot tell of what (ref: UNKNOWN)
+
+
+#: the object whose source a rewrite reads when scan cannot tell which (`getsource(fn)`)
+UNKNOWN = Ref(("?",), 0)
 
 
 @dataclass(frozen=True)

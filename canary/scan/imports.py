@@ -6,7 +6,8 @@ import ast
 from dataclasses import dataclass
 
 from canary.matrix.model import DOTTED_NAME
-from canary.scan.spelled import one_spelled
+from canary.scan.rewriters import ANY_CLASS
+from canary.scan.spelled import Listed, last_listed, listed_piece, one_spelled
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,26 @@ def _name(node: ast.expr | None, scopes: Scopes) -> str | None:
 
 
 def _evaluated(call: ast.Call, scopes: Scopes) -> Ref | None:
-    """`eval("pkg.mod.Name")` of a dotted path spelled at run time: the object it names."""
+    """`eval("pkg.mod.Name")` of a dotted path spelled at run time: the object it names; one
+    whose last name is read from `dir()` of the module before it names any class there."""
     text = _name(call.args[0], scopes)
-    if text is None or not DOTTED_NAME.fullmatch(text):  # a dotted path, as a matrix's module
+    if text is not None:
+        return _dotted(text, scopes)
+    found = last_listed(call.args[0], scopes.lookup)
+    base = _dotted(found[0], scopes) if found else None
+    return _any_class(base, found[1]) if base and found else None
+
+
+def _any_class(base: Ref, listed: Listed) -> Ref | None:
+    """ "Any class of module `base`" for a name read from `dir(base)` that may be a class."""
+    if listed.parts != base.parts or listed.lowercase or base.parts[-1] == ANY_CLASS:
+        return None
+    return base.child(ANY_CLASS)
+
+
+def _dotted(text: str, scopes: Scopes) -> Ref | None:
+    """The object a dotted path names from a name bound here (`trl.trainer.X`)."""
+    if not DOTTED_NAME.fullmatch(text):  # a dotted path, as a matrix's module
         return None
     root, *rest = text.split(".")
     base = scopes.lookup(root)
@@ -146,6 +164,9 @@ def resolve(expr: ast.expr, scopes: Scopes) -> Ref | None:
     if isinstance(func, ast.Name) and func.id == "getattr" and scopes.lookup("getattr") is None:
         named = expr.args[1] if len(expr.args) > 1 else None
         base, name = resolve(expr.args[0], scopes), _name(named, scopes)
+        if base and name is None and named is not None:  # a name read from `dir(base)`
+            listed = listed_piece(named, scopes.lookup)
+            return _any_class(base, listed) if listed else None
         return base.child(name) if base and name else None
     if isinstance(func, ast.Name) and func.id == "eval" and scopes.lookup("eval") is None:
         return _evaluated(expr, scopes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from canary.scan.findings import Role, Use
+from canary.scan.findings import UNKNOWN, Role, Use
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_flow import Source
@@ -93,6 +93,8 @@ class Recorder:
         putting back the text it seeks changes nothing and needs nothing."""
         if source is None:
             return
+        if source.ref == UNKNOWN:
+            return self.unplaced(source, node)
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
@@ -127,8 +129,14 @@ class Recorder:
         return first is not None
 
     def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
-        if source and regex and source.expects_match(regex) and not self._own_marker(regex):
+        if source and source.ref == UNKNOWN:
+            self.unplaced(source, node)
+        elif source and regex and source.expects_match(regex) and not self._own_marker(regex):
             self.add(Role.MATCHES, source.ref, node, (regex,), alternatives=source.others)
+
+    def unplaced(self, source: Source, node: ast.AST) -> None:
+        """A rewrite of a source scan cannot tell of what: the file's header lists its site."""
+        self.add(Role.UNPLACED, source.ref, node)
 
     def _own_marker(self, text: str) -> bool:
         """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""

@@ -13,6 +13,11 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+# str methods whose result is still (a rewrite of) the same source text
+KEEPS_SOURCE = frozenset(
+    {"replace", "strip", "lstrip", "rstrip", "expandtabs", "removeprefix", "removesuffix"}
+)
+
 
 @dataclass(frozen=True)
 class Returned:
@@ -64,15 +69,37 @@ def _chain(expr: ast.expr) -> tuple[str, tuple[str, ...]] | None:
     return (expr.id, tuple(attrs)) if isinstance(expr, ast.Name) else None
 
 
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _rewrites(value: ast.expr, name: str) -> bool:
+    """`value` is local `name`'s text rewritten, still a source: `src.replace(...)` (and the
+    other str methods that keep one), `re.sub(pattern, repl, src)`, `textwrap.dedent(src)`."""
+    inner = _dedented(value)
+    if inner is not value:  # `src = textwrap.dedent(src)`
+        return isinstance(inner, ast.Name) and inner.id == name
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    func = value.func
+    if func.attr in KEEPS_SOURCE:
+        return isinstance(func.value, ast.Name) and func.value.id == name
+    string = value.args[2] if len(value.args) > 2 else None
+    string = string or next((k.value for k in value.keywords if k.arg == "string"), None)
+    is_re = isinstance(func.value, ast.Name) and func.value.id == "re" and func.attr == "sub"
+    return is_re and isinstance(string, ast.Name) and string.id == name
+
+
 def returned_source(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Returned | None:
     """What `fn` returns the source of, when a `return` gives `inspect.getsource` of a
     parameter (or an attribute chain under it), directly, through a local name assigned from
-    it, or as an item of a returned tuple. A parameter the body rebinds is not followed."""
+    it (and then only rewritten: `src = src.replace(...)`, `src = re.sub(p, r, src)`), or as
+    an item of a returned tuple. A parameter the body rebinds is not followed."""
     args = fn.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
     params = {name: i for i, name in enumerate(positional)}
     params |= {a.arg: -1 for a in args.kwonlyargs}
-    nodes = list(own_statements(fn.body))
+    nodes = sorted(own_statements(fn.body), key=_position)  # in source order
     assigned: dict[str, list[ast.expr]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign):
@@ -84,8 +111,11 @@ def returned_source(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Returned | No
 
     def source_of(expr: ast.expr) -> tuple[str, tuple[str, ...]] | None:
         expr = _dedented(expr)
-        if isinstance(expr, ast.Name) and len(assigned.get(expr.id, ())) == 1:
-            expr = _dedented(assigned[expr.id][0])
+        if isinstance(expr, ast.Name) and expr.id in assigned:
+            first, *later = assigned[expr.id]
+            if not all(_rewrites(value, expr.id) for value in later):
+                return None
+            expr = _dedented(first)
         if not (isinstance(expr, ast.Call) and _is_getsource(expr.func) and expr.args):
             return None
         chain = _chain(expr.args[0])

@@ -101,3 +101,82 @@ def paired_values(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[
     if starred or len(items) != len(target.elts):
         return [None] * len(target.elts)
     return list(items)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A name read from `dir(X)` (a filtered list of them, or one item: `names[0]`): one of
+    the names of the upstream object at `parts`, which scan cannot spell. `lowercase` when
+    the filter keeps lowercase names only (`x.islower()`, `x.endswith("_trainer")`): modules
+    or functions, no class."""
+
+    parts: tuple[str, ...]
+    lowercase: bool = False
+
+
+def _keeps_lowercase(filters: list[ast.expr]) -> bool:
+    for node in (n for f in filters for n in ast.walk(f)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        tested = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        if node.func.attr == "islower" or any(
+            isinstance(t, str) and t.lower() == t != t.upper() for t in tested
+        ):
+            return True
+    return False
+
+
+def listed_piece(node: ast.expr, lookup: Callable[[str], object | None]) -> Listed | None:
+    """The listing a piece comes from: a name bound to one, or an item of it (`names[0]`)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    bound = lookup(node.id) if isinstance(node, ast.Name) else None
+    return bound if isinstance(bound, Listed) else None
+
+
+def listing(
+    value: ast.expr,
+    lookup: Callable[[str], object | None],
+    parts_of: Callable[[ast.expr], tuple[str, ...] | None],
+) -> Listed | None:
+    """What `dir(X)`, `[x for x in dir(X) if ...]` (or over a listing) and `names[0]` hold."""
+    if isinstance(value, ast.Subscript):
+        return listed_piece(value, lookup)
+    filters: list[ast.expr] = []
+    if isinstance(value, ast.ListComp) and len(value.generators) == 1:
+        filters, value = value.generators[0].ifs, value.generators[0].iter
+    narrowed = listed_piece(value, lookup) if isinstance(value, ast.Name) else None
+    if narrowed is not None:
+        return Listed(narrowed.parts, narrowed.lowercase or _keeps_lowercase(filters))
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dir"
+        and len(value.args) == 1
+        and lookup("dir") is None
+    ):
+        return None
+    parts = parts_of(value.args[0])
+    return Listed(parts, _keeps_lowercase(filters)) if parts else None
+
+
+def last_listed(
+    node: ast.expr, lookup: Callable[[str], object | None]
+) -> tuple[str, Listed] | None:
+    """(the path spelled before the last dot, the listing the last piece comes from) of a
+    dotted path whose last name is read from `dir()`: `f"trl.trainer.{file}.{names[0]}"`."""
+    if isinstance(node, ast.JoinedStr) and len(node.values) >= 2:
+        *head, last = node.values
+        prefix = one_spelled(ast.JoinedStr(values=head), lookup)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        last, prefix = node.right, one_spelled(node.left, lookup)
+    else:
+        return None
+    if isinstance(last, ast.FormattedValue):
+        if last.conversion != -1 or last.format_spec is not None:
+            return None
+        last = last.value
+    found = listed_piece(last, lookup)
+    if found is None or prefix is None or not prefix.endswith("."):
+        return None
+    return prefix[:-1], found

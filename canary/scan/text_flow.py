@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import class_attribute
+from canary.scan.findings import UNKNOWN
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
@@ -29,14 +30,13 @@ from canary.scan.node_values import (
     with_flags,
 )
 from canary.scan.rewriters import selected_methods
+from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Texts, builds_names
+from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
 from canary.scan.spread import Spread, gathered
 
-# str methods whose result is still (a rewrite of) the same source text
-_KEEPS_SOURCE = frozenset(
-    {"replace", "strip", "lstrip", "rstrip", "expandtabs", "removeprefix", "removesuffix"}
-)
+# a loop variable and what it holds in the loop's body
+_Bound = tuple[str, Texts | Listed | None]
 # fewest characters (whitespace aside) a sought text needs to say anything about upstream
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
@@ -126,8 +126,11 @@ def _texts(values: Iterable[str | None]) -> tuple[str, ...]:
 
 
 def rank(value: object) -> int:
-    """Upstream source text is what scan follows; it wins over any other binding."""
-    return 1 if isinstance(value, Source) else 0
+    """Upstream source text is what scan follows; it wins over any other binding, and over a
+    source scan cannot tell of what."""
+    if isinstance(value, Source):
+        return 1 if value.ref == UNKNOWN else 2
+    return 0
 
 
 def _is_getsource(func: ast.expr, parts: tuple[str, ...]) -> bool:
@@ -176,12 +179,16 @@ class TextFlow:
             rows = tuple((v,) for v in strings) if None not in strings else ()
         return rows[:MAX_TEXTS] if rows else ()
 
-    def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[tuple[str, Texts | None]]:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through."""
+    def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
+        """`for old, new in PAIRS:` binds old and new to the string constants they go through;
+        `for name in names:` over names read from `dir(X)` binds name to one of them."""
+        listed = listed_piece(iterated, self.scopes.lookup)
+        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+            return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
             return [(target.id, Texts(_texts(r[0] for r in rows if len(r) == 1)))]
-        found: list[tuple[str, Texts | None]] = []
+        found: list[_Bound] = []
         for i, element in enumerate(target.elts if rows and isinstance(target, ast.Tuple) else []):
             if isinstance(element, ast.Name):
                 column = _texts(r[i] for r in rows if len(r) > i)
@@ -189,8 +196,8 @@ class TextFlow:
         return found
 
     def walked_rows(
-        self, loop: ast.For | ast.AsyncFor, bindings: list[tuple[str, Texts | None]]
-    ) -> list[list[tuple[str, Texts | None]]]:
+        self, loop: ast.For | ast.AsyncFor, bindings: list[_Bound]
+    ) -> list[list[_Bound]]:
         """The rows a loop's body is walked with, one at a time, where it builds a name from
         the loop's variables (`eval(f"trl.trainer.{name}")`); none elsewhere."""
         looped = {name for name, value in bindings if value is not None}
@@ -198,13 +205,11 @@ class TextFlow:
             return []
         return self.loop_rows(loop.target, loop.iter)
 
-    def loop_rows(
-        self, target: ast.expr, iterated: ast.expr
-    ) -> list[list[tuple[str, Texts | None]]]:
+    def loop_rows(self, target: ast.expr, iterated: ast.expr) -> list[list[_Bound]]:
         """`for name in ("a", "b"):` or `for a, b in PAIRS:` one row at a time: each loop
         variable bound to the one string it holds in that row."""
         names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
-        found: list[list[tuple[str, Texts | None]]] = []
+        found: list[list[_Bound]] = []
         for row in self.rows(iterated):
             if len(row) == len(names):
                 found.append(
@@ -258,6 +263,12 @@ class TextFlow:
             if left:
                 return left.plus(self.text(expr.right))
             return right.plus(self.text(expr.left)) if right else None
+        if isinstance(expr, ast.JoinedStr):  # `f"# fixed\n{src}"`; not `{src!r}`
+            filled = [v for v in expr.values if isinstance(v, ast.FormattedValue)]
+            if any(v.conversion != -1 or v.format_spec for v in filled):
+                return None
+            literals = tuple(t for v in expr.values for t in self.texts(v))
+            return self._filled([v.value for v in filled], literals)
         if not isinstance(expr, ast.Call):
             return None
         held = self.returned(expr)
@@ -278,17 +289,19 @@ class TextFlow:
     def _source_of_call(self, expr: ast.Call) -> Source | None:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
         parts = self.parts(expr.func)
-        if _is_getsource(expr.func, parts) and expr.args:
-            target = self.upstream(expr.args[0])
-            return Source(target) if target else None
+        if _is_getsource(expr.func, parts) and expr.args:  # of something scan cannot tell
+            return Source(self.upstream(expr.args[0]) or UNKNOWN)
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self.source_of(expr.args[0])
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
             return self._joined(expr)
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+            values = [*expr.args, *(k.value for k in expr.keywords)]
+            return self._filled(values, self.inserted(expr.func.value))
         if len(parts) == 2 and parts[0] == "re" and parts[1] in ("sub", "subn"):
             source = self.source_of(argument(expr, 2, "string"))
             return source.plus_all(self.inserted(argument(expr, 1, "repl"))) if source else None
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEPS_SOURCE:
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in KEEPS_SOURCE:
             source = self.source_of(expr.func.value)
             if source and expr.func.attr == "replace":
                 return source.plus_all(self.inserted(argument(expr, 1, "new")))
@@ -301,6 +314,22 @@ class TextFlow:
             source = self.source_of(argument(expr, 1, "string"))
             return source.plus_all(self.inserted(argument(expr, 0, "repl"))) if source else None
         return None
+
+    def _filled(self, values: Sequence[ast.expr], template: tuple[str, ...]) -> Source | None:
+        """A template filled with a source (`TEMPLATE.format(body=src)`, an f-string): that
+        source, with the template's text and the other values' inserted around it."""
+        sources = [self.source_of(value) for value in values]
+        known = [s for s in sources if s is not None and s.ref != UNKNOWN]
+        found = next(iter(known or [s for s in sources if s is not None]), None)
+        if found is None:
+            return None
+        others = (
+            t
+            for v, s in zip(values, sources, strict=True)
+            if s is not found
+            for t in self.inserted(v)
+        )
+        return found.plus_all((*template, *others))
 
     def returned(self, expr: ast.expr) -> tuple[int | None, Source] | None:
         """A call of the package's function that returns the source of the upstream object
@@ -341,6 +370,11 @@ class TextFlow:
         keywords = gathered(value, guards, self.scopes.lookup)
         if keywords is not None:
             return keywords
+        names = listing(
+            value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
+        )
+        if names is not None:
+            return names
         texts = self.texts(value)
         if texts:
             return Texts(texts)

@@ -58,6 +58,7 @@ class SourceContext:
             github_api_url or settings.github_api_url,
         )
         self._policy = policy
+        self._backoff = settings.retry_backoff
         self._credentials = settings.github_token, settings.ca_bundle
         self._http: Http | None = None
         root = Path(cache_dir) if cache_dir is not None else settings.cache_dir
@@ -75,12 +76,15 @@ class SourceContext:
 
     def _client(self) -> Http:
         if self._http is None:
-            from canary.sources.http import Http
+            from canary.sources.http import Http, RetryPolicy
 
             token, ca_bundle = self._credentials
+            policy = self._policy
+            if policy is None and self._backoff is not None:
+                policy = RetryPolicy(backoff=self._backoff)
             self._http = Http(
                 self.stats,
-                self._policy,
+                policy,
                 token=token,
                 token_origins=self.github_urls(),
                 ca_bundle=ca_bundle,

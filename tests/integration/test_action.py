@@ -9,11 +9,12 @@ import json
 import re
 import subprocess
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-from action_runner import ACTION, ActionRunner
+from action_runner import ACTION, ActionRunner, read_outputs
 from adopter import publish, upstream_index
 from test_workflows import readme_pair
 from workflow_commands import acted_on, own
@@ -65,11 +66,18 @@ def repo(tmp_path, monkeypatch, upstream):
     return workspace
 
 
-def action(repo: Path, tmp_path: Path, env: dict[str, str] | None = None, **inputs: str):
+def action(
+    repo: Path,
+    tmp_path: Path,
+    env: dict[str, str] | None = None,
+    skip: tuple[str, ...] = (),
+    **inputs: str,
+):
+    """action.yml run in `repo`; the install, and the steps named in `skip`, count as done."""
     temp = tmp_path / "runner-temp"
     temp.mkdir(exist_ok=True)
     runner = ActionRunner(repo, temp, inputs, env or {})
-    return runner, runner.execute(skip=(INSTALL,))
+    return runner, runner.execute(skip=(INSTALL, *skip))
 
 
 def test_the_install_step_is_the_readme_install():
@@ -117,10 +125,11 @@ def test_check_mode_summarizes_annotates_uploads_and_fails_on_red(repo, tmp_path
 
 
 def test_cache_key_follows_the_lock_files(repo, tmp_path):
-    _, first = action(repo, tmp_path, cache="false")
+    """The plan's key, and the cache steps' conditions: nothing needs the check run."""
+    _, first = action(repo, tmp_path, skip=("Check", "Verdict"), cache="false")
     assert not [uses for uses, _ in first.used if uses.startswith("actions/cache/")]
     assert main(["lock", "canary/trl.yaml"]) == 0  # now 1.1.0 is locked too
-    _, second = action(repo, tmp_path, cache="false")
+    _, second = action(repo, tmp_path, skip=("Check", "Verdict"), cache="false")
     assert first.outputs["plan"]["cache-key"] != second.outputs["plan"]["cache-key"]
 
 
@@ -273,6 +282,47 @@ PASSED_LAST_NIGHT = [
     {"upstream": "trl", "check": check, "version": "1.0.0", "status": "pass"}
     for check in ("compute-loss", "disable-gradient-checkpointing")
 ]
+#: what the check step finds in `repo` (1.0.0 locked, 1.1.0 new): one check red on 1.1.0
+TONIGHT = [
+    *PASSED_LAST_NIGHT,
+    {**PASSED_LAST_NIGHT[0], "version": "1.1.0"},
+    {**PASSED_LAST_NIGHT[1], "version": "1.1.0", "status": "fail", "detail": "gone"},
+]
+
+
+@dataclass
+class Compared:
+    """What the compare step left: the job summary, its log and its outputs."""
+
+    summary: str
+    stdout: str
+    outputs: dict[str, str]
+
+
+def run_compare(tmp_path, httpserver, monkeypatch, capsys, results: str) -> Compared:
+    """The nightly's compare step, in this process, over tonight's `results` (JSON text), with
+    the environment a runner gives it: for the tests of what it chooses as the baseline, which
+    need no lock, check or pull request around it (the nightly tests above run it as a step)."""
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    for name, value in {
+        **nightly_env(httpserver),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(output),
+        "RUNNER_TEMP": str(tmp_path),
+        "INPUT_MODE": "nightly",
+    }.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "canary-action").mkdir()
+    (tmp_path / "canary-action" / "results.json").write_text(results)
+    capsys.readouterr()
+    nightly_steps.compare()
+    return Compared(
+        summary.read_text(encoding="utf-8"), capsys.readouterr().out, read_outputs(output)
+    )
+
+
+def tonight() -> str:
+    return json.dumps({"results": TONIGHT, "summary": {}, "stats": {}})
 
 
 def test_nightly_opens_the_issue_and_the_lock_pull_request(repo, pushed, tmp_path, httpserver):
@@ -350,7 +400,9 @@ def test_github_faults_are_retried_when_safe_and_reported_when_not(
     assert "New upstream breakage since the previous nightly run" in run.stdout
 
 
-def test_the_baseline_is_only_this_repositorys_own_nightly(repo, pushed, tmp_path, httpserver):
+def test_the_baseline_is_only_this_repositorys_own_nightly(
+    tmp_path, httpserver, monkeypatch, capsys
+):
     """Artifacts named like the nightly's, on a branch called main, newer than last night's, each
     saying "already red": a fork's pull request, this repository's own pull request, another
     workflow's push, and a run whose head is another repository. None is the baseline."""
@@ -378,11 +430,10 @@ def test_the_baseline_is_only_this_repositorys_own_nightly(repo, pushed, tmp_pat
     for run in (50, 51, 52, 53):
         httpserver.expect_request(f"/blob/{run}.zip").respond_with_data(poisoned)
     serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
-    runner, run = nightly(repo, tmp_path, httpserver)
+    run = run_compare(tmp_path, httpserver, monkeypatch, capsys, tonight())
 
-    assert run.outputs["compare"]["new-breakage"] == "true"
-    assert run.failed == ["Verdict"], run.failed
-    assert runner.summary.read_text().startswith(
+    assert run.outputs["new-breakage"] == "true"
+    assert run.summary.startswith(
         f"Baseline: the results of run 41 (#11, schedule on main, 2026-11-30T04:30:00Z): "
         f"https://github.example/{REPOSITORY}/actions/runs/41."
     )
@@ -397,22 +448,22 @@ def test_the_baseline_is_only_this_repositorys_own_nightly(repo, pushed, tmp_pat
     assert issue["body"].count("Baseline: the results of run 41") == 1
 
 
-def test_no_own_run_means_no_baseline(repo, pushed, tmp_path, httpserver):
+def test_no_own_run_means_no_baseline(tmp_path, httpserver, monkeypatch, capsys):
     """Another repository's artifact (a listing never holds one, but were it to) is not read."""
     listing = [artifact(httpserver, 50, "2026-11-30T06:00:00Z", repository_id=5)]
     serve_runs(httpserver, [], listing)
     httpserver.expect_request("/blob/50.zip").respond_with_data(last_night(PASSED_LAST_NIGHT))
     serve_issues_and_pulls(httpserver, issue=None, pull=None)
-    runner, run = nightly(repo, tmp_path, httpserver)
+    run = run_compare(tmp_path, httpserver, monkeypatch, capsys, tonight())
     assert "::notice::No earlier nightly results" in run.stdout
-    assert runner.summary.read_text().startswith("Baseline: none")
+    assert run.summary.startswith("Baseline: none")
     assert "/blob/50.zip" not in [path for _, path, _ in calls(httpserver)]
-    assert run.outputs["compare"]["new-breakage"] == "true"
+    assert run.outputs["new-breakage"] == "true"
 
 
 @pytest.mark.parametrize("this_run_says", [{}, {"workflow_id": None}, {"workflow_id": "7"}])
 def test_a_run_lacking_its_workflow_id_proves_no_baseline(
-    repo, pushed, tmp_path, httpserver, this_run_says
+    tmp_path, httpserver, monkeypatch, capsys, this_run_says
 ):
     """Were this run's answer to lack `workflow_id`, a poisoned run lacking it too would match
     (None == None): no run is the baseline then, and the log says why."""
@@ -428,9 +479,9 @@ def test_a_run_lacking_its_workflow_id_proves_no_baseline(
     )
     httpserver.expect_request("/blob/41.zip").respond_with_data(last_night(PASSED_LAST_NIGHT))
     serve_issues_and_pulls(httpserver, issue=None, pull=None)
-    runner, run = nightly(repo, tmp_path, httpserver)
+    run = run_compare(tmp_path, httpserver, monkeypatch, capsys, tonight())
     assert "canary: no baseline: run 42 names no workflow_id to match runs with" in run.stdout
-    assert runner.summary.read_text().startswith("Baseline: none")
+    assert run.summary.startswith("Baseline: none")
     assert "/blob/41.zip" not in [path for _, path, _ in calls(httpserver)]
 
 
@@ -480,26 +531,16 @@ def huge_run(checks: int) -> str:
     return json.dumps({"results": results, "summary": {}, "stats": {}})
 
 
-def test_the_nightly_summary_and_issue_stay_under_githubs_limits(tmp_path, httpserver, monkeypatch):
+def test_the_nightly_summary_and_issue_stay_under_githubs_limits(
+    tmp_path, httpserver, monkeypatch, capsys
+):
     """Issue 29 item 3: the job summary (the baseline's line, then the report) under 1 MiB and
     the issue body under 65,536 characters, each cut at whole parts with a note naming where the
     full report is; no `<details>` left open, no word cut."""
-    summary = tmp_path / "summary.md"
-    for name, value in {
-        **nightly_env(httpserver),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "RUNNER_TEMP": str(tmp_path),
-        "INPUT_MODE": "nightly",
-    }.items():
-        monkeypatch.setenv(name, value)
     serve_github(httpserver, baseline=last_night(PASSED_LAST_NIGHT), issue=None, pull=None)
-    (tmp_path / "canary-action").mkdir()
-    (tmp_path / "canary-action" / "results.json").write_text(huge_run(10_000))
-    nightly_steps.compare()
+    written = run_compare(tmp_path, httpserver, monkeypatch, capsys, huge_run(10_000)).summary
     made = calls(httpserver)
     body = next(b for method, path, b in made if (method, path) == ("POST", f"{API}/issues"))
-    written = summary.read_text(encoding="utf-8")
     assert written.startswith("Baseline: the results of run 41")
     assert len(written.encode()) <= SUMMARY_LIMIT
     assert len(body["body"]) <= nightly_steps.ISSUE_LIMIT

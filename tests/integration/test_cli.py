@@ -82,6 +82,14 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
+def test_a_malformed_retry_backoff_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    matrix = write_matrix(tmp_path, "  - {id: pkg, module: fakeup.pkg}\n")
+    monkeypatch.setenv("CANARY_RETRY_BACKOFF", "soon")
+    assert main(["check", str(matrix), "--source", str(CHECKOUT)]) == 2
+    said = "canary: CANARY_RETRY_BACKOFF='soon': expected seconds from 0 to 60\n"
+    assert capsys.readouterr().err == said
+
+
 def test_a_local_source_says_it_is_one_version(tmp_path, capsys):
     matrix = write_matrix(tmp_path, "  - {id: pkg, module: fakeup.pkg}\n")
     assert main(["check", str(matrix), "--source", str(CHECKOUT), "--versions", "anchors"]) == 0

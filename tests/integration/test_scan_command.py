@@ -488,3 +488,29 @@ def test_upstream_takes_import_and_distribution_names(given, tmp_path):
     assert [(c.id, c.contract and c.contract.module) for c in matrix.checks] == [
         ("sentence-transformer-encode", "sentence_transformers")
     ]
+
+
+def test_rewrites_of_sources_scan_cannot_tell_are_listed_in_the_header(tmp_path):
+    """Issue 25 item 11: `.replace`, `re.sub` and `in` on the source of something scan cannot
+    tell (a function handed in) are listed by site; a rewrite of an upstream source is not."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    shutil.copy(FIXTURES / "scan_recall" / "recalllib" / "unplaced.py", package / "a.py")
+    trainer = tmp_path / "site" / "trl" / "trainer"
+    trainer.mkdir(parents=True)
+    (trainer.parent / "__init__.py").write_text("")
+    (trainer / "__init__.py").write_text("")
+    (trainer / "grpo_trainer.py").write_text(
+        "class GRPOTrainer:\n    def compute_loss(self):\n"
+        "        loss = loss / self.current_gradient_accumulation_steps\n"
+    )
+    out = tmp_path / "out"
+    status, _ = scan(str(package), ["trl"], str(out), None, source=str(tmp_path / "site"))
+    assert status == 0
+    text = (out / "trl.yaml").read_text()
+    sites = "3 source rewrites not placed (of what, scan cannot tell): a.py:12,13,14"
+    assert [line for line in text.splitlines() if "not placed" in line] == [f"# {sites}"]
+    checks = yaml.safe_load(text)["checks"]
+    assert [(c.get("function"), c.get("contains")) for c in checks] == [
+        ("GRPOTrainer.compute_loss", ["loss = loss / self.current_gradient_accumulation_steps"])
+    ]

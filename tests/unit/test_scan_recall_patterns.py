@@ -70,3 +70,44 @@ def test_helpers_that_rebind_or_take_a_literal_name_and_a_replacement_class_give
     assert not [c for c in found if c[2] == "params"]
     assert not [c for c in found if (c[1] or "").endswith(".forward")]
     assert ("transformers.integrations.mxfp4", "Mxfp4GptOssExperts", None, (), "") in found
+
+
+GRPO = "trl.trainer.grpo_trainer"
+SFT = "trl.trainer.sft_trainer"
+
+
+def test_a_source_formatted_into_a_template_is_still_that_source():
+    found = proposed("formatted.py")
+    peft = r"if is_peft_model\(model\) and args\.beta != 0\.0:"
+    assert (GRPO, "GRPOTrainer.__init__", "matches", (peft,), "") in found
+    prepare = "model = self._prepare_peft_model(model, peft_config, args)"
+    assert (SFT, "SFTTrainer.__init__", "contains", (prepare,), "") in found
+
+
+def test_a_templates_own_text_a_template_of_no_source_and_a_repr_seek_nothing_upstream():
+    found = proposed("formatted_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_helper_rewriting_its_local_in_place_still_returns_the_source():
+    found = proposed("rebound_helpers.py")
+    texts = ("class GRPOTrainer", "self._prepare_peft_model(")  # the helper's, the caller's
+    assert (GRPO, "GRPOTrainer", "contains", texts, "") in found
+
+
+def test_a_helper_whose_local_is_rebound_to_other_text_returns_no_source():
+    found = proposed("rebound_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_class_chosen_from_a_modules_dir_is_any_class_of_that_module():
+    found = proposed("listed_names.py")
+    peft = r"if is_peft_model\(model\) and args\.beta != 0\.0:"
+    assert (GRPO, None, "matches", (peft,), "") in found
+    text = ("dataset_text_field: str = ",)
+    assert ("trl.trainer.sft_config", None, "contains", text, "") in found
+
+
+def test_lowercase_names_and_a_name_looked_up_in_another_module_are_no_class():
+    found = proposed("listed_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from canary.action.rest import BACKOFF, GitHub
 from canary.engine.runner import Runner
+from canary.errors import UsageError
 from canary.settings import Settings
 from canary.sources.context import SourceContext
+from canary.sources.http import RetryPolicy
 
 ENVIRONMENT = {
     "CANARY_OFFLINE": "yes",
@@ -16,6 +21,7 @@ ENVIRONMENT = {
     "CANARY_GITHUB_RAW_URL": "http://raw.invalid",
     "GH_TOKEN": "gh-token",
     "CURL_CA_BUNDLE": "/somewhere/ca.pem",
+    "CANARY_RETRY_BACKOFF": "0.25",
 }
 
 
@@ -29,6 +35,7 @@ def test_the_environment_is_read_into_one_frozen_object():
         github_raw_url="http://raw.invalid",
         github_token="gh-token",
         ca_bundle="/somewhere/ca.pem",
+        retry_backoff=0.25,
     )
     assert "gh-token" not in repr(Settings.from_environment(ENVIRONMENT))
     both = {**ENVIRONMENT, "GITHUB_TOKEN": "token", "REQUESTS_CA_BUNDLE": "/requests/ca.pem"}
@@ -37,6 +44,7 @@ def test_the_environment_is_read_into_one_frozen_object():
     canary_first = {**ENVIRONMENT, "CANARY_INDEX_URL": "http://canary.invalid/simple/"}
     assert Settings.from_environment(canary_first).index_url == "http://canary.invalid/simple/"
     assert Settings.from_environment({}).offline is False
+    assert Settings.from_environment({"CANARY_RETRY_BACKOFF": " "}).retry_backoff is None
     assert Settings.from_environment({}, offline=True).offline is True
 
 
@@ -59,3 +67,18 @@ def test_a_runner_builds_its_sources_from_its_settings(tmp_path):
     assert runner.context.cache.root == tmp_path and runner.context.offline
     assert runner.modules.store is not None  # the indexes it parses are kept in that cache
     runner.close()
+
+
+@pytest.mark.parametrize("text", ["soon", "-1", "61", "nan", "inf"])
+def test_a_backoff_that_is_no_number_of_seconds_is_a_usage_error(text):
+    with pytest.raises(UsageError, match=f"CANARY_RETRY_BACKOFF='{text}': expected seconds"):
+        Settings.from_environment({"CANARY_RETRY_BACKOFF": text})
+
+
+def test_the_backoff_setting_paces_the_sources_and_the_actions_github_calls(tmp_path):
+    """Only the first wait changes; the tries stay as many (tests set it to 0 in conftest)."""
+    context = SourceContext(Settings(cache_dir=tmp_path, retry_backoff=0.0))
+    assert context.http.policy == RetryPolicy(backoff=0.0)
+    assert SourceContext(Settings(cache_dir=tmp_path)).http.policy == RetryPolicy()
+    assert GitHub("http://a.invalid", "o/r", "", 0.0).retry.backoff == 0.0
+    assert GitHub("http://a.invalid", "o/r", "").retry.backoff == BACKOFF
