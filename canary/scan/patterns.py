@@ -110,12 +110,12 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
-        tested = presence_tests(node)
+        tested, known = _tested(node, self.flow)
         self.absence_tests.update([*absence_tests(node), *map(id, tested)])
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
-        orelse += [Guard("tolerates")] if tested else []  # the fallback where a text is missing
+        orelse += [Guard("tolerates")] if known else []  # the fallback where a text is missing
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -124,7 +124,7 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        with self.record.knowing(_present(tested, self.flow)):
+        with self.record.knowing(known):
             self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
@@ -350,13 +350,16 @@ class FileScanner(ast.NodeVisitor):
         return True
 
 
-def _present(tests: list[ast.Compare], flow: TextFlow) -> list[tuple[Ref, str]]:
-    """The (source, text) pairs `"x" in src` tests: known to be there in the `if` body."""
+def _tested(node: ast.If, flow: TextFlow) -> tuple[list[ast.Compare], list[tuple[Ref, str]]]:
+    """The `"x" in src` tests of an `if` whose `else` does work (guards.presence_tests), and the
+    (source, text) pairs they test in upstream sources, known to be there in the body: none
+    when they test something else (`if f"{name}.bias" in state_dict:`)."""
+    tests = presence_tests(node)
     pairs: list[tuple[Ref, str]] = []
     for test in tests:
         source = flow.source_of(test.comparators[0])
         pairs += [(source.ref, text) for text in flow.texts(test.left)] if source else []
-    return pairs
+    return tests, pairs
 
 
 def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:
