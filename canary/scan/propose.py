@@ -326,10 +326,20 @@ def _fold(facts: dict[ProposedSubject, _Facts]) -> None:
         into = _implied_by(subject, list(facts))
         if into is None and subject.key is None:
             into = next((s for s in facts if s.module.startswith(f"{subject.module}.")), None)
+        if into is not None and subject.key and _tolerated(facts[into]) > _tolerated(data):
+            continue  # a hard use of a class stays hard beside a method the client may lack
         if into is not None:
             if subject.key is not None:
                 facts[into].exists.extend(data.exists)
             del facts[subject]
+
+
+def _tolerated(data: _Facts) -> bool:
+    """Whether the client tolerates every use of the subject failing: a hard use folded into
+    a tolerated check (an unguarded import of a class into its method patched only in a
+    fallback branch) would make it hard, or be lost."""
+    uses = [*data.exists, *(u for by in data.values.values() for v in by.values() for u in v)]
+    return all(use.tolerated for use in uses)
 
 
 def _severity(uses: list[Use]) -> str:
@@ -391,7 +401,13 @@ def propose(
             if assertion in _ONE_EACH or (subject.alternatives and assertion)
             for value, uses in vals.items()
         ]
-        if proposals:
+        hard = [use for use in data.exists if not use.tolerated]
+        if proposals and hard and _severity(proposals[0].uses) == "info":
+            # what the client may do without (a text its fallback handles) beside a hard use
+            # of the subject: the subject's existence is a check of its own
+            exists = Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)
+            proposals.insert(0, exists)
+        elif proposals:
             proposals[0].uses = _sorted_uses([data.exists, proposals[0].uses])
         else:
             proposals = [Proposal(subject, None, [], "error", _sorted_uses([data.exists]), note)]
