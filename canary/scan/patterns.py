@@ -74,7 +74,6 @@ class FileScanner(ast.NodeVisitor):
         self.fallen_back: set[int] = set()
         self.held_by_self = HeldBySelf(tree)
         self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
-        self.callees: set[int] = set()  # the ids of the expressions called
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
         self.replacements = Replacements(tree)
 
@@ -265,8 +264,7 @@ class FileScanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         ref = self._upstream(node) if isinstance(node.ctx, ast.Load) else None
         if ref:
-            read = self.held_by_self.through_instance(node) and id(node) not in self.callees
-            self.record.add(Role.ATTRIBUTE if read else Role.ACCESS, ref, node)
+            self.record.add(self.held_by_self.role(node), ref, node)
         else:
             self.generic_visit(node)
 
@@ -313,7 +311,7 @@ class FileScanner(ast.NodeVisitor):
         if mocked and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
         func = node.func
-        self.callees.add(id(func))
+        self.held_by_self.calls(func)
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)

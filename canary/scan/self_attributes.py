@@ -16,6 +16,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from canary.scan.findings import Role
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.source_helpers import own_statements
 
@@ -97,6 +98,7 @@ class HeldBySelf:
 
     def __init__(self, tree: ast.Module) -> None:
         self._tree = tree
+        self._called: set[int] = set()  # the ids of the expressions the file calls
 
     @functools.cached_property
     def _held(self) -> dict[str, _Held]:
@@ -115,10 +117,16 @@ class HeldBySelf:
             ref = ref.child(name) if ref else None
         return ref
 
-    def through_instance(self, expr: ast.expr) -> bool:
-        """Whether `expr` reads an attribute of an instance `self.NAME` holds."""
+    def calls(self, func: ast.expr) -> None:
+        """Remember that `func` is called: `self.lora_config.method(...)` is no attribute read."""
+        self._called.add(id(func))
+
+    def role(self, expr: ast.expr) -> Role:
+        """ATTRIBUTE where `expr` reads (not calls) an attribute of an instance `self.NAME`
+        holds, else ACCESS."""
         found = self._found(expr)
-        return found is not None and found[0].instance and bool(found[1])
+        read = found is not None and found[0].instance and bool(found[1])
+        return Role.ATTRIBUTE if read and id(expr) not in self._called else Role.ACCESS
 
     def _found(self, expr: ast.expr) -> tuple[_Held, list[str]] | None:
         """What `self.NAME` holds in the chain `expr` and the names read past it."""
