@@ -312,7 +312,6 @@ class FileScanner(ast.NodeVisitor):
         if mocked and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
         func = node.func
-        self.held_by_self.calls(func)
         if isinstance(func, ast.Name):
             self.calls.record_call(func.id, node, self._upstream)
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)

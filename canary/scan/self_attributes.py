@@ -98,7 +98,6 @@ class HeldBySelf:
 
     def __init__(self, tree: ast.Module) -> None:
         self._tree = tree
-        self._called: set[int] = set()  # the ids of the expressions the file calls
 
     @functools.cached_property
     def _held(self) -> dict[str, _Held]:
@@ -117,9 +116,11 @@ class HeldBySelf:
             ref = ref.child(name) if ref else None
         return ref
 
-    def calls(self, func: ast.expr) -> None:
-        """Remember that `func` is called: `self.lora_config.method(...)` is no attribute read."""
-        self._called.add(id(func))
+    @functools.cached_property
+    def _called(self) -> set[int]:
+        """The ids of the expressions the file calls: `self.lora_config.method(...)` reads no
+        attribute (the visit walks these same nodes)."""
+        return {id(node.func) for node in ast.walk(self._tree) if isinstance(node, ast.Call)}
 
     def role(self, expr: ast.expr) -> Role:
         """ATTRIBUTE where `expr` reads (not calls) an attribute of an instance `self.NAME`
