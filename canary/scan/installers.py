@@ -174,9 +174,10 @@ class Replacements:
         call: ast.Call,
         installer_of: Callable[[str], Installer | None],
         lookup: Callable[[str], object | None],
-    ) -> tuple[ast.expr, str, tuple[str, ...]] | None:
-        """(the object, the attribute name, the names the replacement takes) a call of one of
-        the package's installers (`installer_of` its name) patches."""
+    ) -> tuple[ast.expr, str, tuple[str, ...], bool] | None:
+        """(the object, the attribute name, the names the replacement takes, whether it takes
+        anything as well) a call of one of the package's installers (`installer_of` its
+        name) patches."""
         func = call.func
         found = installer_of(func.id) if isinstance(func, ast.Name) else None
         if found is None or not isinstance(func, ast.Name) or lookup(func.id) is not None:
@@ -186,9 +187,10 @@ class Replacements:
         if target is None or spelled is None:
             return None
         variants = self.variants(_argument(call, found.new), call, lookup)
-        if _forced(call) or any(_takes_anything(f) for f in variants):
-            return target, spelled, ()
-        return target, spelled, _common([wrapper_params(f) for f in variants])
+        if _forced(call):
+            return target, spelled, (), False
+        loose = any(_takes_anything(f) for f in variants)
+        return target, spelled, _common([wrapper_params(f) for f in variants]), loose
 
 
 def _forced(call: ast.Call) -> bool:
@@ -202,5 +204,6 @@ def _forced(call: ast.Call) -> bool:
 def _takes_anything(fn: Function | ast.Lambda) -> bool:
     """A replacement taking `*args` and `**kwargs` fits any signature upstream gives the
     function: the helper installs it whatever names upstream has (unsloth_zoo's checks only
-    that upstream's names it lacks come last), so its own names are no contract."""
+    that upstream's names it lacks come last), so a name of its own upstream dropped is no
+    failure to install, only worth a look (severity info: dropped, or renamed?)."""
     return fn.args.vararg is not None and fn.args.kwarg is not None

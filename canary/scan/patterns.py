@@ -98,6 +98,7 @@ class FileScanner(ast.NodeVisitor):
         after_body = dict(self.scopes.top())
         for handler in node.handlers:
             self._guarded(tolerant, handler.body)
+        self.record.rebind(after_body, self.scopes.top())
         self._guarded([], node.orelse + node.finalbody)
         keep_known(self.scopes.top(), after_body)
         upstream = [ref for ref in done_without(node) if ref.root in self.upstreams]
@@ -264,7 +265,7 @@ class FileScanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         ref = self._upstream(node) if isinstance(node.ctx, ast.Load) else None
         if ref:
-            self.record.add(Role.ACCESS, ref, node)
+            self.record.add(self.held_by_self.role(node), ref, node)
         else:
             self.generic_visit(node)
 
@@ -316,7 +317,8 @@ class FileScanner(ast.NodeVisitor):
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
             if installs and (owner := self._upstream(installs[0])):
                 self.record.add(Role.PATCH, owner.child(installs[1]), node)
-                self.record.add(Role.INSTALLED, owner.child(installs[1]), node, installs[2])
+                ref, loose = owner.child(installs[1]), installs[3]
+                self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
             self.record.seeks(s)

@@ -22,6 +22,10 @@ from canary.scan.text_flow import Source
 _SAME_REPLACEMENT = 4
 
 
+# uses that hold where the object they name is either of a try's two bindings of it
+_EITHER = (Role.ACCESS, Role.CALL, Role.KWARGS)
+
+
 class Recorder:
     """Findings of `file`; `guards` are the conditions the statement being visited runs
     under; `own` the downstream's own top-level names, lowercase."""
@@ -35,6 +39,8 @@ class Recorder:
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
         self.probed: list[Ref] = []
+        # a path a name has after a try's body or its handler -> (the body's, the handler's)
+        self._either: dict[tuple[str, ...], tuple[Ref, Ref]] = {}
         # (source, text) the client tested present around the statement (`if "a" in src:`)
         self.present: list[tuple[Ref, str]] = []
         # (source, replacement) -> the first text a `.replace` swapped for that replacement
@@ -57,6 +63,26 @@ class Recorder:
         finally:
             del self.present[marks:]
 
+    def rebind(self, tried: dict[str, object | None], handled: dict[str, object | None]) -> None:
+        """Names a try body and its handler bind to different upstream objects (`try: from
+        transformers import AutoModelForImageTextToText as Auto` / `except: from transformers
+        import AutoModelForVision2Seq as Auto`): a later use of either is of one or the other,
+        checked as the try's import is, the body's first."""
+        for name, first in tried.items():
+            other = handled.get(name)
+            if isinstance(first, Ref) and isinstance(other, Ref) and first != other:
+                self._either[first.parts] = self._either[other.parts] = (first, other)
+
+    def _either_way(self, ref: Ref) -> tuple[Ref, tuple[Ref, ...]]:
+        """`ref` as the try body bound the name it starts with, and as the handler did."""
+        for at in range(len(ref.parts), 0, -1):
+            pair = self._either.get(ref.parts[:at])
+            if pair is not None:
+                rest = ref.parts[at:]
+                first, other = (Ref((*r.parts, *rest), r.known) for r in pair)
+                return first, (other,)
+        return ref, ()
+
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
         return any(g.kind == "tolerates" and g.covers(ref) for g in self.guards)
@@ -74,6 +100,8 @@ class Recorder:
         """Record a use under the guards in force and `extra` ones (what a key of spread
         keywords was put in under); an import with a fallback (`alternatives`) is tolerated
         exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        if role in _EITHER and not alternatives:
+            ref, alternatives = self._either_way(ref)
         guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
         if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks

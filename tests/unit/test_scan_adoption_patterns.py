@@ -521,3 +521,43 @@ def test_what_follows_an_if_hasattr_without_else_stays_hard():
     assert found[("transformers.models.gemma3.modeling_gemma3", "function", method, None)] == (
         "error"
     )
+
+
+def either(code: str) -> set[tuple]:
+    """(subject, its alternatives, assertion) of every proposed check."""
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    return {
+        (p.subject.name, tuple(a.name for a in p.subject.alternatives), p.assertion)
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+    }
+
+
+def test_later_uses_of_a_name_a_try_and_its_handler_bind_differently_want_either():
+    code = """
+    try:
+        from transformers import AutoModelForImageTextToText
+        AutoModelForVision2Seq = AutoModelForImageTextToText
+    except ImportError:
+        from transformers import AutoModelForVision2Seq
+    def load(path):
+        return AutoModelForVision2Seq.from_pretrained(path, token=None)
+    """
+    found = either(code)
+    new, old = "AutoModelForImageTextToText", "AutoModelForVision2Seq"
+    assert (f"{new}.from_pretrained", (f"{old}.from_pretrained",), "accepts") in found
+    assert not [c for c in found if c[0].startswith(old)]  # never the old name alone
+
+
+def test_later_uses_of_a_name_bound_one_way_stay_of_that_object():
+    code = """
+    try:
+        from transformers import AutoModelForVision2Seq
+    except ImportError:
+        AutoModelForVision2Seq = None
+    from transformers import AutoModelForCausalLM
+    def load(path):
+        return AutoModelForCausalLM.from_pretrained(path, token=None)
+    """
+    found = either(code)
+    assert ("AutoModelForCausalLM.from_pretrained", (), "accepts") in found
