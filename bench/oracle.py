@@ -1,8 +1,9 @@
 """`python -m bench.oracle [MATRIX...]`: the name-by-name index (canary.analysis.sparse) against
 the whole index, on every module file the shipped matrices' checks read on their locked
 releases (read from the cache, or fetched): for every name either index records, and words of
-the text that neither binds, the same bindings, class and function records, and the same
-exports. Prints the files compared and every difference; exits 1 on any.
+the text that neither binds, the same bindings, class and function records (a class's methods
+in the same order), and the same exports. Prints the files compared and every difference;
+exits 1 on any.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def _lookups(whole: ModuleInfo, text: str) -> list[str]:
     return recorded[::step] + others
 
 
+def _method_order(classes: list | None) -> list[list[str]]:
+    """The method names of each class record, in order (record equality ignores it)."""
+    return [list(cls.methods) for cls in classes or []]
+
+
 def differences(text: str, name: str, path: str, *, is_package: bool) -> list[str]:
     """Where the sparse index of `text` differs from its whole index (empty: none)."""
     try:
@@ -58,8 +64,11 @@ def differences(text: str, name: str, path: str, *, is_package: bool) -> list[st
             except ParseError as exc:
                 found.append(f"{path}: {table}[{key}] does not parse alone: {exc}")
                 continue
-            if mine != getattr(whole, table).get(key):
+            theirs = getattr(whole, table).get(key)
+            if mine != theirs:
                 found.append(f"{path}: {table}[{key}] differs")
+            elif table == "classes" and _method_order(mine) != _method_order(theirs):
+                found.append(f"{path}: {table}[{key}] lists its methods in another order")
             if (key in getattr(sparse, table)) != (key in getattr(whole, table)):
                 found.append(f"{path}: {key} in {table} differs")
     return found

@@ -11,19 +11,18 @@ of (brackets that never balance) has no outline: it is indexed whole.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis.skeleton import balance
 
-#: A line that starts with code at column 0 (the masked text starts with a newline too).
-_CODE_AT_COLUMN_0 = re.compile(r"\n(?=[^\s\0])")
 #: Clauses that continue the compound statement above them.
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
 _FIRST_WORD = re.compile(r"\w+")
 #: A `class` or `def` statement's head (after its decorators), with the name it defines.
-_DEFINITION = re.compile(r"(?:async[ \t\\\n]+)?(?:def|class)[ \t\\\n]+(\w+)")
+_DEFINITION = re.compile(r" *(?:async[ \t\\\n]+)?(?:def|class)[ \t\\\n]+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -63,22 +62,43 @@ class Outline:
     def text_of(self, text: str, chosen: tuple[int, ...]) -> str:
         """`text` with only the `chosen` statements kept: every other line blank, so line
         numbers are the text's own."""
-        parts = []
-        at = 0
-        for i in chosen:
-            start, end = self.bounds[i], self.bounds[i + 1]
-            parts.append("\n" * text.count("\n", at, start))
-            parts.append(text[start:end])
-            at = end
-        return "".join(parts)
+        return kept(text, [(self.bounds[i], self.bounds[i + 1]) for i in chosen])
 
 
-def outline(masked: str) -> Outline | None:
-    """The outline of a masked text (canary.analysis.skeleton.mask_text), or None."""
+def kept(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with only the (start, end) offset `spans` kept, in order: every other line
+    blank."""
+    parts = []
+    at = 0
+    for start, end in spans:
+        parts.append("\n" * text.count("\n", at, start))
+        parts.append(text[start:end])
+        at = end
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=64)
+def _code_at(indent: int) -> re.Pattern[str]:
+    """A line that starts with code indented `indent` spaces."""
+    return re.compile(rf"\n {{{indent}}}(?=[^\s\0])")
+
+
+@functools.lru_cache(maxsize=64)
+def _code_within(indent: int) -> re.Pattern[str]:
+    """A line that starts with code indented less than `indent` spaces."""
+    return re.compile(rf"\n {{0,{indent - 1}}}(?=[^\s\0])")
+
+
+def outline(masked: str, indent: int = 0) -> Outline | None:
+    """The outline of a masked text (canary.analysis.skeleton.mask_text), or None. With an
+    `indent`, the statements of a block indented so (from the newline before its first line),
+    or None when a line of code is indented less (even inside brackets, where it is legal)."""
+    if indent and _code_within(indent).search(masked):
+        return None
     bounds, heads = [0], [0]
     depth, counted = 0, 0
     head = ""  # first character of the statement the last line started or continued
-    for match in _CODE_AT_COLUMN_0.finditer(masked):
+    for match in _code_at(indent).finditer(masked):
         at = match.start()
         depth += balance(masked, counted, at)
         counted = at
@@ -86,8 +106,8 @@ def outline(masked: str) -> Outline | None:
             return None
         if depth or (at and masked[at - 1] == "\\"):
             continue  # inside brackets, or a backslash continues the line above
-        first = masked[at + 1]
-        if at == 0 or _CONTINUES.match(masked, at + 1):
+        first = masked[at + 1 + indent]
+        if at == 0 or _CONTINUES.match(masked, at + 1 + indent):
             head = head or first
             continue
         if head == "@":  # the decorated statement, or one more decorator

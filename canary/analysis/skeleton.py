@@ -74,8 +74,8 @@ def balance(masked: str, start: int, end: int) -> int:
     )
 
 
-def _header_end(masked: str, start: int) -> int | None:
-    """Offset of the colon that ends the `def` header starting at `start`."""
+def header_end(masked: str, start: int) -> int | None:
+    """Offset of the colon that ends the `def` or `class` header starting at `start`."""
     depth = 0
     for match in _HEADER.finditer(masked, start):
         char = match.group()
@@ -144,7 +144,7 @@ def blank_bodies(text: str, masked: str | None = None) -> Skeleton | None:
     for match in _defs(masked):
         if match.start() < resume:
             continue  # nested in a body already blanked (or kept)
-        colon = _header_end(masked, match.end())
+        colon = header_end(masked, match.end())
         if colon is None:
             return None
         newline = masked.find("\n", colon)

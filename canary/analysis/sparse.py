@@ -28,6 +28,7 @@ from typing import Any
 from canary.analysis.budget import check_cost
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import index_text
+from canary.analysis.lazyclass import class_statement
 from canary.analysis.model import ModuleInfo
 from canary.analysis.outline import Outline, outline
 from canary.analysis.skeleton import mask_text
@@ -124,9 +125,15 @@ class _Statements:
 
     def _of(self, chosen: tuple[int, ...]) -> ModuleInfo:
         shape = self.outline
-        text = shape.text_of(self.text, chosen)
-        masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
-        info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
+        info = None
+        if len(chosen) == 1 and shape.keyword(chosen[0]) == "class":
+            info = class_statement(
+                self.text, shape, chosen[0], self.name, self.path, is_package=self.is_package
+            )
+        if info is None:
+            text = shape.text_of(self.text, chosen)
+            masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
+            info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
         self._parsed[chosen] = info
         return info
 

@@ -1,7 +1,8 @@
 """What the downstream already guards: try/except ImportError, hasattr, version comparisons.
 
 A use the client tolerates failing (inside `try: ... except ImportError`, under
-`if hasattr(X, "n")`) becomes a `severity: info` check; one under
+`if hasattr(X, "n")` or in its `else`, the fallback for releases without it) becomes a
+`severity: info` check; one under
 `if Version(x.__version__) < Version("0.12.0")` is gated to the releases it runs on; a patch
 under `if not hasattr(X, "n")` is a shim the client adds, not an upstream contract.
 """
@@ -86,8 +87,8 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
         both: list[ast.expr] = [ast.Compare(left, [op], [right]) for left, op, right in pairs]
         return conditions(ast.BoolOp(ast.And(), both), resolve)
     hasattr_ref = _hasattr(test, resolve)
-    if hasattr_ref is not None:
-        return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref)]
+    if hasattr_ref is not None:  # the else branch is the fallback where upstream lacks it
+        return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref), Guard("tolerates")]
     compared = _version_compare(test, resolve)
     if compared is not None:
         upstream, op, version = compared
@@ -132,12 +133,26 @@ def absence_tests(node: ast.If) -> list[int]:
     break gives up without the text: that one needs it."""
     if not node.body or isinstance(node.body[-1], _GIVES_UP):
         return []
-    test = node.test
+    return [id(t) for t in _text_tests(node.test, ast.NotIn)]
+
+
+def presence_tests(node: ast.If) -> list[ast.Compare]:
+    """The `"x" in src` comparisons of `node`'s test (alone or joined by `and`) when its
+    `else` does work: the client rewrites x where it is there and does something else where
+    it is not (`if "a" in src: src = src.replace("a", ...)` / `elif "b" in src: ...`), so x
+    is no contract, and the `else` is the fallback, tolerated as an except handler is."""
+    if not node.orelse or isinstance(node.orelse[-1], _GIVES_UP):
+        return []
+    return _text_tests(node.test, ast.In)
+
+
+def _text_tests(test: ast.expr, op: type[ast.cmpop]) -> list[ast.Compare]:
+    """The comparisons `test` is made of (alone or joined by `and`), when all are `op`."""
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     found = [t for t in tests if isinstance(t, ast.Compare) and len(t.ops) == 1]
-    if len(found) < len(tests) or not all(isinstance(t.ops[0], ast.NotIn) for t in found):
+    if len(found) < len(tests) or not all(isinstance(t.ops[0], op) for t in found):
         return []
-    return [id(t) for t in found]
+    return found
 
 
 def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from canary.scan.node_values import installed, local_functions, wrapper_params
+from canary.scan.reaching import Function, reaching
 from canary.scan.source_helpers import own_statements
 from canary.scan.spelled import one_spelled
-
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @dataclass(frozen=True)
@@ -79,8 +78,8 @@ def _common(variants: list[tuple[str, ...]]) -> tuple[str, ...]:
 
 
 class Replacements:
-    """The functions a patch installs, read from the file's tree: a def (the one of that name
-    defined last before the patch in the same function), a lambda, or a list of defs."""
+    """The functions a patch installs, read from the file's tree: a def (those of that name
+    reaching the patch in the same function, reaching.py), a lambda, or a list of defs."""
 
     def __init__(self, tree: ast.Module) -> None:
         self._tree = tree
@@ -109,15 +108,17 @@ class Replacements:
         found = [n for n in nodes if 0 < getattr(n, "lineno", 0) < line]
         return sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
-    def _def(
+    def _defs(
         self, name: str, at: ast.AST, lookup: Callable[[str], object | None]
-    ) -> Function | None:
-        nodes = self._nodes_before(at)
-        local = [n for n in nodes if isinstance(n, Function) and n.name == name]
+    ) -> list[Function]:
+        """The defs of `name` that may be bound at `at`: those of its scope reaching it (one
+        per branch of an `if` above), else the file's def of that name."""
+        scope = self._scope.get(id(at))
+        local = reaching(scope.body if scope else self._tree.body, name, at)
         if local:
-            return local[-1]
+            return local
         found = installed(ast.Name(name), self._functions, lookup)
-        return found if isinstance(found, Function) else None
+        return [found] if isinstance(found, Function) else []
 
     def _listed(self, name: str, at: ast.AST) -> list[tuple[str, ast.AST]] | None:
         """The names a list bound to `name` holds at `at` (`fs = [a, b]`, then `fs.append(c)`),
@@ -145,30 +146,38 @@ class Replacements:
                 listed.append((node.args[0].id, node))
         return listed
 
+    def variants(
+        self, value: ast.expr | None, at: ast.AST, lookup: Callable[[str], object | None]
+    ) -> list[Function | ast.Lambda]:
+        """The functions the replacement `value` installed at `at` may be (every variant of a
+        list, every def reaching it); empty when one of them is not known."""
+        if isinstance(value, ast.Lambda):
+            return [value]
+        if not isinstance(value, ast.Name):
+            found = installed(value, self._functions, lookup)
+            return [found] if found is not None else []
+        listed = self._listed(value.id, at)
+        named = listed if listed is not None else [(value.id, at)]
+        defs = [self._defs(n, put, lookup) for n, put in named]
+        if not defs or not all(defs):
+            return []
+        return [d for found in defs for d in found]
+
     def params(
         self, value: ast.expr | None, at: ast.AST, lookup: Callable[[str], object | None]
     ) -> tuple[str, ...]:
-        """The names the replacement `value` installed at `at` takes (every variant of a list)."""
-        if isinstance(value, ast.Lambda):
-            return wrapper_params(value)
-        if not isinstance(value, ast.Name):
-            found = installed(value, self._functions, lookup)
-            return wrapper_params(found) if found is not None else ()
-        listed = self._listed(value.id, at)
-        named = listed if listed is not None else [(value.id, at)]
-        defs = [self._def(n, put, lookup) for n, put in named]
-        if not defs or None in defs:
-            return ()
-        return _common([wrapper_params(d) for d in defs if d is not None])
+        """The names the replacement `value` installed at `at` takes (every variant)."""
+        return _common([wrapper_params(f) for f in self.variants(value, at, lookup)])
 
     def installs(
         self,
         call: ast.Call,
         installer_of: Callable[[str], Installer | None],
         lookup: Callable[[str], object | None],
-    ) -> tuple[ast.expr, str, tuple[str, ...]] | None:
-        """(the object, the attribute name, the names the replacement takes) a call of one of
-        the package's installers (`installer_of` its name) patches."""
+    ) -> tuple[ast.expr, str, tuple[str, ...], bool] | None:
+        """(the object, the attribute name, the names the replacement takes, whether it takes
+        anything as well) a call of one of the package's installers (`installer_of` its
+        name) patches."""
         func = call.func
         found = installer_of(func.id) if isinstance(func, ast.Name) else None
         if found is None or not isinstance(func, ast.Name) or lookup(func.id) is not None:
@@ -177,4 +186,24 @@ class Replacements:
         spelled = one_spelled(name, lookup) if name is not None else None
         if target is None or spelled is None:
             return None
-        return target, spelled, self.params(_argument(call, found.new), call, lookup)
+        variants = self.variants(_argument(call, found.new), call, lookup)
+        if _forced(call):
+            return target, spelled, (), False
+        loose = any(_takes_anything(f) for f in variants)
+        return target, spelled, _common([wrapper_params(f) for f in variants]), loose
+
+
+def _forced(call: ast.Call) -> bool:
+    """`patch_function(X, "f", g, force=True)`: the helper installs without matching."""
+    return any(
+        k.arg == "force" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords
+    )
+
+
+def _takes_anything(fn: Function | ast.Lambda) -> bool:
+    """A replacement taking `*args` and `**kwargs` fits any signature upstream gives the
+    function: the helper installs it whatever names upstream has (unsloth_zoo's checks only
+    that upstream's names it lacks come last), so a name of its own upstream dropped is no
+    failure to install, only worth a look (severity info: dropped, or renamed?)."""
+    return fn.args.vararg is not None and fn.args.kwarg is not None

@@ -19,6 +19,7 @@ from canary.scan.guards import (
     Guard,
     absence_tests,
     conditions,
+    presence_tests,
     required,
     tolerant_handlers,
     type_checking,
@@ -97,6 +98,7 @@ class FileScanner(ast.NodeVisitor):
         after_body = dict(self.scopes.top())
         for handler in node.handlers:
             self._guarded(tolerant, handler.body)
+        self.record.rebind(after_body, self.scopes.top())
         self._guarded([], node.orelse + node.finalbody)
         keep_known(self.scopes.top(), after_body)
         upstream = [ref for ref in done_without(node) if ref.root in self.upstreams]
@@ -108,10 +110,12 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
-        self.absence_tests.update(absence_tests(node))
+        tested = presence_tests(node)
+        self.absence_tests.update([*absence_tests(node), *map(id, tested)])
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
+        orelse += [Guard("tolerates")] if tested else []  # the fallback where a text is missing
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -120,7 +124,8 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        self._guarded(body, node.body)
+        with self.record.knowing(_present(tested, self.flow)):
+            self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
         top.update(before)
@@ -260,7 +265,7 @@ class FileScanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         ref = self._upstream(node) if isinstance(node.ctx, ast.Load) else None
         if ref:
-            self.record.add(Role.ACCESS, ref, node)
+            self.record.add(self.held_by_self.role(node), ref, node)
         else:
             self.generic_visit(node)
 
@@ -312,13 +317,11 @@ class FileScanner(ast.NodeVisitor):
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
             if installs and (owner := self._upstream(installs[0])):
                 self.record.add(Role.PATCH, owner.child(installs[1]), node)
-                self.record.add(Role.INSTALLED, owner.child(installs[1]), node, installs[2])
+                ref, loose = owner.child(installs[1]), installs[3]
+                self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow):
-            if s.regex is None:
-                self.record.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing)
-            else:
-                self.record.expects_match(s.source, s.regex, s.node)
+            self.record.seeks(s)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
                 self.record.add(role, callee, node, items, extra=extra)
@@ -345,6 +348,15 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _present(tests: list[ast.Compare], flow: TextFlow) -> list[tuple[Ref, str]]:
+    """The (source, text) pairs `"x" in src` tests: known to be there in the `if` body."""
+    pairs: list[tuple[Ref, str]] = []
+    for test in tests:
+        source = flow.source_of(test.comparators[0])
+        pairs += [(source.ref, text) for text in flow.texts(test.left)] if source else []
+    return pairs
 
 
 def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:

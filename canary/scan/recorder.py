@@ -8,15 +8,22 @@ upstream source is recorded only when it says something about upstream.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from canary.scan.findings import UNKNOWN, Role, Use
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
+from canary.scan.text_calls import Sought
 from canary.scan.text_flow import Source
 
 #: shortest replacement (whitespace aside) whose repetition marks alternative spellings; an
 #: empty one deletes several texts, each of which must be there
 _SAME_REPLACEMENT = 4
+
+
+# uses that hold where the object they name is either of a try's two bindings of it
+_EITHER = (Role.ACCESS, Role.CALL, Role.KWARGS)
 
 
 class Recorder:
@@ -32,13 +39,49 @@ class Recorder:
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
         self.probed: list[Ref] = []
+        # a path a name has after a try's body or its handler -> (the body's, the handler's)
+        self._either: dict[tuple[str, ...], tuple[Ref, Ref]] = {}
+        # (source, text) the client tested present around the statement (`if "a" in src:`)
+        self.present: list[tuple[Ref, str]] = []
         # (source, replacement) -> the first text a `.replace` swapped for that replacement
         self._replaced: dict[tuple[Ref, str | None], Use] = {}
         # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
         # rewrite the client then compared with the original (`if new == src:`): the next
         # `.replace` on it is a fallback, for releases where the first text is missing
         self._last_replaced: dict[Ref, Use] = {}
+        # (source, template name) -> the first text or regex a rewrite filling it in sought
+        self._templates: dict[tuple[Ref, str], Use] = {}
         self._unmatched: dict[Ref, Use] = {}
+
+    @contextmanager
+    def knowing(self, present: list[tuple[Ref, str]]) -> Iterator[None]:
+        """Within: these texts are known to be in their sources (the client tested them)."""
+        marks = len(self.present)
+        self.present += present
+        try:
+            yield
+        finally:
+            del self.present[marks:]
+
+    def rebind(self, tried: dict[str, object | None], handled: dict[str, object | None]) -> None:
+        """Names a try body and its handler bind to different upstream objects (`try: from
+        transformers import AutoModelForImageTextToText as Auto` / `except: from transformers
+        import AutoModelForVision2Seq as Auto`): a later use of either is of one or the other,
+        checked as the try's import is, the body's first."""
+        for name, first in tried.items():
+            other = handled.get(name)
+            if isinstance(first, Ref) and isinstance(other, Ref) and first != other:
+                self._either[first.parts] = self._either[other.parts] = (first, other)
+
+    def _either_way(self, ref: Ref) -> tuple[Ref, tuple[Ref, ...]]:
+        """`ref` as the try body bound the name it starts with, and as the handler did."""
+        for at in range(len(ref.parts), 0, -1):
+            pair = self._either.get(ref.parts[:at])
+            if pair is not None:
+                rest = ref.parts[at:]
+                first, other = (Ref((*r.parts, *rest), r.known) for r in pair)
+                return first, (other,)
+        return ref, ()
 
     def tolerates(self, ref: Ref) -> bool:
         """Whether the guards in force tolerate a use of `ref` failing."""
@@ -57,6 +100,8 @@ class Recorder:
         """Record a use under the guards in force and `extra` ones (what a key of spread
         keywords was put in under); an import with a fallback (`alternatives`) is tolerated
         exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        if role in _EITHER and not alternatives:
+            ref, alternatives = self._either_way(ref)
         guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
         if role is Role.PATCH and (any(g.kind == "shim" for g in guards) or ref in self.probed):
             return  # `if not hasattr(X, "n"): X.n = ...` adds what upstream lacks
@@ -77,6 +122,13 @@ class Recorder:
         says nothing of the parameters a replacement installed over it must match."""
         return any(ref.parts[: len(r.parts)] == r.parts for r in self.done_without)
 
+    def seeks(self, s: Sought) -> None:
+        """Record what a call seeks in a source: its texts, or a match of its regex."""
+        if s.regex is None:
+            self.expects_texts(s.source, s.texts, s.node, s.replacement, s.replacing, s.template)
+        else:
+            self.expects_match(s.source, s.regex, s.node, s.template)
+
     def expects_texts(
         self,
         source: Source | None,
@@ -84,13 +136,15 @@ class Recorder:
         node: ast.AST,
         replacement: str | None = None,
         replacing: bool = False,
+        template: str | None = None,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
         in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
         by `"False"`) handle two spellings of one thing: either will do, neither is required.
         So do a `.replace` and the fallback the client runs when the first changed nothing
-        (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`). A `.replace`
-        putting back the text it seeks changes nothing and needs nothing."""
+        (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`), and two
+        rewrites putting in one `template` filled differently. A `.replace` putting back the
+        text it seeks changes nothing and needs nothing."""
         if source is None:
             return
         if source.ref == UNKNOWN:
@@ -98,7 +152,9 @@ class Recorder:
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
-            if replacing and self._falls_back(source.ref):
+            if (source.ref, literal) in self.present:
+                continue  # the client just tested it is there
+            if (replacing and self._falls_back(source.ref)) or self._refilled(source, template):
                 continue
             key = (source.ref, replacement)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
@@ -108,6 +164,7 @@ class Recorder:
                         self.findings.remove(earlier)
                     continue
             self.add(Role.CONTAINS, source.ref, node, (literal,), alternatives=source.others)
+            self._filled_from(source, template)
             if replacement is not None:
                 self._replaced.setdefault(key, self.findings[-1])
             if replacing:
@@ -122,17 +179,37 @@ class Recorder:
 
     def _falls_back(self, ref: Ref) -> bool:
         """Whether a `.replace` on `ref` is the fallback of one whose match the client
-        tested: the two texts are alternatives, so neither is required (both are dropped)."""
+        tested: the texts are alternatives, so none is required (all are dropped, however
+        long the chain of fallbacks)."""
         first = self._unmatched.pop(ref, None)
         if first is not None and first in self.findings:
             self.findings.remove(first)
+        if first is not None:  # a next fallback, run when this one changed nothing too
+            self._last_replaced[ref] = first
         return first is not None
 
-    def expects_match(self, source: Source | None, regex: str | None, node: ast.AST) -> None:
+    def expects_match(
+        self, source: Source | None, regex: str | None, node: ast.AST, template: str | None = None
+    ) -> None:
         if source and source.ref == UNKNOWN:
-            self.unplaced(source, node)
-        elif source and regex and source.expects_match(regex) and not self._own_marker(regex):
+            return self.unplaced(source, node)
+        if not (source and regex and source.expects_match(regex)) or self._own_marker(regex):
+            return None
+        if not self._refilled(source, template):
             self.add(Role.MATCHES, source.ref, node, (regex,), alternatives=source.others)
+            self._filled_from(source, template)
+
+    def _refilled(self, source: Source, template: str | None) -> bool:
+        """Whether an earlier rewrite of `source` put in the same template: the two seek
+        alternative spellings, so neither is required (the earlier is dropped)."""
+        earlier = self._templates.get((source.ref, template)) if template else None
+        if earlier is not None and earlier in self.findings:
+            self.findings.remove(earlier)
+        return earlier is not None
+
+    def _filled_from(self, source: Source, template: str | None) -> None:
+        if template:
+            self._templates.setdefault((source.ref, template), self.findings[-1])
 
     def unplaced(self, source: Source, node: ast.AST) -> None:
         """A rewrite of a source scan cannot tell of what: the file's header lists its site."""

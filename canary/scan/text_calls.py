@@ -45,6 +45,19 @@ class Sought:
     regex: str | None = None
     replacement: str | None = None  # what `.replace(old, new)` puts in old's place
     replacing: bool = False  # a `.replace` (its replacement known or not)
+    template: str | None = None  # the name the replacement is filled from (template.py)
+
+
+def filled(replacement: ast.expr | None) -> str | None:
+    """The name a replacement is filled in from, `body.replace("__X__", "inputs")` or
+    `body.format(...)`: two rewrites of one source putting in the same template, filled
+    differently, rewrite two spellings of one fragment (either will do)."""
+    if not (isinstance(replacement, ast.Call) and isinstance(replacement.func, ast.Attribute)):
+        return None
+    owner = replacement.func.value
+    if isinstance(owner, ast.Name):
+        return owner.id
+    return filled(owner)
 
 
 def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
@@ -55,11 +68,14 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
         new = flow.text(argument(call, 1, "new")) if func.attr == "replace" else None
         replacing = func.attr == "replace"
         texts = flow.texts(call.args[0])
-        yield Sought(source, call.args[0], texts, replacement=new, replacing=replacing)
+        template = filled(argument(call, 1, "new")) if replacing else None
+        yield Sought(source, call.args[0], texts, None, new, replacing, template)
     if isinstance(func, ast.Attribute) and func.attr in _PATTERN_METHODS:
         pattern = flow.pattern_of(func.value)
         string = argument(call, _PATTERN_METHODS[func.attr], "string")
-        yield Sought(flow.source_of(string), call, regex=pattern.regex if pattern else None)
+        regex = pattern.regex if pattern else None
+        template = filled(argument(call, 0, "repl")) if func.attr in ("sub", "subn") else None
+        yield Sought(flow.source_of(string), call, regex=regex, template=template)
     parts = flow.parts(func)
     if len(parts) == 2 and parts[0] == "re" and parts[1] in _RE_FUNCTIONS:
         string_at, flags_at = _RE_FUNCTIONS[parts[1]]
@@ -68,4 +84,5 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
         flags = inline_flags(argument(call, flags_at, "flags"))
         string = argument(call, string_at, "string")
         regex = regex and with_flags(regex, flags)
-        yield Sought(flow.source_of(string), pattern_node or call, regex=regex)
+        template = filled(argument(call, 1, "repl")) if parts[1] in ("sub", "subn") else None
+        yield Sought(flow.source_of(string), pattern_node or call, regex=regex, template=template)

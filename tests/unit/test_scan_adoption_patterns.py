@@ -317,6 +317,72 @@ def test_a_fallback_replace_run_when_the_first_changed_nothing_wants_either():
     assert texts(returned.replace("function)", "function=src)", 1)) == []
 
 
+def test_a_chain_of_fallback_replaces_wants_any_of_them():
+    code = """
+    new = src.replace("old_a", "new_a")
+    if new == src:
+        new = src.replace("old_b", "new_b")
+    if new == src:
+        new = src.replace("old_c", "new_c")
+    """
+    assert texts(code) == []
+
+
+def test_texts_tested_in_an_if_and_its_else_are_alternatives():
+    elif_chain = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+    elif "old_b" in src:
+        src = src.replace("old_b", "new_b")
+    """
+    found = proposed(SOURCE + textwrap.dedent(elif_chain))
+    assert [c[4:] for c in found if c[3] == "contains"] == [(["old_b"], "info")]
+    # the method itself, read unguarded, stays a hard check
+    assert ("GRPOTrainer.step", None, [], "error") in [c[2:] for c in found]
+
+
+def test_a_text_tested_without_an_else_or_before_giving_up_is_a_contract():
+    no_else = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+        src = src.replace("old_c", "new_c")
+    """
+    assert texts(no_else) == ["old_a", "old_c"]
+    gives_up = """
+    if "old_a" in src:
+        src = src.replace("old_a", "new_a")
+    else:
+        raise RuntimeError("unsupported trl")
+    """
+    assert texts(gives_up) == ["old_a"]
+
+
+def test_two_rewrites_filling_one_template_differently_want_either_spelling():
+    code = """
+    import re
+    body = "prompts_text = []\\nfor x in __INPUTS__:"
+    src = src.replace("old_for_inputs", body.replace("__INPUTS__", "inputs"))
+    src = re.sub(r"old_for_prompts\\s+", body.replace("__INPUTS__", "prompts"), src)
+    """
+    found = proposed(SOURCE + textwrap.dedent(code))
+    assert [c for c in found if c[3] in ("contains", "matches")] == []
+
+
+def test_rewrites_filling_different_templates_or_none_each_want_their_text():
+    code = """
+    import re
+    body, other = "new_body __X__", "other_body __X__"
+    src = src.replace("old_a", body.replace("__X__", "a"))
+    src = re.sub(r"old_b\\s+", other.replace("__X__", "b"), src)
+    src = src.replace("old_c", body)
+    """
+    found = proposed(SOURCE + textwrap.dedent(code))
+    assert [c[3:5] for c in found if c[3] in ("contains", "matches")] == [
+        ("contains", ["old_a", "old_c"]),
+        ("matches", ["old_b\\s+"]),
+    ]
+
+
 def test_replaces_not_compared_with_the_original_each_want_their_text():
     code = """
     new = src.replace("old_a", "new_a")
@@ -418,3 +484,80 @@ def test_require_version_of_another_package_or_no_literal_gates_nothing():
         from trl.trainer.utils import after
     """
     assert gates(code)["after"] == ""
+
+
+def test_the_else_of_hasattr_is_a_fallback_the_client_tolerates_failing():
+    code = """
+    import transformers.models.gemma3.modeling_gemma3 as g
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3ForConditionalGeneration
+    def _mask(self, attention_mask):
+        return attention_mask
+    if hasattr(g, "Gemma3Model"):
+        g.Gemma3Model._update_causal_mask = _mask
+    else:
+        g.Gemma3ForConditionalGeneration._update_causal_mask = _mask
+    """
+    found = severities(code)
+    method = "Gemma3ForConditionalGeneration._update_causal_mask"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "function", method, None)] == (
+        "info"
+    )
+    # the class, imported unguarded, stays a hard check of its own
+    name = "Gemma3ForConditionalGeneration"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "symbol", name, None)] == "error"
+
+
+def test_what_follows_an_if_hasattr_without_else_stays_hard():
+    code = """
+    import transformers.models.gemma3.modeling_gemma3 as g
+    def _mask(self, attention_mask):
+        return attention_mask
+    if hasattr(g, "Gemma3Model"):
+        g.Gemma3Model._update_causal_mask = _mask
+    g.Gemma3ForConditionalGeneration._update_causal_mask = _mask
+    """
+    found = severities(code)
+    method = "Gemma3ForConditionalGeneration._update_causal_mask"
+    assert found[("transformers.models.gemma3.modeling_gemma3", "function", method, None)] == (
+        "error"
+    )
+
+
+def either(code: str) -> set[tuple]:
+    """(subject, its alternatives, assertion) of every proposed check."""
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    return {
+        (p.subject.name, tuple(a.name for a in p.subject.alternatives), p.assertion)
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+    }
+
+
+def test_later_uses_of_a_name_a_try_and_its_handler_bind_differently_want_either():
+    code = """
+    try:
+        from transformers import AutoModelForImageTextToText
+        AutoModelForVision2Seq = AutoModelForImageTextToText
+    except ImportError:
+        from transformers import AutoModelForVision2Seq
+    def load(path):
+        return AutoModelForVision2Seq.from_pretrained(path, token=None)
+    """
+    found = either(code)
+    new, old = "AutoModelForImageTextToText", "AutoModelForVision2Seq"
+    assert (f"{new}.from_pretrained", (f"{old}.from_pretrained",), "accepts") in found
+    assert not [c for c in found if c[0].startswith(old)]  # never the old name alone
+
+
+def test_later_uses_of_a_name_bound_one_way_stay_of_that_object():
+    code = """
+    try:
+        from transformers import AutoModelForVision2Seq
+    except ImportError:
+        AutoModelForVision2Seq = None
+    from transformers import AutoModelForCausalLM
+    def load(path):
+        return AutoModelForCausalLM.from_pretrained(path, token=None)
+    """
+    found = either(code)
+    assert ("AutoModelForCausalLM.from_pretrained", (), "accepts") in found
