@@ -4,12 +4,15 @@
 A class binds NAME by a class-level assignment or annotation, a dataclass field, a property,
 `__slots__`, or `self.NAME = ...` / `self.NAME: T = ...` in one of its methods. Class-level
 bindings come from the index; the methods' bodies (which the index does not keep) are parsed
-from the class's source when a check asks, once per class.
+from the class's source when a check asks, once per class, and only those whose text holds an
+assignment target on the method's receiver.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -22,6 +25,8 @@ from canary.analysis.parselock import parse_locked
 _PROPERTY = ("property", "cached_property", "functools.cached_property")
 _ASSIGNABLE_PROPERTY = ("cached_property", "functools.cached_property")
 _ACCESSORS = (".setter", ".getter", ".deleter")
+#: Between tokens: spaces, newlines, a backslash continuation, a comment.
+_GAP = r"(?:[\s\\]|#[^\n]*)*"
 
 
 @dataclass(frozen=True)
@@ -91,8 +96,11 @@ def _instance_assignments(module: ModuleInfo, cls: ClassInfo) -> dict[str, tuple
         for fn in functions:
             if not fn.params or "staticmethod" in fn.decorators:
                 continue
-            tree, offset = _parsed(module, fn)
             receiver = fn.params[0].name
+            source = module.segment(fn.span)
+            if not _may_assign(receiver).search(source):
+                continue  # no `receiver.NAME` as a target: its body need not be parsed
+            tree, offset = _parsed(module, fn, source)
             for node in ast.walk(tree):
                 for target in _targets(node):
                     if (
@@ -102,6 +110,16 @@ def _instance_assignments(module: ModuleInfo, cls: ClassInfo) -> dict[str, tuple
                     ):
                         found.setdefault(target.attr, (name, offset + target.lineno))
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _may_assign(receiver: str) -> re.Pattern[str]:
+    """Text every `receiver.NAME` assignment target holds (in brackets or parentheses, in a
+    tuple, annotated): the receiver, maybe closing parentheses, `.NAME`, maybe closing brackets,
+    then `=`, `:` or `,`. A body without it binds nothing, and most bodies only read."""
+    return re.compile(
+        rf"\b{re.escape(receiver)}(?:[\s\\)]|#[^\n]*)*\.{_GAP}\w+(?:[\s\\)\]]|#[^\n]*)*[=:,]"
+    )
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:
@@ -118,11 +136,11 @@ def _unpacked(target: ast.expr) -> list[ast.expr]:
     return [target.value] if isinstance(target, ast.Starred) else [target]
 
 
-def _parsed(module: ModuleInfo, fn: FunctionInfo) -> tuple[ast.AST, int]:
-    """The method's syntax tree and the offset of its line numbers: its own source dedented,
+def _parsed(module: ModuleInfo, fn: FunctionInfo, source: str) -> tuple[ast.AST, int]:
+    """The method's syntax tree and the offset of its line numbers: its own `source` dedented,
     else (a string literal that does not dedent) the whole module's definition at its line."""
     try:
-        return parse_locked(textwrap.dedent(module.segment(fn.span))), fn.span.start - 1
+        return parse_locked(textwrap.dedent(source)), fn.span.start - 1
     except (SyntaxError, ValueError):
         pass
     tree = parse_locked(module.text)  # parsed before, when the module was indexed

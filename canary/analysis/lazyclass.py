@@ -61,8 +61,9 @@ class _Methods(Mapping[str, list[FunctionInfo]]):
 class _Body:
     """One class statement's text, its body's outline, and where each body statement starts."""
 
-    def __init__(self, text: str, start: int, body: int, shape: Outline):
+    def __init__(self, text: str, masked: str, start: int, body: int, shape: Outline):
         self.text = text
+        self.masked = masked  # the module's masked text (canary.analysis.outline.Outline)
         self.start = start  # text offset of the class statement
         self.body = body  # text offset of the body's first line of code
         self.shape = shape
@@ -76,8 +77,11 @@ class _Body:
     def method(self, j: int, name: str, path: str, is_package: bool) -> FunctionInfo:
         """The record of body statement `j`, a `def`, parsed alone."""
         start, end = self.spans[j]
+        masked = "\n" + _HOLDER + self.masked[start + 1 : end + 1]
         try:
-            held = index_text(_HOLDER + self.text[start:end], name, path, is_package=is_package)
+            held = index_text(
+                _HOLDER + self.text[start:end], name, path, is_package=is_package, masked=masked
+            )
         except ParseError:  # parsed again where it stands, so the error names its real line
             index_text(
                 "\n" * (self.lines[j] - 2) + _HOLDER + self.text[start:end],
@@ -108,7 +112,7 @@ def _body(text: str, shape: Outline, i: int) -> _Body | None:
     body = outline(masked[first.start() : end], len(first.group(1)))
     if body is None:
         return None
-    return _Body(text, shape.bounds[i], first.start(), body)
+    return _Body(text, masked, shape.bounds[i], first.start(), body)
 
 
 def _plan(

@@ -26,7 +26,7 @@ KNOWN_REPOS = {
     "transformers": ("huggingface/transformers", "src"),
 }
 # assertions whose values are names: a merge adds the names newly used to what a check lists
-_NAME_LISTS = ("methods", "accepts", "params")
+_NAME_LISTS = ("methods", "attributes", "accepts", "params")
 
 
 class MergeError(CanaryError):
@@ -159,7 +159,7 @@ def _content(check: dict) -> list[_Fact]:
     keys: list[str | None] = [k for k in ("symbol", "class", "function") if k in check] or [None]
     subject = check.get(keys[0]) if keys[0] else None
     facts: list[_Fact] = [(check.get("module"), keys[0], subject, None, set())]
-    for assertion in ("methods", "params", "accepts", "contains", "matches"):
+    for assertion in ("methods", "attributes", "params", "accepts", "contains", "matches"):
         values = check.get(assertion)
         if isinstance(values, list):
             # a parameter is accepted as a keyword: `params` covers an `accepts` proposal

@@ -13,6 +13,7 @@ class Role(str, enum.Enum):
 
     IMPORT = "import"  # named by an import statement
     ACCESS = "access"  # read through an alias (`t.y`, `tr.Trainer.z`)
+    ATTRIBUTE = "attribute"  # read from an instance (`self.lora_config.x`, lora_config: Cls)
     PATCH = "patch"  # assigned: setattr(mod, "name", ...), mod.name = ..., Class.method = ...
     GUARD = "hasattr"  # hasattr(obj, "name"): absence is tolerated
     KWARGS = "kwargs"  # called with these keyword arguments (items)

@@ -17,6 +17,7 @@ _SUFFIX = {None: "", "methods": "-methods", "accepts": "-accepts", "contains": "
 _SUFFIX["matches"] = "-source-regex"
 _SUFFIX["call"] = "-call"
 _SUFFIX["params"] = "-params"
+_SUFFIX["attributes"] = "-attributes"
 # words, digits kept with the letters around them (`conv1d`, `4bit`): `LoRA`/`MoE`/`SiLU`, an
 # acronym before a word (`GRPO` of GRPOTrainer), a word, an acronym, digits
 _WORD = re.compile(

@@ -266,7 +266,7 @@ class FileScanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         ref = self._upstream(node) if isinstance(node.ctx, ast.Load) else None
         if ref:
-            self.record.add(Role.ACCESS, ref, node)
+            self.record.add(self.held_by_self.role(node), ref, node)
         else:
             self.generic_visit(node)
 

@@ -29,6 +29,7 @@ _DATACLASS_SUFFIXES = ("Config", "Arguments", "Args")
 _PHRASES = {
     Role.IMPORT: "imported at",
     Role.ACCESS: "used at",
+    Role.ATTRIBUTE: "read from an instance at",
     Role.PATCH: "monkey-patched at",
     Role.GUARD: "guarded by hasattr at",
     Role.KWARGS: "called with keyword arguments at",
@@ -37,11 +38,13 @@ _PHRASES = {
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
 }
+_NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.ATTRIBUTE, Role.PATCH, Role.GUARD)
 _REEXPORT_NOTE = (
     "NOTE: the package root may only re-export it; name the defining module"
     " (`canary scan --source DIR` finds it)"
 )
-_ORDER = {None: 0, "methods": 1, "params": 2, "accepts": 3, "call": 4, "contains": 5, "matches": 6}
+_ORDER = {None: 0, "methods": 1, "attributes": 2, "params": 3, "accepts": 4, "call": 5}
+_ORDER |= {"contains": 6, "matches": 7}
 # calls: what each proposes of the callee
 _CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
 # assertions stated one value per check
@@ -113,6 +116,8 @@ def _place(
         return None if role in (*_CALLS, Role.WRAPPER) else (ProposedSubject(module), seeks, values)
     if len(path) == 2:
         owner, attr = path
+        if role is Role.ATTRIBUTE:  # not called: an attribute, by names alone
+            return ProposedSubject(module, "class", owner), "attributes", (attr,)
         if role in (Role.IMPORT, Role.ACCESS):
             return ProposedSubject(module, "class", owner), "methods", (attr,)
         if role in _CALLS:
@@ -123,7 +128,7 @@ def _place(
     (name,) = path
     if not is_class_name(name) and f"{module}.{name}" in modules:
         return _place(role, Placement(f"{module}.{name}", ()), items, modules)
-    if role in (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD):
+    if role in _NAMESPACE_ROLES:
         return ProposedSubject(module, "symbol", name), None, ()
     if seeks:
         return (
@@ -148,7 +153,13 @@ def _read_place(
     values = items if seeks else ()
     if role is Role.INSTALLED and target.kind != "function" and len(target.path) != 2:
         return None  # a module or a class replaced: no parameters of a function to check
-    if target.member:  # an attribute that is no method: the class is all upstream promises
+    if target.member:  # an attribute that is no method: the class is all upstream promises,
+        if role is Role.ATTRIBUTE:  # or, read from an instance, that the class binds it
+            return (
+                ProposedSubject(target.module, "class", target.path[0]),
+                "attributes",
+                (target.member,),
+            )
         if role in (Role.IMPORT, Role.ACCESS):
             return ProposedSubject(target.module, "class", target.path[0]), None, ()
         return None
@@ -158,7 +169,7 @@ def _read_place(
         return ProposedSubject(target.module), seeks, values
     name = ".".join(target.path)
     if target.kind == "value":
-        if role in (Role.IMPORT, Role.ACCESS, Role.GUARD, Role.PATCH):
+        if role in _NAMESPACE_ROLES:
             return ProposedSubject(target.module, "symbol", name), None, ()
         return None
     key = "function" if len(target.path) == 2 else target.kind
@@ -167,9 +178,6 @@ def _read_place(
         alone = len(target.path) == 1
         return (subject, *_called(role, items, alone)) if key == "function" else None
     return ProposedSubject(target.module, key, name), seeks, values
-
-
-_NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.PATCH, Role.GUARD)
 
 
 def _target(finding: Use, views: Sequence[UpstreamView], modules: Collection[str]):

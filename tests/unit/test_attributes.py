@@ -156,3 +156,46 @@ def test_own_and_assignable(tmp_path):
         ),
         (Status.PASS, f"beta: a dataclass field in the class body (line {line(LAYER, 'beta:')})"),
     ]
+
+
+ODD = """
+class Odd:
+    def parenthesized(self):
+        (self).wrapped = 1
+
+    def spaced(this):
+        this . spaced_out = 1
+
+    def continued(self):
+        self.\\
+            continued = 1
+
+    def listed(self):
+        [self.listed_name] = [1]
+
+    def commented(self):
+        (self.commented  # why
+         ) = 1
+
+    def reads(self):
+        return self.only_read == 1
+"""
+
+
+def test_a_body_is_read_for_every_spelling_of_a_target(tmp_path):
+    # bodies with no `self.NAME` target are not parsed: none of these may be taken for one
+    (bound, read) = judge_inline(
+        tmp_path,
+        "up",
+        {"up/__init__.py": "", "up/odd.py": ODD},
+        """
+        - id: bound
+          module: up.odd
+          class: Odd
+          attributes: [wrapped, spaced_out, continued, listed_name, commented]
+        - {id: read, module: up.odd, class: Odd, attributes: [only_read]}
+        """,
+        "1.0.0",
+    )
+    assert bound.status is Status.PASS, bound.detail
+    assert read.status is Status.FAIL
