@@ -281,7 +281,8 @@ def many_zip_members(upstream: FakeUpstream, count: int) -> Case:
 def many_tar_members(upstream: FakeUpstream, count: int) -> Case:
     v0 = upstream.versions[0]
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
+    # gzip's fastest level: level 9 spent 1.5 s of CPU on the 56 MB of headers
+    with tarfile.open(fileobj=out, mode="w:gz", compresslevel=1) as archive:
         for i in range(count):
             archive.addfile(tarfile.TarInfo(f"{PROJECT}-{v0}/{PROJECT}/d/{i}"))
     files = dict(upstream.files)

@@ -146,6 +146,38 @@ def presence_tests(node: ast.If) -> list[ast.Compare]:
     return _text_tests(node.test, ast.In)
 
 
+def supplying_tests(node: ast.If) -> list[int]:
+    """The ids of the `"x" in src` comparisons of `node`'s test (alone or joined by `and`)
+    when, with no `else`, its body only appends to texts the client builds, never reading
+    src (`if "SamplingParams" in src: pre += inspect.getsource(my_sampling_params)`): the
+    client supplies what upstream's text calls for where it is there, and where it is not
+    nothing is called for, so x is no contract. A body that rewrites src, patches, or sets
+    a flag for later does need x."""
+    tests = _text_tests(node.test, ast.In)
+    if node.orelse or not tests or not all(map(_appends, node.body)):
+        return []
+    tested = {ast.dump(t.comparators[0]) for t in tests}
+    read = {ast.dump(n) for s in node.body for n in ast.walk(s) if isinstance(n, ast.expr)}
+    return [] if tested & read else [id(t) for t in tests]
+
+
+def _appends(statement: ast.stmt) -> bool:
+    """`text += ...` or `text = text + ...`: more text on a name."""
+    if isinstance(statement, ast.AugAssign):
+        return isinstance(statement.target, ast.Name) and isinstance(statement.op, ast.Add)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return False
+    target, value = statement.targets[0], statement.value
+    while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        value = value.left
+    return (
+        isinstance(target, ast.Name)
+        and value is not statement.value
+        and isinstance(value, ast.Name)
+        and value.id == target.id
+    )
+
+
 def _text_tests(test: ast.expr, op: type[ast.cmpop]) -> list[ast.Compare]:
     """The comparisons `test` is made of (alone or joined by `and`), when all are `op`."""
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]

@@ -21,6 +21,7 @@ from canary.scan.guards import (
     conditions,
     presence_tests,
     required,
+    supplying_tests,
     tolerant_handlers,
     type_checking,
 )
@@ -111,7 +112,7 @@ class FileScanner(ast.NodeVisitor):
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
         tested, known = _tested(node, self.flow)
-        self.absence_tests.update([*absence_tests(node), *map(id, tested)])
+        self.absence_tests.update([*absence_tests(node), *map(id, tested), *supplying_tests(node)])
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)

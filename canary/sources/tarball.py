@@ -187,6 +187,10 @@ class RemoteTar:
         self.limits = limits
         self._unpacked: Unpacked | None = None
         self._listing: Unpacked | None = None
+        #: why the archive could not be unpacked: its bytes are verified, so every check that
+        #: reads it gets the same answer without unpacking it again (a 100,000-member archive
+        #: took ~4 s of CPU a time)
+        self._refused: str | None = None
         self._lock = threading.Lock()
 
     def names(self) -> set[str]:
@@ -241,12 +245,15 @@ class RemoteTar:
             return self._unpack_locked()
 
     def _unpack_locked(self) -> Unpacked:
+        if self._refused is not None:
+            raise SourceError(self._refused)
         if self._unpacked is None:
             with _UNPACKING:
                 try:
                     self._unpacked = unpack_tar(self.reader.whole(), self.limits)
                 except TarFormatError as exc:
-                    raise SourceError(f"{self.reader.label}: {exc}") from None
+                    self._refused = f"{self.reader.label}: {exc}"
+                    raise SourceError(self._refused) from None
                 finally:
                     self.reader.forget_whole()  # the kept members are all that is needed now
         return self._unpacked

@@ -203,6 +203,21 @@ def test_the_number_of_members_is_capped(server, tmp_path):
         context(tmp_path, max_members=20).release_tree("pkg", "0.5", file).read("pkg/m1.py")
 
 
+def test_an_archive_refused_once_is_not_unpacked_again_for_the_next_read(server, tmp_path):
+    """Each check of the release reads the tree: the refusal is the same every time, and the
+    archive is fetched and unpacked once (a 100,000-member sdist took ~4 s of CPU a time)."""
+    files = {f"pkg/m{i}.py": b"" for i in range(50)}
+    file = publish(server, "pkg-0.5.tar.gz", make_sdist("pkg-0.5", files))
+    tree = context(tmp_path, max_members=20).release_tree("pkg", "0.5", file)
+    refusals = []
+    for name in ("pkg/m1.py", "pkg/m2.py", "pkg/m1.py"):
+        with pytest.raises(SourceError, match="over 20 members") as refused:
+            tree.read(name)
+        refusals.append(str(refused.value))
+    assert len(set(refusals)) == 1
+    assert len(server.requests_to("/files/pkg-0.5.tar.gz")) == 1
+
+
 def test_a_header_declaring_a_huge_long_name_is_refused(server, tmp_path):
     """A GNU long-name header makes tarfile read its whole declared size at once."""
     out = io.BytesIO()

@@ -6,7 +6,14 @@ patch canary is for. An attribute read from an upstream instance the client hold
 
 from __future__ import annotations
 
-from test_scan_recall_patterns import proposed
+import ast
+
+import yaml
+from test_scan_recall_patterns import DOWNSTREAM, proposed
+
+from canary.scan.emit import merge_text
+from canary.scan.patterns import scan_tree
+from canary.scan.propose import propose
 
 BNB = "transformers.integrations.bitsandbytes"
 LLAMA = "transformers.models.llama.modeling_llama"
@@ -45,3 +52,15 @@ def test_an_attribute_read_from_an_instance_held_by_self_is_proposed_on_its_clas
 def test_attributes_the_client_sets_or_of_no_upstream_class_propose_nothing():
     found = proposed("instance_attribute_negatives.py")
     assert not [c for c in found if c[2] == "attributes"]
+
+
+def test_a_users_attributes_check_gains_only_the_attributes_read_since():
+    tree = ast.parse((DOWNSTREAM / "instance_attributes.py").read_text())
+    scanner = scan_tree(tree, "recalllib/instance_attributes.py", frozenset({"transformers"}))
+    mine = (
+        "upstream: transformers\nchecks:\n  - id: mine\n    why: x\n"
+        f"    module: {GENERATION}\n    class: GenerationConfig\n    attributes: [max_new_tokens]\n"
+    )
+    found = propose(scanner.findings, scanner.modules)["transformers"]
+    added = yaml.safe_load(merge_text(mine, "m.yaml", found)[0])["checks"][1:]
+    assert [c["attributes"] for c in added if "attributes" in c] == [["top_k"]]

@@ -111,3 +111,14 @@ def test_a_class_chosen_from_a_modules_dir_is_any_class_of_that_module():
 def test_lowercase_names_and_a_name_looked_up_in_another_module_are_no_class():
     found = proposed("listed_negatives.py")
     assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_probe_that_only_supplies_what_the_text_calls_for_is_no_contract():
+    found = proposed("supplied_texts.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_a_probe_reading_the_source_flagging_patching_or_giving_up_needs_its_text():
+    found = proposed("supplied_negatives.py")
+    texts = {t for c in found if c[2] == "contains" for t in c[3]}
+    assert texts == {"reads_source", "sets_flag", "patches", "gives_up"}
