@@ -35,7 +35,8 @@ _GIVES_UP = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 class Guard:
     """One condition a block runs under.
 
-    kind "tolerates": uses of `ref` (or, with ref None, every use) may fail;
+    kind "tolerates": uses of `ref` (or, with ref None, every use) may fail (`spec` names the
+    branch of a signature probe, so that the keys each puts in stay apart);
     kind "shim": patches of `ref` add what upstream lacks;
     kind "gate": uses of upstream `ref.root` run only on releases in `spec`.
     """
@@ -89,6 +90,9 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
     hasattr_ref = _hasattr(test, resolve)
     if hasattr_ref is not None:  # the else branch is the fallback where upstream lacks it
         return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref), Guard("tolerates")]
+    if _signature_probe(test):  # the client passes what the callee's signature takes
+        probe = ast.unparse(test)
+        return [Guard("tolerates", spec=probe)], [Guard("tolerates", spec=f"not {probe}")]
     compared = _version_compare(test, resolve)
     if compared is not None:
         upstream, op, version = compared
@@ -185,6 +189,19 @@ def _text_tests(test: ast.expr, op: type[ast.cmpop]) -> list[ast.Compare]:
     if len(found) < len(tests) or not all(isinstance(t.ops[0], op) for t in found):
         return []
     return found
+
+
+def _signature_probe(test: ast.expr) -> bool:
+    """`"n" in sig.parameters` (`inspect.signature(f).parameters`): each branch is what the
+    client does on the signatures it meets (zoo passes model_vocab_size or the older
+    target_embedding_padding), neither a contract of every release."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In | ast.NotIn)
+        and isinstance(test.comparators[0], ast.Attribute)
+        and test.comparators[0].attr == "parameters"
+    )
 
 
 def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:
