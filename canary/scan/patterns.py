@@ -17,13 +17,12 @@ from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
 from canary.scan.guards import (
     Guard,
-    absence_tests,
     conditions,
     presence_tests,
     required,
-    supplying_tests,
     tolerant_handlers,
     type_checking,
+    unsought,
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.installers import Replacements
@@ -112,7 +111,7 @@ class FileScanner(ast.NodeVisitor):
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
         tested = presence_tests(node)
-        self.absence_tests.update([*absence_tests(node), *map(id, tested), *supplying_tests(node)])
+        self.absence_tests.update(unsought(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
@@ -321,7 +320,7 @@ class FileScanner(ast.NodeVisitor):
                 ref, loose = owner.child(installs[1]), installs[3]
                 self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
-        for s in sought(node, self.flow):
+        for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
