@@ -561,3 +561,17 @@ def test_later_uses_of_a_name_bound_one_way_stay_of_that_object():
     """
     found = either(code)
     assert ("AutoModelForCausalLM.from_pretrained", (), "accepts") in found
+
+
+def test_an_else_after_a_test_of_no_upstream_source_stays_hard():
+    code = """
+    from transformers.integrations.fbgemm_fp8 import FbgemmFp8Linear
+    def load(state_dict, name):
+        if f"{name}.bias" in state_dict:
+            bias = True
+        else:
+            FbgemmFp8Linear(in_features=0, weight_dtype=None)
+    """
+    found = severities(code)
+    accepts = ("transformers.integrations.fbgemm_fp8", "function", "FbgemmFp8Linear.__init__")
+    assert found[(*accepts, "accepts")] == "error"
