@@ -150,6 +150,27 @@ def presence_tests(node: ast.If) -> list[ast.Compare]:
     return _text_tests(node.test, ast.In)
 
 
+def unsought(node: ast.If) -> list[int]:
+    """The ids of the text tests of `node` that make no text a contract (the four below)."""
+    presence = map(id, presence_tests(node))
+    return [*absence_tests(node), *presence, *supplying_tests(node), *handled_probes(node)]
+
+
+def handled_probes(node: ast.If) -> list[int]:
+    """The id of an `all(k in src for k in KEYS)` test (text_calls.py) whose failure the
+    client handles: an `else` that does work, `if not all(...):` whose body does, or `if
+    all(...): return` (already there: the rest of the block puts them in). Then no text is a
+    contract, as with `"a" in src` (presence_tests, absence_tests)."""
+    test, present, absent = node.test, node.body, node.orelse
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, present, absent = test.operand, absent, present
+    if not (isinstance(test, ast.Call) and getattr(test.func, "id", "") == "all"):
+        return []
+    if absent:
+        return [] if isinstance(absent[-1], _GIVES_UP) else [id(test)]
+    return [id(test)] if present and isinstance(present[-1], _GIVES_UP) else []
+
+
 def supplying_tests(node: ast.If) -> list[int]:
     """The ids of the `"x" in src` comparisons of `node`'s test (alone or joined by `and`)
     when, with no `else`, its body only appends to texts the client builds, never reading

@@ -17,13 +17,12 @@ from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
 from canary.scan.guards import (
     Guard,
-    absence_tests,
     conditions,
     presence_tests,
     required,
-    supplying_tests,
     tolerant_handlers,
     type_checking,
+    unsought,
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.installers import Replacements
@@ -111,8 +110,8 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
-        tested, known = _tested(node, self.flow)
-        self.absence_tests.update([*absence_tests(node), *map(id, tested), *supplying_tests(node)])
+        known = _tested(node, self.flow)
+        self.absence_tests.update(unsought(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
@@ -321,7 +320,7 @@ class FileScanner(ast.NodeVisitor):
                 ref, loose = owner.child(installs[1]), installs[3]
                 self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
-        for s in sought(node, self.flow):
+        for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
@@ -351,16 +350,15 @@ class FileScanner(ast.NodeVisitor):
         return True
 
 
-def _tested(node: ast.If, flow: TextFlow) -> tuple[list[ast.Compare], list[tuple[Ref, str]]]:
-    """The `"x" in src` tests of an `if` whose `else` does work (guards.presence_tests), and the
-    (source, text) pairs they test in upstream sources, known to be there in the body: none
+def _tested(node: ast.If, flow: TextFlow) -> list[tuple[Ref, str]]:
+    """The (source, text) pairs the `"x" in src` tests of an `if` whose `else` does work
+    (guards.presence_tests) test in upstream sources, known to be there in the body: none
     when they test something else (`if f"{name}.bias" in state_dict:`)."""
-    tests = presence_tests(node)
     pairs: list[tuple[Ref, str]] = []
-    for test in tests:
+    for test in presence_tests(node):
         source = flow.source_of(test.comparators[0])
         pairs += [(source.ref, text) for text in flow.texts(test.left)] if source else []
-    return tests, pairs
+    return pairs
 
 
 def _alternative(op: ast.cmpop, within: ast.boolop | None) -> bool:
