@@ -35,7 +35,8 @@ _GIVES_UP = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 class Guard:
     """One condition a block runs under.
 
-    kind "tolerates": uses of `ref` (or, with ref None, every use) may fail;
+    kind "tolerates": uses of `ref` (or, with ref None, every use) may fail (`spec` names the
+    branch of a signature probe, so that the keys each puts in stay apart);
     kind "shim": patches of `ref` add what upstream lacks;
     kind "gate": uses of upstream `ref.root` run only on releases in `spec`.
     """
@@ -89,6 +90,9 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
     hasattr_ref = _hasattr(test, resolve)
     if hasattr_ref is not None:  # the else branch is the fallback where upstream lacks it
         return [Guard("tolerates", hasattr_ref)], [Guard("shim", hasattr_ref), Guard("tolerates")]
+    if _signature_probe(test):  # the client passes what the callee's signature takes
+        probe = ast.unparse(test)
+        return [Guard("tolerates", spec=probe)], [Guard("tolerates", spec=f"not {probe}")]
     compared = _version_compare(test, resolve)
     if compared is not None:
         upstream, op, version = compared
@@ -146,6 +150,27 @@ def presence_tests(node: ast.If) -> list[ast.Compare]:
     return _text_tests(node.test, ast.In)
 
 
+def unsought(node: ast.If) -> list[int]:
+    """The ids of the text tests of `node` that make no text a contract (the four below)."""
+    presence = map(id, presence_tests(node))
+    return [*absence_tests(node), *presence, *supplying_tests(node), *handled_probes(node)]
+
+
+def handled_probes(node: ast.If) -> list[int]:
+    """The id of an `all(k in src for k in KEYS)` test (text_calls.py) whose failure the
+    client handles: an `else` that does work, `if not all(...):` whose body does, or `if
+    all(...): return` (already there: the rest of the block puts them in). Then no text is a
+    contract, as with `"a" in src` (presence_tests, absence_tests)."""
+    test, present, absent = node.test, node.body, node.orelse
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, present, absent = test.operand, absent, present
+    if not (isinstance(test, ast.Call) and getattr(test.func, "id", "") == "all"):
+        return []
+    if absent:
+        return [] if isinstance(absent[-1], _GIVES_UP) else [id(test)]
+    return [id(test)] if present and isinstance(present[-1], _GIVES_UP) else []
+
+
 def supplying_tests(node: ast.If) -> list[int]:
     """The ids of the `"x" in src` comparisons of `node`'s test (alone or joined by `and`)
     when, with no `else`, its body only appends to texts the client builds, never reading
@@ -185,6 +210,19 @@ def _text_tests(test: ast.expr, op: type[ast.cmpop]) -> list[ast.Compare]:
     if len(found) < len(tests) or not all(isinstance(t.ops[0], op) for t in found):
         return []
     return found
+
+
+def _signature_probe(test: ast.expr) -> bool:
+    """`"n" in sig.parameters` (`inspect.signature(f).parameters`): each branch is what the
+    client does on the signatures it meets (zoo passes model_vocab_size or the older
+    target_embedding_padding), neither a contract of every release."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In | ast.NotIn)
+        and isinstance(test.comparators[0], ast.Attribute)
+        and test.comparators[0].attr == "parameters"
+    )
 
 
 def _hasattr(test: ast.expr, resolve: Resolver) -> Ref | None:

@@ -18,13 +18,12 @@ from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
 from canary.scan.guards import (
     Guard,
-    absence_tests,
     conditions,
     presence_tests,
     required,
-    supplying_tests,
     tolerant_handlers,
     type_checking,
+    unsought,
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.installers import INSTALLING, Replacements
@@ -124,12 +123,12 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
-        tested = presence_tests(node)
-        self.absence_tests.update([*absence_tests(node), *map(id, tested), *supplying_tests(node)])
+        known = _tested(node, self.flow)
+        self.absence_tests.update(unsought(node))
         self.visit(node.test)
         body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
-        orelse += [Guard("tolerates")] if tested else []  # the fallback where a text is missing
+        orelse += [Guard("tolerates")] if known else []  # the fallback where a text is missing
         top = self.scopes.top()
         before = dict(top)
         selected = rewriter_selection(node.test, self.rewriter)
@@ -138,7 +137,7 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        with self.record.knowing(_present(tested, self.flow)):
+        with self.record.knowing(known):
             self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
@@ -337,7 +336,7 @@ class FileScanner(ast.NodeVisitor):
                 ref, loose = owner.child(installs[1]), installs[3]
                 self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
-        for s in sought(node, self.flow):
+        for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
         if callee := self._upstream(func):
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
@@ -367,10 +366,12 @@ class FileScanner(ast.NodeVisitor):
         return True
 
 
-def _present(tests: list[ast.Compare], flow: TextFlow) -> list[tuple[Ref, str]]:
-    """The (source, text) pairs `"x" in src` tests: known to be there in the `if` body."""
+def _tested(node: ast.If, flow: TextFlow) -> list[tuple[Ref, str]]:
+    """The (source, text) pairs the `"x" in src` tests of an `if` whose `else` does work
+    (guards.presence_tests) test in upstream sources, known to be there in the body: none
+    when they test something else (`if f"{name}.bias" in state_dict:`)."""
     pairs: list[tuple[Ref, str]] = []
-    for test in tests:
+    for test in presence_tests(node):
         source = flow.source_of(test.comparators[0])
         pairs += [(source.ref, text) for text in flow.texts(test.left)] if source else []
     return pairs

@@ -1,5 +1,6 @@
 """Calls that look for a text in an upstream source: `src.replace("old", ...)`,
-`src.find(...)`, `re.search(r"...", src)`, `PATTERN.sub(..., src)`.
+`src.find(...)`, `re.search(r"...", src)`, `PATTERN.sub(..., src)`, and a probe of every
+text of a list, `all(k in src for k in KEYS)`.
 
 Each gives the source and what the call needs to find there; the visitor decides whether
 that says something about upstream and records it.
@@ -8,7 +9,7 @@ that says something about upstream and records it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from canary.scan.node_values import argument, inline_flags, with_flags
@@ -60,8 +61,9 @@ def filled(replacement: ast.expr | None) -> str | None:
     return filled(owner)
 
 
-def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
-    """What `call` looks for, in source order of the three shapes."""
+def sought(call: ast.Call, flow: TextFlow, unsought: Collection[int] = ()) -> Iterator[Sought]:
+    """What `call` looks for, in source order of the four shapes; an `all(...)` probe whose
+    id is in `unsought` (an `if` handling its failure: guards.handled_probes) seeks nothing."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in _SEEKS_TEXT and call.args:
         source = flow.source_of(func.value)
@@ -86,3 +88,22 @@ def sought(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
         regex = regex and with_flags(regex, flags)
         template = filled(argument(call, 1, "repl")) if parts[1] in ("sub", "subn") else None
         yield Sought(flow.source_of(string), pattern_node or call, regex=regex, template=template)
+    if isinstance(func, ast.Name) and func.id == "all" and flow.scopes.lookup("all") is None:
+        yield from () if id(call) in unsought else _each_present(call, flow)
+
+
+def _each_present(call: ast.Call, flow: TextFlow) -> Iterator[Sought]:
+    """`all(k in src for k in KEYS)` (or over a list comprehension, a literal list, a dict's
+    values): src must hold each text. `any(...)` wants one of them: either will do, as with
+    `"a" in src or "b" in src`, so it seeks nothing."""
+    probe = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if not (isinstance(probe, ast.GeneratorExp | ast.ListComp) and len(probe.generators) == 1):
+        return
+    loop, test = probe.generators[0], probe.elt
+    if loop.ifs or not isinstance(loop.target, ast.Name) or not isinstance(test, ast.Compare):
+        return
+    if not (len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+        return
+    if isinstance(test.left, ast.Name) and test.left.id == loop.target.id:
+        texts = tuple(r[0] for r in flow.rows(loop.iter) if len(r) == 1 and r[0] is not None)
+        yield Sought(flow.source_of(test.comparators[0]), call, texts)

@@ -561,3 +561,39 @@ def test_later_uses_of_a_name_bound_one_way_stay_of_that_object():
     """
     found = either(code)
     assert ("AutoModelForCausalLM.from_pretrained", (), "accepts") in found
+
+
+def test_an_else_after_a_test_of_no_upstream_source_stays_hard():
+    code = """
+    from transformers.integrations.fbgemm_fp8 import FbgemmFp8Linear
+    def load(state_dict, name):
+        if f"{name}.bias" in state_dict:
+            bias = True
+        else:
+            FbgemmFp8Linear(in_features=0, weight_dtype=None)
+    """
+    found = severities(code)
+    accepts = ("transformers.integrations.fbgemm_fp8", "function", "FbgemmFp8Linear.__init__")
+    assert found[(*accepts, "accepts")] == "error"
+
+
+def test_keywords_passed_by_what_the_signature_takes_are_tolerated():
+    code = """
+    import inspect
+    from transformers.integrations.fbgemm_fp8 import FbgemmFp8Linear
+    def build(size):
+        kwargs = {"in_features": size}
+        if "weight_dtype" in inspect.signature(FbgemmFp8Linear.__init__).parameters:
+            kwargs["weight_dtype"] = None
+        else:
+            kwargs["dtype"] = None
+        return FbgemmFp8Linear(**kwargs)
+    """
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    accepts = {
+        tuple(p.values): p.severity
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+        if p.assertion == "accepts"
+    }
+    assert accepts == {("in_features",): "error", ("weight_dtype",): "info", ("dtype",): "info"}

@@ -122,3 +122,18 @@ def test_a_probe_reading_the_source_flagging_patching_or_giving_up_needs_its_tex
     found = proposed("supplied_negatives.py")
     texts = {t for c in found if c[2] == "contains" for t in c[3]}
     assert texts == {"reads_source", "sets_flag", "patches", "gives_up"}
+
+
+LLAMA = "transformers.models.llama.modeling_llama"
+
+
+def test_a_probe_of_every_text_of_a_list_needs_each_text():
+    found = proposed("probed_lists.py")
+    texts = {t for c in found if c[:3] == (LLAMA, "LlamaModel.forward", "contains") for t in c[3]}
+    needed = {"past_key_values", "cache_position", "position_ids", "attention_mask"}
+    assert texts == needed | {"output_hidden_states"}
+
+
+def test_a_probe_of_any_text_or_one_whose_failure_is_handled_needs_none():
+    found = proposed("probed_lists_negatives.py")
+    assert not [c for c in found if c[2] in ("contains", "matches")]
