@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from functools import cached_property
 
 from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
@@ -26,7 +25,7 @@ from canary.scan.guards import (
     unsought,
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
-from canary.scan.installers import INSTALLING, Replacements
+from canary.scan.installers import Replacements
 from canary.scan.node_values import (
     attribute_call,
     import_fallbacks,
@@ -36,7 +35,6 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
-from canary.scan.source_helpers import READS_SOURCE
 from canary.scan.spelled import literal_defaults, paired_values
 from canary.scan.spread import call_uses, rekey
 from canary.scan.stale import needed
@@ -78,17 +76,6 @@ class FileScanner(ast.NodeVisitor):
         self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
         self.replacements = Replacements(tree)
-
-    @cached_property
-    def _spelled(self) -> frozenset[str]:
-        """Every name and attribute the file spells, walked once: most files spell no
-        `getsource` or `getattr`, and walking each function's body for what it returns or
-        installs cost the first pass more than a walk of the whole tree."""
-        return frozenset(
-            node.id if isinstance(node, ast.Name) else node.attr
-            for node in ast.walk(self._tree)
-            if isinstance(node, ast.Name | ast.Attribute)
-        )
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
@@ -231,11 +218,7 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        if not self.calls.frozen:  # the first pass: only where the file spells what they need
-            if READS_SOURCE in self._spelled:
-                self.calls.learn_returns(node)
-            if not INSTALLING.isdisjoint(self._spelled):
-                self.calls.learn_installs(node)
+        self.calls.learn(node, self._tree)
         passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
