@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from canary.scan.imports import Ref
-from canary.scan.installers import Installer, installer
-from canary.scan.source_helpers import Returned, returned_source
+from canary.scan.installers import INSTALLING, Installer, installer
+from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 
@@ -37,6 +37,7 @@ class CallSites:
         self._returns: dict[str, Returned] = {}  # function name -> the source it returns
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
+        self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
@@ -56,22 +57,27 @@ class CallSites:
             self.events.append(["returns", function, r.name, r.index, list(r.attrs), r.position])
             self._returns[function] = returned
 
-    def learn_returns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        """In the first pass, what source `fn` returns of what it is passed, if it does."""
-        returned = None if self.frozen else returned_source(fn)
+    def learn(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> None:
+        """In the first pass, what source `fn` (of `tree`) returns of what it is passed and
+        what it installs, if it does: looked for only where the file spells what each needs
+        (`getsource`; `getattr`, `setattr`), as most files spell neither."""
+        if self.frozen:
+            return
+        if self._walked is None or self._walked[0] is not tree:
+            self._walked = tree, _identifiers(tree)
+        spelled = self._walked[1]
+        returned = returned_source(fn) if READS_SOURCE in spelled else None
         if returned is not None:
             self.returns(fn.name, returned)
+        found = installer(fn) if not INSTALLING.isdisjoint(spelled) else None
+        if found is not None:
+            self.installs(fn.name, found)
 
     def installs(self, function: str, found: Installer) -> None:
         """`function` installs a replacement over an upstream attribute (installers.py)."""
         if not self.frozen:
             self.events.append(["installs", function, *[list(s) for s in _slots(found)]])
             self._installers[function] = found
-
-    def learn_installs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        found = None if self.frozen else installer(fn)
-        if found is not None:
-            self.installs(fn.name, found)
 
     def installer(self, function: str) -> Installer | None:
         """What a call of the package's `function` installs, if it installs."""
@@ -166,6 +172,16 @@ class CallSites:
             for name in sorted(set(names))
         ]
         return [helpers, *functions]
+
+
+def _identifiers(tree: ast.Module) -> frozenset[str]:
+    """Every name and attribute the file spells (identifiers as the parser normalised them),
+    walked once: cheaper than walking each function's body for calls the file never makes."""
+    return frozenset(
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name | ast.Attribute)
+    )
 
 
 def _slots(found: Installer) -> tuple[tuple[int, str], ...]:

@@ -21,6 +21,10 @@ from canary.scan.reaching import Function, reaching
 from canary.scan.source_helpers import own_statements
 from canary.scan.spelled import one_spelled
 
+#: the builtins an installer reads or sets its target's attribute with: a file that spells
+#: neither defines no installer (the first pass looks for none there)
+INSTALLING = frozenset({"getattr", "setattr"})
+
 
 @dataclass(frozen=True)
 class Installer:
@@ -37,22 +41,20 @@ def installer(fn: Function) -> Installer | None:
     (`getattr(target_obj, attr_name)`, `setattr(target_obj, attr_name, ...)`) and takes the
     replacement as the parameter after the name's; None otherwise, or when it rebinds them."""
     positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-    rebound = {
-        t.id
-        for node in own_statements(fn.body)
-        if isinstance(node, ast.Assign)
-        for t in node.targets
-        if isinstance(t, ast.Name)
-    }
+    rebound: set[str] = set()
+    accesses: list[ast.Call] = []  # the body walked once, for both (in the walk's order)
     for node in own_statements(fn.body):
-        if not (
+        if isinstance(node, ast.Assign):
+            rebound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "setattr")
+            and node.func.id in INSTALLING
             and len(node.args) >= 2
             and all(isinstance(a, ast.Name) for a in node.args[:2])
         ):
-            continue
+            accesses.append(node)
+    for node in accesses:
         target, name = (a.id for a in node.args[:2] if isinstance(a, ast.Name))
         if target in positional and name in positional and not {target, name} & rebound:
             at = positional.index(name) + 1

@@ -218,8 +218,7 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        self.calls.learn_returns(node)
-        self.calls.learn_installs(node)
+        self.calls.learn(node, self._tree)
         passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
