@@ -50,10 +50,17 @@ class Progress:
         self._width = 0
         self._lock = threading.Lock()
 
+    def begin(self, what: str) -> None:
+        """A status line before the plan is known (scan reads the client's files first, for
+        seconds): `canary: WHAT`, replaced by the counting line once `start` is called."""
+        with self._lock:
+            self._write(f"canary: {what}")
+
     def start(self, total: int, releases: int, upstreams: Sequence[str] = ()) -> None:
         """Called once the plan is known; says what a first run is about to do (and of which
         `upstreams`, when given)."""
         self.total = total
+        self._erase()  # the line `begin` drew
         if self.cold_cache is not None and releases:
             of = f" of {', '.join(upstreams)}" if upstreams else ""
             self.stream.write(
@@ -79,18 +86,23 @@ class Progress:
             return
         self._drawn_at = now
         where = f"{self.last}: " if self.last else ""
-        line = (
+        self._write(
             f"canary: {where}{self.done}/{self.total} versions read, "
             f"{human_size(self.downloaded())} downloaded"
         )
+
+    def _write(self, line: str) -> None:
         self.stream.write("\r" + line.ljust(self._width))
         self.stream.flush()
         self._width = len(line)
 
+    def _erase(self) -> None:
+        if self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
     def close(self) -> None:
         """Erases the status line, leaving the cursor where the report starts."""
         with self._lock:
-            if self._width:
-                self.stream.write("\r" + " " * self._width + "\r")
-                self.stream.flush()
-                self._width = 0
+            self._erase()

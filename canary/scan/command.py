@@ -329,32 +329,36 @@ def scan(
     runner = Runner(settings=settings or Settings.from_environment(), source_path=source)
     from_index = source is None and read_upstream  # else the cache stays untouched
     status = progress(lambda: runner.stats().get("bytes_downloaded", 0)) if progress else None
-    result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
-    used = sorted({f.ref.root for f in result.findings} & names)
-    releases = {name: declared_releases(root, name) for name in used}
-    if status is not None and read_upstream:
-        status.start(2 * len(used), 2 * len(used) if from_index else 0, used)
-    readings = {
-        name: read_releases(name, releases[name], runner, status) for name in used if read_upstream
-    }
-    views = {name: reading.views for name, reading in readings.items()}
-    placed = [f for f in result.findings if f.role is not Role.UNPLACED]
-    proposed = propose(placed, result.modules, views)
-    for reading in readings.values():
-        reading.keep_places()
-    matrices = {
-        name: Proposed(
-            name,
-            proposed.get(name, []),
-            readings[name].releases if name in readings else releases[name] or Releases(),
-            readings.get(name),
-            not_scanned=result.left_out,
-            unplaced=_unplaced(result.findings),
-        )
-        for name in used
-        if proposed.get(name)
-    }
-    try:
+    if status is not None:  # reading the client's files takes seconds on a first scan
+        status.begin(f"scan: reading the files of {showable(root.name or str(root))}")
+    try:  # the status line erased whatever happens
+        result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
+        used = sorted({f.ref.root for f in result.findings} & names)
+        releases = {name: declared_releases(root, name) for name in used}
+        if status is not None and read_upstream:
+            status.start(2 * len(used), 2 * len(used) if from_index else 0, used)
+        readings = {
+            name: read_releases(name, releases[name], runner, status)
+            for name in used
+            if read_upstream
+        }
+        views = {name: reading.views for name, reading in readings.items()}
+        placed = [f for f in result.findings if f.role is not Role.UNPLACED]
+        proposed = propose(placed, result.modules, views)
+        for reading in readings.values():
+            reading.keep_places()
+        matrices = {
+            name: Proposed(
+                name,
+                proposed.get(name, []),
+                readings[name].releases if name in readings else releases[name] or Releases(),
+                readings.get(name),
+                not_scanned=result.left_out,
+                unplaced=_unplaced(result.findings),
+            )
+            for name in used
+            if proposed.get(name)
+        }
         for matrix in matrices.values():
             matrix.settle()
     finally:

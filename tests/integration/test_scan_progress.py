@@ -54,6 +54,8 @@ def scan_on(tmp_path, index, tty: bool, *command: str) -> tuple[str, str]:
 def test_a_first_scan_on_a_terminal_says_what_it_reads_then_counts(tmp_path, index):
     out, err = scan_on(tmp_path, index, True, "scan")
     assert "mid" in out
+    reading = "canary: scan: reading the files of client"  # from the first second
+    assert err.startswith(f"\r{reading}\r{' ' * len(reading)}\rcanary: first scan: reading")
     assert "canary: first scan: reading 2 releases of fakeup from the package index" in err
     assert "\rcanary: fakeup: 2/2 versions read" in err
     assert "\rcanary: fakeup: 3/3 versions read" in err  # the release between, bisected
