@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from canary.analysis.model import Binding, ModuleInfo
-from canary.analysis.similar import close_matches
+from canary.analysis.similar import RememberedMatches
 
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
@@ -26,6 +26,10 @@ _PREFETCH_AFTER = 8
 
 #: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
 _SKIPPED_PREFIXES = ("convert_", "modular_")
+
+#: Near spellings of a missing module, shared by every version's Namespace: the same module is
+#: missing from release after release of a bisection, over nearly the same module names.
+_NEAR_MODULES = RememberedMatches(cutoff=0.8)
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ class Namespace:
         if moved:
             return moved[:3]
         others = (n for n in self.module_names() if n != name)
-        return close_matches(name, others, n=3, cutoff=0.8)
+        return _NEAR_MODULES.close_matches(name, others, n=3)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
