@@ -19,43 +19,23 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from canary.analysis.indexer import index_text
-from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo, ParseError, Span
+from canary.analysis.model import (
+    ClassInfo,
+    Decoded,
+    FunctionInfo,
+    ModuleInfo,
+    ParseError,
+    Span,
+)
 from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import header_end
 
 _BODY = re.compile(r"\n( +)(?=[^\s\0])")  # the body's first line of code, with its indent
 _HOLDER = "class _:\n"  # a method is parsed alone inside a class of its own, on the line above
 _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasses are
-
-
-class _Methods(Mapping[str, list[FunctionInfo]]):
-    """A class's methods by name; a method parsed alone (by its class-level statement number)
-    the first time its name is read."""
-
-    def __init__(self, plan: dict[str, list[FunctionInfo | int]], parse):
-        self._plan = plan
-        self._parse = parse  # statement number -> its FunctionInfo
-        self._made: dict[str, list[FunctionInfo]] = {}
-
-    def __getitem__(self, name: str) -> list[FunctionInfo]:
-        made = self._made.get(name)
-        if made is None:
-            made = [self._parse(x) if isinstance(x, int) else x for x in self._plan[name]]
-            self._made[name] = made
-        return made
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._plan
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._plan)
-
-    def __len__(self) -> int:
-        return len(self._plan)
 
 
 class _Body:
@@ -172,8 +152,12 @@ def class_statement(
     ((defined, (cls,)),) = info.classes.items()
     plan = _plan(body, functions, cls)
 
-    def parse(j: int) -> FunctionInfo:
-        return body.method(j, name, path, is_package)
+    def methods(_name: str, planned: list[FunctionInfo | int]) -> list[FunctionInfo]:
+        """A name's methods, those not yet parsed (by class-level statement number) parsed
+        alone the first time the name is read."""
+        return [
+            body.method(x, name, path, is_package) if isinstance(x, int) else x for x in planned
+        ]
 
-    info.classes = {defined: [replace(cls, methods=_Methods(plan, parse))]}
+    info.classes = {defined: [replace(cls, methods=Decoded(plan, methods))]}
     return info

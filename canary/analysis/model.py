@@ -6,8 +6,9 @@ processes (canary.analysis.pool) without the source it came from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from canary.analysis.lines import Lines
 from canary.errors import CanaryError, ExitCode
@@ -137,7 +138,7 @@ class ModuleInfo:
     name: str
     path: str
     text: str
-    # dicts as the indexer builds them; canary.analysis.store.Decoded when read from the store
+    # dicts as the indexer builds them; Decoded when read from the store
     bindings: Mapping[str, list[Binding]] = field(default_factory=dict)
     classes: Mapping[str, list[ClassInfo]] = field(default_factory=dict)
     functions: Mapping[str, list[FunctionInfo]] = field(default_factory=dict)
@@ -155,3 +156,43 @@ class ModuleInfo:
         if self._lines is None:
             self._lines = Lines(self.text)
         return self._lines.segment(span.start, span.end)
+
+
+V = TypeVar("V")
+
+
+class Decoded(Mapping[str, V]):
+    """A mapping whose records are built on first use. A check reads a few names of a module
+    that holds hundreds, and a few methods of a class: building all of them (or unpickling them
+    from a parse worker) cost the main process a third of a cold run. The index store keeps
+    each name's records as a JSON text of their own, which the decoder of the whole entry only
+    has to skip over (canary.analysis.store); a big class's methods are parsed one by one
+    (canary.analysis.lazyclass)."""
+
+    __slots__ = ("_made", "_make", "_raw")
+
+    def __init__(self, raw: dict[str, Any], make: Callable[[str, Any], V]):
+        if not isinstance(raw, dict):
+            raise TypeError("a stored mapping is not a JSON object")
+        self._raw = raw
+        self._make = make
+        self._made: dict[str, V] = {}
+
+    def __getitem__(self, key: str) -> V:
+        made = self._made.get(key)
+        if made is None:
+            # two threads may build the same name: the records are equal, either may stay
+            made = self._made[key] = self._make(key, self._raw[key])
+        return made
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self._raw else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from canary.analysis import (
     Binding,
@@ -22,11 +21,10 @@ from canary.analysis import (
     Rename,
     Span,
 )
+from canary.analysis.model import Decoded
 from canary.cache.fingerprint import INDEX_CODE, code_fingerprint
 from canary.cache.store import Cache
 from canary.sources.tree import SourceError
-
-V = TypeVar("V")
 
 
 def _fn(fn: FunctionInfo) -> list[Any]:
@@ -98,42 +96,6 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
 #: The mappings a check reads a few names of; stored as one JSON text per name.
 _RECORDS = ("bindings", "functions", "classes")
 _COMPACT = (",", ":")
-
-
-class Decoded(Mapping[str, V]):
-    """A stored mapping whose records are built on first use. A check reads a few names of a
-    module that holds hundreds, and a few methods of a class: building all of them (or
-    unpickling them from a parse worker) cost the main process a third of a cold run. Each
-    name's records are a JSON text of their own, which the decoder of the whole entry only has
-    to skip over."""
-
-    __slots__ = ("_made", "_make", "_raw")
-
-    def __init__(self, raw: dict[str, Any], make: Callable[[str, Any], V]):
-        if not isinstance(raw, dict):
-            raise TypeError("a stored mapping is not a JSON object")
-        self._raw = raw
-        self._make = make
-        self._made: dict[str, V] = {}
-
-    def __getitem__(self, key: str) -> V:
-        made = self._made.get(key)
-        if made is None:
-            # two threads may build the same name: the records are equal, either may stay
-            made = self._made[key] = self._make(key, self._raw[key])
-        return made
-
-    def get(self, key: str, default=None):
-        return self[key] if key in self._raw else default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
 
 
 def _unbindings(_name: str, text: str) -> list[Binding]:
