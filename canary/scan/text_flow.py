@@ -32,7 +32,15 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
+from canary.scan.spelled import (
+    MAX_TEXTS,
+    Listed,
+    Names,
+    Submodules,
+    Texts,
+    builds_names,
+    listing,
+)
 from canary.scan.spread import Spread, gathered
 
 # a loop variable and what it holds in the loop's body
@@ -161,6 +169,8 @@ class TextFlow:
     """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
     expression is when it is one of the scanned upstreams."""
 
+    submodules: Submodules | None = None  # the modules an upstream package has, when read
+
     def __init__(
         self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
     ) -> None:
@@ -197,8 +207,8 @@ class TextFlow:
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through;
         `for name in names:` over names read from `dir(X)` binds name to one of them."""
-        listed = listed_piece(iterated, self.scopes.lookup)
-        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+        listed = self.scopes.lookup(iterated.id) if isinstance(iterated, ast.Name) else None
+        if isinstance(listed, Listed | Names) and isinstance(target, ast.Name):
             return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
@@ -389,7 +399,7 @@ class TextFlow:
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )
         if names is not None:
-            return names
+            return modules_named(names, self.submodules, self.calls)
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -455,6 +465,19 @@ class TextFlow:
             pieces = pieces.generators[0].iter
         lines = self._lines_of(pieces)
         return lines.source if lines else None
+
+
+def modules_named(
+    listed: Listed, submodules: Submodules | None, calls: CallSites
+) -> Listed | Names:
+    """A listing of an upstream package filtered to lowercase names is of its modules:
+    those its files have (in the newest release read) that the filter keeps."""
+    if submodules is None or not listed.lowercase:
+        return listed
+    found = submodules(listed.parts)
+    calls.lists(listed.parts, found)
+    kept = listed.kept(found) if found else None
+    return kept if kept is not None and kept.values else listed
 
 
 def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:

@@ -144,6 +144,14 @@ class UpstreamView:
             current, rest = found, rest[1:]
         return current, rest
 
+    def submodules(self, package: str) -> list[str]:
+        """The names of the modules right under `package` in this release's file listing
+        (what `dir(package)` names of its modules once they are imported); [] when the
+        source lists no files."""
+        prefix = f"{package}."
+        names = (m[len(prefix) :] for m in self._namespace.module_names() if m.startswith(prefix))
+        return [name for name in names if name and "." not in name]
+
     def elsewhere(self, module: str, method: str) -> Definition | None:
         """The class of `module` that defines `method` on another release of the range, for
         a method no class of this release defines (None: none, or not looked for)."""
