@@ -196,7 +196,7 @@ class TextFlow:
             if isinstance(bound, Rows):
                 return bound.rows
             if isinstance(bound, Spread):  # a dict of no texts: its keys
-                return tuple((name, None) for name in dict.fromkeys(n for n, _ in bound.entries))
+                return tuple((name, None) for name in dict.fromkeys(e[0] for e in bound.entries))
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
         if not rows and isinstance(expr, ast.List | ast.Tuple) and expr.elts:

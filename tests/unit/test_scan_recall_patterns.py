@@ -139,6 +139,15 @@ def test_a_probe_of_any_text_or_one_whose_failure_is_handled_needs_none():
     assert not [c for c in found if c[2] in ("contains", "matches")]
 
 
+def test_keys_put_in_on_a_branch_go_only_to_the_callee_bound_on_that_branch():
+    found = {c for c in proposed("spread_branch_callee.py") if c[2] in ("accepts", "call")}
+    chosen = ("bias", "checkpoint_dir", "device", "vocab_size")  # never `tensors`
+    assert (FP8, "FP8Linear.from_checkpoint", "accepts", chosen, "") in found
+    assert not [c for c in found if c[1] == "FP8Linear.from_checkpoint" and "tensors" in c[3]]
+    either = ("checkpoint_dir", "weights")  # the callee bound before the branch takes both
+    assert (FP8, "FP8Expert.from_checkpoint", "accepts", either, "") in found
+
+
 INIT = "SFTTrainer.__init__"
 
 
