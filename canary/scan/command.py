@@ -37,7 +37,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases, searched_folders
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
-from canary.scan.spelled import Submodules
+from canary.scan.spelled import NamesIn
 from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
 from canary.settings import Settings
@@ -111,22 +111,22 @@ def scan_path(
     upstreams: frozenset[str],
     cache: Cache | None = None,
     exclude: tuple[str, ...] = (),
-    submodules: Submodules | None = None,
+    names_in: NamesIn | None = None,
 ) -> ScanResult:
     """Parse every downstream file (never import it) and collect the upstream uses.
 
     Two passes: the first gathers which upstream objects the package passes to its own
     functions, the second follows them into those functions. With a `cache`, each file's
     passes are remembered (file_scans.py): what did not change is not parsed again.
-    `exclude` are globs of files and folders not to read (selection.py); `submodules` the
-    modules of an upstream package, in the releases read (for a filtered `dir()` of it).
+    `exclude` are globs of files and folders not to read (selection.py); `names_in` what an
+    upstream module's `dir()` names in the newest release read (filtered by the downstream).
     """
     result = ScanResult()
     files = _read(root, result, exclude)
     registries = _registries(files, upstreams)
     own = own_names(root)
     scans = FileScans(cache, upstreams, own, registries)
-    first = _FirstPass(scans, upstreams, own, result, submodules)
+    first = _FirstPass(scans, upstreams, own, result, names_in)
     scanned = [file for file in files if first.scan(file, CallSites(), None)]
     calls = first.gathered(scanned)
     seen: list[Any] = []
@@ -143,9 +143,7 @@ def scan_path(
         state = [*calls.state(file.defined), [e for e in file.events if e[0] == "lists"]]
         found = scans.second(file.name, file.data, state)
         if found is None:
-            scanner = _scan_file(
-                file.name, file.parsed(), upstreams, calls, own, result, submodules
-            )
+            scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result, names_in)
             if scanner is None:
                 continue
             found = scanner.findings, scanner.modules
@@ -168,11 +166,11 @@ class _FirstPass:
     upstreams: frozenset[str]
     own: frozenset[str]
     result: ScanResult
-    submodules: Submodules | None
+    names_in: NamesIn | None
 
     def scan(self, file: _File, given: CallSites, state: list[Any] | None) -> bool:
         """Fill `file.events`; False when the file cannot be parsed."""
-        events = self.scans.first(file.data, state, self.submodules)
+        events = self.scans.first(file.data, state, self.names_in)
         if events is None:
             try:
                 tree = file.parsed()
@@ -183,7 +181,7 @@ class _FirstPass:
             alone.registries = self.scans.registries
             alone.given = given if state is not None else None
             args = (file.name, tree, self.upstreams, alone, self.own, self.result)
-            if _scan_file(*args, self.submodules) is not None:
+            if _scan_file(*args, self.names_in) is not None:
                 self.scans.keep_first(file.data, alone.events, state)
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
@@ -231,10 +229,10 @@ def _scan_file(
     calls: CallSites,
     own: frozenset[str],
     result: ScanResult,
-    submodules: Submodules | None = None,
+    names_in: NamesIn | None = None,
 ):
     try:
-        return scan_tree(tree, name, upstreams, calls, own, submodules)
+        return scan_tree(tree, name, upstreams, calls, own, names_in)
     except RecursionError as exc:
         if calls.frozen:
             result.not_scanned(name, exc)
@@ -394,19 +392,19 @@ def scan(
     status = progress(lambda: runner.stats().get("bytes_downloaded", 0)) if progress else None
     if status is not None:  # reading the client's files takes seconds on a first scan
         status.begin(f"scan: reading the files of {showable(root.name or str(root))}")
-    early: dict[str, Reading] = {}  # read while scanning the files (what modules they list)
+    early: dict[str, Reading] = {}  # read while scanning the files (the names they list)
 
-    def submodules(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+    def names_in(parts: tuple[str, ...]) -> tuple[str, ...] | None:
         if not read_upstream or parts[0] not in names:
             return None
         if parts[0] not in early:
             early[parts[0]] = read_releases(parts[0], declared_releases(root, parts[0]), runner)
-        views = early[parts[0]].views  # the newest first: the modules users have today
-        return tuple(sorted(views[0].submodules(".".join(parts)))) or None if views else None
+        views = early[parts[0]].views  # the newest first: what users have today
+        return tuple(sorted(views[0].names_in(".".join(parts)))) or None if views else None
 
     try:  # the status line erased whatever happens
         cache = runner.context.cache if from_index else None
-        result = scan_path(root, names, cache, exclude, submodules)
+        result = scan_path(root, names, cache, exclude, names_in)
         used = sorted({f.ref.root for f in result.findings} & names)
         releases = {name: declared_releases(root, name) for name in used}
         unread = [name for name in used if name not in early]

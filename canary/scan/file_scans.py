@@ -20,7 +20,7 @@ from canary.cache.store import Cache
 from canary.scan.callsites import CallSites
 from canary.scan.findings import Role, Use
 from canary.scan.imports import Ref
-from canary.scan.spelled import Submodules
+from canary.scan.spelled import NamesIn
 
 _KIND = "scan"
 
@@ -51,11 +51,11 @@ class FileScans:
             self.cache.store(_KIND, key, json.dumps(value).encode())
 
     def first(
-        self, data: bytes, given: list[Any] | None = None, submodules: Submodules | None = None
+        self, data: bytes, given: list[Any] | None = None, names_in: NamesIn | None = None
     ) -> list[list[Any]] | None:
         """The remembered events of a file's first pass (CallSites.events), given what a
         previous round found its functions passed; None when an upstream package's modules it
-        listed (`submodules`) are not what they were."""
+        listed (`names_in`) are not what they were."""
         events = self._load(self._key("first", _digest(data), given))
         if not isinstance(events, list) or not all(_is_event(e) for e in events):
             return None
@@ -65,7 +65,7 @@ class FileScans:
         except (TypeError, ValueError, IndexError):
             return None
         for parts, then in listed:
-            now = submodules(parts) if submodules else None
+            now = names_in(parts) if names_in else None
             if then != (None if now is None else list(now)):
                 return None
         return events

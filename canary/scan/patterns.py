@@ -35,14 +35,14 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
-from canary.scan.spelled import Names, paired_values, walked_values
+from canary.scan.spelled import Names, decided, paired_values, recording, walked_values
 from canary.scan.spread import Branches, call_uses, rekey
 from canary.scan.stale import needed
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
+    NamesIn,
     Pattern,
     Source,
-    Submodules,
     TextFlow,
     keep_known,
     rewriter_selection,
@@ -112,6 +112,8 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
+        if (taken := decided(node.test, self.scopes.lookup, self.flow.names_in)) is not None:
+            return self._guarded([], node.body if taken else node.orelse)  # by a walk's module
         known = _tested(node, self.flow)
         self.absence_tests.update(unsought(node))
         self.visit(node.test)
@@ -141,19 +143,17 @@ class FileScanner(ast.NodeVisitor):
             self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through
-        (the body walked once per row where it builds names from them: text_flow.walked_rows)."""
+        """Loop variables bound to the strings they go through (text_flow.walked_rows)."""
         self.visit(node.iter)
         self.visit(node.target)
         bindings = self.flow.loop_bindings(node.target, node.iter)
         rows = self.flow.walked_rows(node, bindings)
-        outer, self.record.listed = self.record.listed, _listed(bindings) or self.record.listed
-        for row in [*rows, bindings]:
-            for name, value in row:
-                self.scopes.bind(name, value)
-            if row is not bindings or not rows:
-                self._guarded([], node.body)
-        self.record.listed = outer
+        with self.record.listing(_listed(bindings)):
+            for row in [*rows, bindings]:
+                for name, value in row:
+                    self.scopes.bind(name, value)
+                if row is not bindings or not rows:
+                    self._guarded([], node.body)
         self._guarded([], node.orelse)
 
     visit_AsyncFor = visit_For
@@ -407,17 +407,17 @@ def scan_tree(
     upstreams: frozenset[str],
     calls: CallSites | None = None,
     own: frozenset[str] = frozenset(),
-    submodules: Submodules | None = None,
+    names_in: NamesIn | None = None,
 ) -> FileScanner:
     """Run the scanner over one parsed file; its findings and proven modules are on the result.
 
     `calls` gathers what the file passes to the package's functions, and binds their
     parameters to what a previous pass gathered; `own` are the downstream's own package
-    names, whose mentions in sought texts mark them as the downstream's; `submodules` what
-    modules an upstream package has, in the releases read (a filtered `dir()` of it).
+    names, whose mentions in sought texts mark them as the downstream's; `names_in` what an
+    upstream module's `dir()` names in the newest release read (filtered by the downstream).
     """
     scanner = FileScanner(tree, file, upstreams, calls, own)
-    scanner.flow.submodules = submodules
+    scanner.flow.names_in = recording(names_in, scanner.calls) if names_in else None
     for name, regex in compiled_patterns(tree.body).items():  # used above where it is bound
         scanner.scopes.bind(name, Pattern(regex))
     scanner.visit(tree)

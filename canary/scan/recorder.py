@@ -55,6 +55,15 @@ class Recorder:
         self._unmatched: dict[Ref, Use] = {}
 
     @contextmanager
+    def listing(self, listed: bool) -> Iterator[None]:
+        """Within: findings are of a walk once per module a listing names (Use.listed)."""
+        outer, self.listed = self.listed, self.listed or listed
+        try:
+            yield
+        finally:
+            self.listed = outer
+
+    @contextmanager
     def knowing(self, present: list[tuple[Ref, str]]) -> Iterator[None]:
         """Within: these texts are known to be in their sources (the client tested them)."""
         marks = len(self.present)

@@ -12,11 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 # most literals a name or a concatenation may stand for before scan stops following it
 MAX_TEXTS = 16
-# an upstream package's dotted parts -> the modules right under it, None when not read
-Submodules = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
+# an upstream module's dotted parts -> what its dir() names (its submodules and what it
+# binds), None when not read
+NamesIn = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
 
 
 @dataclass(frozen=True)
@@ -299,3 +301,42 @@ def last_listed(
     if found is None or prefix is None or not prefix.endswith("."):
         return None
     return prefix[:-1], found
+
+
+class _Lists(Protocol):
+    def lists(self, parts: tuple[str, ...], found: tuple[str, ...] | None) -> None: ...
+
+
+def recording(names_in: NamesIn, calls: _Lists) -> NamesIn:
+    """`names_in`, each answer told to `calls` (what a file's scan depended on)."""
+
+    def answer(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+        found = names_in(parts)
+        calls.lists(parts, found)
+        return found
+
+    return answer
+
+
+def decided(
+    test: ast.expr, lookup: Callable[[str], object | None], names_in: NamesIn | None
+) -> bool | None:
+    """What `test` is in a walk once per module a listing names, where it compares with a
+    literal the walk's module name (`trainer_file == "grpo_trainer"`) or a name read from
+    that module's `dir()` (`name == "GRPOTrainer"`: False where the module has no such
+    name); None for any other test, or one scan cannot decide."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    literal = right.value if isinstance(right, ast.Constant) else None
+    bound = lookup(left.id) if isinstance(left, ast.Name) else None
+    if not isinstance(op, ast.Eq | ast.NotEq) or not isinstance(literal, str):
+        return None
+    if isinstance(bound, Names) and len(bound.values) == 1:
+        return (bound.values[0] == literal) == isinstance(op, ast.Eq)
+    if not isinstance(bound, Listed) or bound.lowercase or names_in is None:
+        return None
+    names = names_in(bound.parts)
+    return None if names is None or literal in names else isinstance(op, ast.NotEq)

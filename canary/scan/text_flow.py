@@ -36,7 +36,7 @@ from canary.scan.spelled import (
     MAX_TEXTS,
     Listed,
     Names,
-    Submodules,
+    NamesIn,
     Texts,
     builds_names,
     listing,
@@ -169,7 +169,7 @@ class TextFlow:
     """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
     expression is when it is one of the scanned upstreams."""
 
-    submodules: Submodules | None = None  # the modules an upstream package has, when read
+    names_in: NamesIn | None = None  # what an upstream module's dir() names, when read
 
     def __init__(
         self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
@@ -399,7 +399,7 @@ class TextFlow:
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )
         if names is not None:
-            return modules_named(names, self.submodules, self.calls)
+            return modules_named(names, self.names_in, self.calls)
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -467,15 +467,12 @@ class TextFlow:
         return lines.source if lines else None
 
 
-def modules_named(
-    listed: Listed, submodules: Submodules | None, calls: CallSites
-) -> Listed | Names:
-    """A listing of an upstream package filtered to lowercase names is of its modules:
-    those its files have (in the newest release read) that the filter keeps."""
-    if submodules is None or not listed.lowercase:
+def modules_named(listed: Listed, names_in: NamesIn | None, calls: CallSites) -> Listed | Names:
+    """A listing of an upstream package filtered to lowercase names is of its modules (and
+    functions): those the newest release read has there that the filter keeps."""
+    if names_in is None or not listed.lowercase:
         return listed
-    found = submodules(listed.parts)
-    calls.lists(listed.parts, found)
+    found = names_in(listed.parts)
     kept = listed.kept(found) if found else None
     return kept if kept is not None and kept.values else listed
 

@@ -43,6 +43,14 @@ def test_each_module_the_filter_keeps_is_followed_into_the_function_it_is_handed
     assert not [f for f in found if f[0] == "trl.trainer.base_trainer"]  # the filter drops it
 
 
+def test_a_branch_taken_only_for_one_module_or_class_is_followed_in_its_walk_only():
+    found = {f for f in texts("--source", str(UPSTREAM)) if f[1] is None}
+    assert ("trl.trainer.sft_trainer", None, "return examples") in found
+    assert ("trl.trainer.grpo_trainer", None, "if peft_config is not None:") in found
+    assert ("trl.trainer.grpo_trainer", None, "return examples") not in found
+    assert ("trl.trainer.sft_trainer", None, "if peft_config is not None:") not in found
+
+
 def test_a_filter_scan_cannot_evaluate_or_an_unread_upstream_names_no_module():
     negatives = {f for f in texts("--source", str(UPSTREAM)) if f[2] == "self.ref_model = None"}
     assert negatives == {("trl.trainer.grpo_trainer", None, "self.ref_model = None")}
@@ -52,7 +60,7 @@ def test_a_filter_scan_cannot_evaluate_or_an_unread_upstream_names_no_module():
 
 def test_what_a_walk_over_listed_modules_finds_is_marked_as_such():
     modules = _modules("base_trainer", "grpo_trainer", "sft_trainer")
-    found = scan_path(DOWNSTREAM, frozenset({"trl"}), submodules=modules).findings
+    found = scan_path(DOWNSTREAM, frozenset({"trl"}), names_in=modules).findings
     sought = {(u.ref.parts[2], u.items, u.listed) for u in found if u.role is Role.CONTAINS}
     assert ("sft_trainer", (PREPARE,), True) in sought
     assert ("grpo_trainer", ("self.ref_model = None",), False) in sought
@@ -67,7 +75,7 @@ def test_a_remembered_scan_is_scanned_again_when_the_upstreams_modules_change(tm
     trl = frozenset({"trl"})
 
     def modules(*names: str) -> set[str]:
-        found = scan_path(DOWNSTREAM, trl, cache, submodules=_modules(*names)).findings
+        found = scan_path(DOWNSTREAM, trl, cache, names_in=_modules(*names)).findings
         return {u.ref.parts[2] for u in found if u.role is Role.CONTAINS}
 
     assert modules("grpo_trainer") == {"grpo_trainer"}
