@@ -32,7 +32,15 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
+from canary.scan.spelled import (
+    MAX_TEXTS,
+    Listed,
+    Names,
+    NamesIn,
+    Texts,
+    builds_names,
+    listing,
+)
 from canary.scan.spread import Spread, gathered
 
 # a loop variable and what it holds in the loop's body
@@ -161,6 +169,8 @@ class TextFlow:
     """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
     expression is when it is one of the scanned upstreams."""
 
+    names_in: NamesIn | None = None  # what an upstream module's dir() names, when read
+
     def __init__(
         self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
     ) -> None:
@@ -197,8 +207,8 @@ class TextFlow:
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through;
         `for name in names:` over names read from `dir(X)` binds name to one of them."""
-        listed = listed_piece(iterated, self.scopes.lookup)
-        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+        listed = self.scopes.lookup(iterated.id) if isinstance(iterated, ast.Name) else None
+        if isinstance(listed, Listed | Names) and isinstance(target, ast.Name):
             return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
@@ -389,7 +399,7 @@ class TextFlow:
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )
         if names is not None:
-            return names
+            return modules_named(names, self.names_in, self.calls)
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -455,6 +465,16 @@ class TextFlow:
             pieces = pieces.generators[0].iter
         lines = self._lines_of(pieces)
         return lines.source if lines else None
+
+
+def modules_named(listed: Listed, names_in: NamesIn | None, calls: CallSites) -> Listed | Names:
+    """A listing of an upstream package filtered to lowercase names is of its modules (and
+    functions): those the newest release read has there that the filter keeps."""
+    if names_in is None or not listed.lowercase:
+        return listed
+    found = names_in(listed.parts)
+    kept = listed.kept(found) if found else None
+    return kept if kept is not None and kept.values else listed
 
 
 def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:
