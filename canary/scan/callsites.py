@@ -1,9 +1,11 @@
 """Upstream objects the package passes to its own functions: `patch_fix(Trainer)` binds the
 parameter of `def patch_fix(trainer_class)` to transformers' Trainer inside it.
 
-Functions are matched by name across the package (a name defined twice is ambiguous, and
-binds nothing); a parameter is bound only when every call site passes the same object (the
-same name of the same upstream, whichever module it is imported from).
+Functions are matched by name across the package; a name defined in several files binds, in
+each of them, the calls of that file (a helper is called where it is defined, as zoo's two
+`patch_gradient_checkpointing`), those of files defining none of them counting too. A parameter
+is bound only when every call site passes the same object (the same name of the same upstream,
+whichever module it is imported from).
 """
 
 from __future__ import annotations
@@ -16,21 +18,34 @@ from typing import Any
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
 from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
+from canary.scan.spelled import WILD
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
+_Slots = dict[int | str, Ref]
 
 
 def _same(a: Ref, b: Ref) -> bool:
-    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`."""
-    return a is not _MIXED and a.root == b.root and a.parts[-1] == b.parts[-1]
+    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`
+    (a path known as a pattern only as itself)."""
+    if a is _MIXED or a.root != b.root or a.parts[-1] != b.parts[-1]:
+        return False
+    return WILD not in a.parts[-1] or a.parts == b.parts
+
+
+def _merge(slots: _Slots, slot: int | str, ref: Ref) -> None:
+    seen = slots.get(slot, ref)
+    slots[slot] = ref if _same(seen, ref) else _MIXED
 
 
 class CallSites:
     """What the package's calls pass, gathered in a first pass over every file."""
 
     def __init__(self) -> None:
-        self._passed: dict[str, dict[int | str, Ref]] = {}
+        # function -> calling file -> what its calls there pass, per slot
+        self._passed: dict[str, dict[str, _Slots]] = {}
         self._defined: Counter[str] = Counter()
+        self._defined_in: dict[str, set[str]] = {}  # function -> the files defining it
+        self.file = ""  # the file whose events are being recorded
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
@@ -95,14 +110,32 @@ class CallSites:
         if not self.frozen:
             self.events.append(["define", name])
             self._defined[name] += 1
+            self._defined_in.setdefault(name, set()).add(self.file)
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
             return
         self.events.append(["record", function, slot, list(ref.parts), ref.known])
-        slots = self._passed.setdefault(function, {})
-        seen = slots.get(slot, ref)
-        slots[slot] = ref if _same(seen, ref) else _MIXED
+        _merge(self._passed.setdefault(function, {}).setdefault(self.file, {}), slot, ref)
+
+    def _slots(self, function: str, file: str) -> _Slots:
+        """What the calls reaching `file`'s def of `function` pass: every call when the
+        package defines it once; else the calls of that file and of files defining none."""
+        by_file = self._passed.get(function, {})
+        defining = self._defined_in.get(function, set())
+        if self._defined[function] == 1:
+            callers = list(by_file)
+        elif file in defining:
+            callers = [f for f in by_file if f == file or f not in defining]
+        else:
+            return {}
+        own = by_file.get(file, {}) if self._defined[function] > 1 else None
+        merged: _Slots = {}
+        for caller in callers:
+            for slot, ref in by_file[caller].items():
+                if own is None or slot in own:  # a slot only other files fill binds nothing
+                    _merge(merged, slot, ref)
+        return merged
 
     def record_call(
         self, function: str, call: ast.Call, upstream: Callable[[ast.expr], Ref | None]
@@ -115,10 +148,11 @@ class CallSites:
             if ref is not None:
                 self.record(function, slot, ref)
 
-    def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
-        """Parameter name -> the one upstream object every call passes to it."""
-        slots = self._passed.get(node.name) if self.frozen else None
-        if not slots or self._defined[node.name] != 1:
+    def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef, file: str) -> dict[str, Ref]:
+        """Parameter name -> the one upstream object every call reaching this def (of
+        `file`) passes to it."""
+        slots = self._slots(node.name, file) if self.frozen else None
+        if not slots:
             return {}
         args = node.args
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -130,8 +164,9 @@ class CallSites:
                 found[name] = ref
         return found
 
-    def replay(self, events: list[list[Any]]) -> None:
+    def replay(self, events: list[list[Any]], file: str = "") -> None:
         """Add what one file's first pass saw (its `events`)."""
+        self.file = file
         for event in events:
             if event[0] == "define":
                 self.define(event[1])
@@ -147,8 +182,8 @@ class CallSites:
                 _, function, slot, parts, known = event
                 self.record(function, slot, Ref(tuple(parts), known))
 
-    def state(self, names: list[str]) -> list[Any]:
-        """All a second pass may learn here about the functions `names` (JSON-able), and
+    def state(self, names: list[str], file: str = "") -> list[Any]:
+        """All a second pass of `file` may learn about its functions `names` (JSON-able), and
         which functions of the package return a source or install a replacement: a file whose
         state is unchanged scans as before."""
         helpers: list[list[Any]] = [
@@ -166,7 +201,7 @@ class CallSites:
                 self._rewrites.get(name),
                 sorted(
                     [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
-                    for slot, ref in self._passed.get(name, {}).items()
+                    for slot, ref in self._slots(name, file).items()
                 ),
             ]
             for name in sorted(set(names))

@@ -39,6 +39,7 @@ from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
 from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
+from canary.scan.wildcards import placed_wild
 from canary.settings import Settings
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -138,11 +139,11 @@ def scan_path(
                 scans.keep_first(file.data, alone.events)
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
-        calls.replay(events)
+        calls.replay(events, file.name)
         scanned.append(file)
     calls.frozen = True
     for file in scanned:
-        state = calls.state(file.defined)
+        state = calls.state(file.defined, file.name)
         found = scans.second(file.name, file.data, state)
         if found is None:
             scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result)
@@ -343,6 +344,7 @@ def scan(
             if read_upstream
         }
         views = {name: reading.views for name, reading in readings.items()}
+        result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
         for reading in readings.values():

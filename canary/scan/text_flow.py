@@ -32,7 +32,17 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
+from canary.scan.spelled import (
+    MAX_TEXTS,
+    Derived,
+    Listed,
+    PathPattern,
+    Texts,
+    builds_names,
+    listed_piece,
+    listing,
+    path_pattern,
+)
 from canary.scan.spread import Spread, gathered
 
 # a loop variable and what it holds in the loop's body
@@ -103,14 +113,6 @@ class SplitSource:
     (`"\\n".join(x[n:] for x in lines)`), they are that source."""
 
     source: Source
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A name bound to text made from literals (split, joined, indented again): no text a
-    rewrite seeks, but one it may insert, so a text sought later may be found only in it."""
-
-    values: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -413,6 +415,8 @@ class TextFlow:
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 values.append(node.value)
         informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
+        if path := path_pattern(expr, self.scopes.lookup):  # a module path built at run time
+            return PathPattern(informative[:MAX_TEXTS], pattern=path)
         return Derived(informative[:MAX_TEXTS]) if informative else None
 
     def _lines_of(self, expr: ast.expr) -> SplitSource | None:
