@@ -9,7 +9,6 @@ tests/fixtures/scan_wild_upstream (`mid` holds the text, `new` changed it).
 
 from __future__ import annotations
 
-import pytest
 import yaml
 from commands import canary
 from paths import FIXTURES
@@ -31,28 +30,29 @@ UPSTREAM = FIXTURES / "scan_wild_upstream"
 QWEN = "transformers.models.qwen_x.modeling_qwen_x"
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
+def scanned(monkeypatch, tmp_path) -> tuple[list[dict], str]:
+    """`canary scan` of wildlib placed on the `mid` release, offline, in a cache of its own."""
     monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-
-
-def scanned() -> tuple[list[dict], str]:
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
     source = str(UPSTREAM / "mid")
     status, text = canary("scan", str(DOWNSTREAM), "--source", source, "--upstream", "transformers")
     assert status == 0
     return yaml.safe_load(text.split("---\n", 1)[1])["checks"], text
 
 
-def test_a_replace_on_any_class_of_a_pattern_module_is_checked_on_the_class_holding_it():
-    checks, _ = scanned()
+def test_a_replace_on_any_class_of_a_pattern_module_is_checked_on_the_class_holding_it(
+    monkeypatch, tmp_path
+):
+    checks, _ = scanned(monkeypatch, tmp_path)
     assert [(c["module"], c["function"], c["contains"]) for c in checks] == [
         (QWEN, "QwenXVisionModel.forward", ["out = layer(x, mask=mask)"])
     ]  # not on llama, whose module holds the text outside any class's forward
 
 
-def test_probes_texts_no_module_holds_and_unresolved_helpers_are_rewrites_not_placed():
-    _, text = scanned()
+def test_probes_texts_no_module_holds_and_unresolved_helpers_are_rewrites_not_placed(
+    monkeypatch, tmp_path
+):
+    _, text = scanned(monkeypatch, tmp_path)
     unplaced = next(line for line in text.splitlines() if "not placed" in line)
     # the `in` probe and the text no module holds (compiler.py); a helper defined twice
     # called only from a third file binds nothing; a path whose package is unknown
@@ -89,9 +89,7 @@ def test_a_text_the_newest_release_lacks_is_placed_where_a_release_between_has_i
         (Role.CONTAINS, (*QWEN.split("."), "QwenXVisionModel", "forward"))
     ]
     assert opened == ["mid"]
-    newest = placed_wild(
-        [_sought("out = layer(x, mask=mask, size=None)")], {"transformers": reading}
-    )
+    newest = placed_wild([_sought("layer(x, mask=mask, size=None)")], {"transformers": reading})
     assert [f.ref.parts[-2:] for f in newest] == [("QwenXVisionModel", "forward")]
     assert opened == ["mid"]  # held by the newest: no release between opened
 
