@@ -36,7 +36,7 @@ from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
 from canary.scan.spelled import literal_defaults, paired_values
-from canary.scan.spread import call_uses, rekey
+from canary.scan.spread import Branches, call_uses, rekey
 from canary.scan.stale import needed
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
@@ -76,6 +76,7 @@ class FileScanner(ast.NodeVisitor):
         self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
         self.replacements = Replacements(tree)
+        self.branches = Branches(self.scopes.lookup)  # which key reaches which callee (spread.py)
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
@@ -124,12 +125,13 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        with self.record.knowing(known):
+        with self.record.knowing(known), self.branches.arm(node, 0):
             self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
         top.update(before)
-        self._guarded(orelse, node.orelse)
+        with self.branches.arm(node, 1):
+            self._guarded(orelse, node.orelse)
         keep_known(top, after_body)
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
         if selected and not selected[1][1] and returns:
@@ -161,7 +163,7 @@ class FileScanner(ast.NodeVisitor):
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             bound = self.flow.binding_of(value, self.record.guards) if value else None
-            self.scopes.bind(target.id, bound)
+            self.scopes.bind(target.id, self.branches.bound(target.id, bound))
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -197,7 +199,7 @@ class FileScanner(ast.NodeVisitor):
         self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
-        rekey(node, self.scopes, self.record.guards)
+        rekey(node, self.scopes, self.record.guards, tuple(self.branches.path))
 
     def visit_Delete(self, node: ast.Delete) -> None:
         rekey(node, self.scopes, self.record.guards)
@@ -316,14 +318,13 @@ class FileScanner(ast.NodeVisitor):
             self.calls.record_call(func.id, node, self._upstream)
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
             if installs and (owner := self._upstream(installs[0])):
-                self.record.add(Role.PATCH, owner.child(installs[1]), node)
-                ref, loose = owner.child(installs[1]), installs[3]
-                self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
+                self.record.installed(owner.child(installs[1]), node, installs[2], installs[3])
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
         if callee := self._upstream(func):
-            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
+            arms = self.branches.of(func)
+            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
                 self.record.add(role, callee, node, items, extra=extra)
         rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)

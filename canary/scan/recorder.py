@@ -87,6 +87,12 @@ class Recorder:
         """Whether the guards in force tolerate a use of `ref` failing."""
         return any(g.kind == "tolerates" and g.covers(ref) for g in self.guards)
 
+    def installed(self, ref: Ref, node: ast.AST, params: tuple[str, ...], loose: bool) -> None:
+        """A call of the package's installer patches `ref` with a replacement taking `params`
+        (`loose`: it takes anything as well)."""
+        self.add(Role.PATCH, ref, node)
+        self.add(Role.INSTALLED, ref, node, params, tolerated=loose)
+
     def add(
         self,
         role: Role,

@@ -51,6 +51,9 @@ _Bound = tuple[str, Texts | Listed | None]
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
 _EDGE = 4
+# a word shorter than this (`model`, `False`, `pass`) shared with inserted text is coincidence
+_SHORT_WORD = 10
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,26 @@ class Source:
 
 
 def _overlap(literal: str, inserted: str) -> bool:
-    """One contains the other, or they share an edge of a few characters."""
-    if literal in inserted or inserted in literal:
+    """Whether `literal` may be found only thanks to `inserted`: it lies within it, or what
+    they share (`inserted` inside it, or an edge of a few characters) says something."""
+    if literal in inserted:
         return True
-    edge = min(_EDGE, len(inserted), len(literal))
-    return any(
-        literal.startswith(inserted[-n:]) or literal.endswith(inserted[:n])
-        for n in range(edge, min(len(inserted), len(literal)) + 1)
+    shared = [inserted] if inserted in literal else []
+    longest = min(len(inserted), len(literal))
+    for n in range(min(_EDGE, longest), longest + 1):
+        shared += [inserted[-n:]] if literal.startswith(inserted[-n:]) else []
+        shared += [inserted[:n]] if literal.endswith(inserted[:n]) else []
+    return any(_telling(text, literal) for text in shared)
+
+
+def _telling(shared: str, literal: str) -> bool:
+    """Shared text that ties a literal to the insertion: not a few characters or one short
+    word (upstream code is full of `model`, `False`, `pass`), unless it is half the literal."""
+    core = shared.strip()
+    coincidence = len(core) < _INFORMATIVE or (
+        _WORD.fullmatch(core) is not None and len(core) < _SHORT_WORD
     )
+    return not coincidence or 2 * len(core) >= len(literal.strip())
 
 
 @dataclass(frozen=True)
@@ -173,7 +188,7 @@ class TextFlow:
             if isinstance(bound, Rows):
                 return bound.rows
             if isinstance(bound, Spread):  # a dict of no texts: its keys
-                return tuple((name, None) for name in dict.fromkeys(n for n, _ in bound.entries))
+                return tuple((name, None) for name in dict.fromkeys(e[0] for e in bound.entries))
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
         if not rows and isinstance(expr, ast.List | ast.Tuple) and expr.elts:
