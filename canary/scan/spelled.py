@@ -26,7 +26,7 @@ class Texts:
 
 
 @dataclass(frozen=True)
-class Default(Texts):
+class ParamDefault(Texts):
     """A parameter's default: what the body sees unless a caller passes another value."""
 
 
@@ -106,7 +106,7 @@ def builds_names(body: list[ast.stmt], names: set[str]) -> bool:
     return False
 
 
-def literal_defaults(args: ast.arguments) -> dict[str, Default]:
+def literal_defaults(args: ast.arguments) -> dict[str, ParamDefault]:
     """Parameter -> its default, for those whose default is a string literal
     (`def f(trainer_file="grpo_trainer")`): what the body sees unless a caller passes more."""
     positional = [*args.posonlyargs, *args.args]
@@ -115,7 +115,7 @@ def literal_defaults(args: ast.arguments) -> dict[str, Default]:
     )
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
     return {
-        a.arg: Default((d.value,))
+        a.arg: ParamDefault((d.value,))
         for a, d in pairs
         if isinstance(d, ast.Constant) and isinstance(d.value, str)
     }
@@ -221,7 +221,7 @@ def _pattern_piece(node: ast.expr, lookup: Callable[[str], object | None]) -> st
         return None
     if isinstance(bound, PathPattern):
         return bound.pattern
-    if isinstance(bound, Texts) and not isinstance(bound, Default) and len(bound.values) == 1:
+    if isinstance(bound, Texts) and not isinstance(bound, ParamDefault) and len(bound.values) == 1:
         return bound.values[0]
     return WILD
 
