@@ -37,8 +37,11 @@ class ModuleCache:
         self._flights = Flights(self._lock)
         self.parses = 0
 
-    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        digest = hashlib.sha256(data).hexdigest()
+    def get(
+        self, data: bytes, name: str, path: str, *, is_package: bool, digest: str | None = None
+    ) -> ModuleInfo:
+        """The index of `data` (whose sha256 hex `digest` the caller may have computed)."""
+        digest = digest or hashlib.sha256(data).hexdigest()
         key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
 
         def find() -> ModuleInfo | None:  # under the lock
