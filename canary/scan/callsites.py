@@ -148,10 +148,10 @@ class CallSites:
             if ref is not None:
                 self.record(function, slot, ref)
 
-    def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef, file: str) -> dict[str, Ref]:
-        """Parameter name -> the one upstream object every call reaching this def (of
-        `file`) passes to it."""
-        slots = self._slots(node.name, file) if self.frozen else None
+    def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
+        """Parameter name -> the one upstream object every call reaching this def (of the
+        file being scanned) passes to it."""
+        slots = self._slots(node.name, self.file) if self.frozen else None
         if not slots:
             return {}
         args = node.args

@@ -221,8 +221,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn(node, self._tree)
-        bound = self.calls.bound(node, self.record.file)
-        passed: dict[str, object] = {**literal_defaults(node.args), **bound}
+        passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         if self.rewriter:  # def fix(function_name, function) in a registry
             passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
@@ -384,8 +383,8 @@ def scan_tree(
     parameters to what a previous pass gathered; `own` are the downstream's own package
     names, whose mentions in sought texts mark them as the downstream's.
     """
-    if calls is not None and not calls.frozen:
-        calls.file = file  # the first pass: what this file defines and calls
+    if calls is not None:
+        calls.file = file  # what it defines and calls; whose helpers its defs are
     scanner = FileScanner(tree, file, upstreams, calls, own)
     for name, regex in compiled_patterns(tree.body).items():  # used above where it is bound
         scanner.scopes.bind(name, Pattern(regex))
