@@ -36,10 +36,11 @@ from canary.scan.spelled import (
     MAX_TEXTS,
     Derived,
     Listed,
+    Names,
+    NamesIn,
     PathPattern,
     Texts,
     builds_names,
-    listed_piece,
     listing,
     path_pattern,
 )
@@ -163,6 +164,8 @@ class TextFlow:
     """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
     expression is when it is one of the scanned upstreams."""
 
+    names_in: NamesIn | None = None  # what an upstream module's dir() names, when read
+
     def __init__(
         self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
     ) -> None:
@@ -199,8 +202,8 @@ class TextFlow:
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through;
         `for name in names:` over names read from `dir(X)` binds name to one of them."""
-        listed = listed_piece(iterated, self.scopes.lookup)
-        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+        listed = self.scopes.lookup(iterated.id) if isinstance(iterated, ast.Name) else None
+        if isinstance(listed, Listed | Names) and isinstance(target, ast.Name):
             return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
@@ -391,7 +394,7 @@ class TextFlow:
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )
         if names is not None:
-            return names
+            return modules_named(names, self.names_in, self.calls)
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -407,7 +410,7 @@ class TextFlow:
             or resolve(value, self.scopes)
             or self.upstream(value)
         )
-        return found if found is not None else self._derived(value)
+        return found if found is not None else derived(value, self.scopes.lookup)
 
     def inserted(self, expr: ast.expr | None) -> tuple[str, ...]:
         """The text `expr` puts into a source: its literals, or what it was made from."""
@@ -415,24 +418,8 @@ class TextFlow:
             bound = self.scopes.lookup(expr.id)
             if isinstance(bound, Derived):
                 return bound.values
-        derived = self._derived(expr) if expr is not None else None
-        return self.texts(expr) or (derived.values if derived else ())
-
-    def _derived(self, expr: ast.expr) -> Derived | None:
-        """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`."""
-        if not isinstance(expr, ast.Call | ast.BinOp | ast.Subscript | ast.JoinedStr):
-            return None
-        values: list[str] = []
-        for node in ast.walk(expr):
-            bound = self.scopes.lookup(node.id) if isinstance(node, ast.Name) else None
-            if isinstance(bound, Texts | Derived):
-                values.extend(bound.values)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                values.append(node.value)
-        informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
-        if path := path_pattern(expr, self.scopes.lookup):  # a module path built at run time
-            return PathPattern(informative[:MAX_TEXTS], pattern=path)
-        return Derived(informative[:MAX_TEXTS]) if informative else None
+        found = derived(expr, self.scopes.lookup) if expr is not None else None
+        return self.texts(expr) or (found.values if found else ())
 
     def _lines_of(self, expr: ast.expr) -> SplitSource | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""
@@ -459,6 +446,34 @@ class TextFlow:
             pieces = pieces.generators[0].iter
         lines = self._lines_of(pieces)
         return lines.source if lines else None
+
+
+def modules_named(listed: Listed, names_in: NamesIn | None, calls: CallSites) -> Listed | Names:
+    """A listing of an upstream package filtered to lowercase names is of its modules (and
+    functions): those the newest release read has there that the filter keeps."""
+    if names_in is None or not listed.lowercase:
+        return listed
+    found = names_in(listed.parts)
+    kept = listed.kept(found) if found else None
+    return kept if kept is not None and kept.values else listed
+
+
+def derived(expr: ast.expr, lookup: Callable[[str], object | None]) -> Derived | None:
+    """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`;
+    a dotted path built so, with pieces scan cannot spell, is a PathPattern."""
+    if not isinstance(expr, ast.Call | ast.BinOp | ast.Subscript | ast.JoinedStr):
+        return None
+    values: list[str] = []
+    for node in ast.walk(expr):
+        bound = lookup(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(bound, Texts | Derived):
+            values.extend(bound.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            values.append(node.value)
+    informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
+    if path := path_pattern(expr, lookup):  # a module path built at run time
+        return PathPattern(informative[:MAX_TEXTS], pattern=path)
+    return Derived(informative[:MAX_TEXTS]) if informative else None
 
 
 def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:
