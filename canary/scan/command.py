@@ -91,7 +91,7 @@ def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_Fil
     # the scanned repository's [tool.canary], in its own folders only (requirements.py)
     table = find_config(within=searched_folders(root)).exclude
     files = []
-    selection = Selection(root, (*exclude, *table))
+    selection = Selection(root, exclude, table)
     for path in selection.files():
         name = showable(path.relative_to(base).as_posix())  # as the findings cite it
         try:  # a file over the budget is not even read: the downstream's bytes are untrusted
