@@ -416,6 +416,7 @@ def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
         anchors=tuple(v for v in matrix.versions.anchors if v in labels),
         broken=tuple(v for v in matrix.versions.broken if v in labels),
         branches=tuple(t.label for t in targets if t.branch),
+        next=tuple(t.label for t in targets if t.next),
         matrix=str(matrix.path),
         lines={check.id: check.line for check in matrix.checks},
     )

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from canary.scan.findings import UNKNOWN, Role, Use
+from canary.scan.findings import UNKNOWN, Role, Use, wild
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_calls import Sought
@@ -116,6 +116,8 @@ class Recorder:
         """Record a use under the guards in force and `extra` ones (what a key of spread
         keywords was put in under); an import with a fallback (`alternatives`) is tolerated
         exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        if wild(ref) and role not in (Role.CONTAINS, Role.UNPLACED):
+            return  # a use of a pattern names nothing to check; what a rewrite seeks does
         if role in _EITHER and not alternatives:
             ref, alternatives = self._either_way(ref)
         guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
@@ -164,8 +166,8 @@ class Recorder:
         text it seeks changes nothing and needs nothing."""
         if source is None:
             return
-        if source.ref == UNKNOWN:
-            return self.unplaced(source, node)
+        if source.ref == UNKNOWN or (wild(source.ref) and not (replacing and texts)):
+            return self.unplaced(source, node)  # on a pattern, only a `.replace`'s text
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
@@ -208,7 +210,7 @@ class Recorder:
     def expects_match(
         self, source: Source | None, regex: str | None, node: ast.AST, template: str | None = None
     ) -> None:
-        if source and source.ref == UNKNOWN:
+        if source and (source.ref == UNKNOWN or wild(source.ref)):
             return self.unplaced(source, node)
         if not (source and regex and source.expects_match(regex)) or self._own_marker(regex):
             return None
