@@ -80,13 +80,15 @@ class VersionRun:
         verdict judged on the same module contents reused where there is one)."""
         if self.reuse is None:
             return _evaluate(check, self.hierarchy, version)
-        # a hierarchy of its own, so every module the judging reads is looked up and recorded
         return self.reuse.verdict(
-            check,
-            version,
-            self.modules,
-            lambda: _evaluate(check, Hierarchy(self.namespace), version),
+            check, version, self.modules, lambda: self._afresh(check, version)
         )
+
+    def _afresh(self, check: Check, version: Version | None) -> Verdict:
+        """Judged on a namespace and hierarchy of its own: what they keep for the version (bases
+        resolved, module names by their last part) would hide a read from the recording."""
+        namespace = Namespace(self.module, self.modules.module_names, self.modules.prefetch)
+        return _evaluate(check, Hierarchy(namespace), version)
 
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None

@@ -1,11 +1,13 @@
 """Upstream objects the package passes to its own functions: `patch_fix(Trainer)` binds the
 parameter of `def patch_fix(trainer_class)` to transformers' Trainer inside it.
 
-Functions are matched by name across the package (a name defined twice is ambiguous, and
-binds nothing); a parameter is bound only when every call site passes the same object (the
-same name of the same upstream, whichever module it is imported from). A call made in a walk
-of a function once per module a listing names (`patch(RLTrainer)` in the walk for each trainer
-module) passes its own object in each walk: the function is then walked once per walk too.
+Functions are matched by name across the package; a name defined in several files binds, in
+each of them, the calls of that file (a helper is called where it is defined, as zoo's two
+`patch_gradient_checkpointing`), those of files defining none of them counting too. A parameter
+is bound only when every call site passes the same object (the same name of the same upstream,
+whichever module it is imported from). A call made in a walk of a function once per module a
+listing names (`patch(RLTrainer)` in the walk for each trainer module) passes its own object
+in each walk: the function is then walked once per walk too.
 """
 
 from __future__ import annotations
@@ -18,22 +20,34 @@ from typing import Any
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
 from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
-from canary.scan.spelled import Names
+from canary.scan.spelled import WILD, Names
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
+_Slots = dict[int | str, Ref]
 
 
 def _same(a: Ref, b: Ref) -> bool:
-    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`."""
-    return a is not _MIXED and a.root == b.root and a.parts[-1] == b.parts[-1]
+    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`
+    (a path known as a pattern only as itself)."""
+    if a is _MIXED or a.root != b.root or a.parts[-1] != b.parts[-1]:
+        return False
+    return WILD not in a.parts[-1] or a.parts == b.parts
+
+
+def _merge(slots: _Slots, slot: int | str, ref: Ref) -> None:
+    seen = slots.get(slot, ref)
+    slots[slot] = ref if _same(seen, ref) else _MIXED
 
 
 class CallSites:
     """What the package's calls pass, gathered in a first pass over every file."""
 
     def __init__(self) -> None:
-        self._passed: dict[str, dict[int | str, Ref]] = {}
+        # function -> calling file -> what its calls there pass, per slot
+        self._passed: dict[str, dict[str, _Slots]] = {}
         self._defined: Counter[str] = Counter()
+        self._defined_in: dict[str, set[str]] = {}  # function -> the files defining it
+        self.file = ""  # the file whose events are being recorded
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
@@ -110,6 +124,7 @@ class CallSites:
         if not self.frozen and not self.repeating:
             self.events.append(["define", name])
             self._defined[name] += 1
+            self._defined_in.setdefault(name, set()).add(self.file)
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
@@ -118,9 +133,26 @@ class CallSites:
             self.vary(function, self.variant, slot, ref)
             return
         self.events.append(["record", function, slot, list(ref.parts), ref.known])
-        slots = self._passed.setdefault(function, {})
-        seen = slots.get(slot, ref)
-        slots[slot] = ref if _same(seen, ref) else _MIXED
+        _merge(self._passed.setdefault(function, {}).setdefault(self.file, {}), slot, ref)
+
+    def _slots(self, function: str, file: str) -> _Slots:
+        """What the calls reaching `file`'s def of `function` pass: every call when the
+        package defines it once; else the calls of that file and of files defining none."""
+        by_file = self._passed.get(function, {})
+        defining = self._defined_in.get(function, set())
+        if self._defined[function] == 1:
+            callers = list(by_file)
+        elif file in defining:
+            callers = [f for f in by_file if f == file or f not in defining]
+        else:
+            return {}
+        own = by_file.get(file, {}) if self._defined[function] > 1 else None
+        merged: _Slots = {}
+        for caller in callers:
+            for slot, ref in by_file[caller].items():
+                if own is None or slot in own:  # a slot only other files fill binds nothing
+                    _merge(merged, slot, ref)
+        return merged
 
     def record_call(
         self,
@@ -155,9 +187,10 @@ class CallSites:
         slots[slot] = value
 
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
-        """Parameter name -> the one upstream object every call passes to it."""
-        slots = self._passed.get(node.name) if self.frozen else None
-        if not slots or self._defined[node.name] != 1:
+        """Parameter name -> the one upstream object every call reaching this def (of the
+        file being scanned) passes to it."""
+        slots = self._slots(node.name, self.file) if self.frozen else None
+        if not slots:
             return {}
         found = _named(node.args, slots)
         return {name: ref for name, ref in found.items() if ref is not _MIXED}
@@ -168,16 +201,19 @@ class CallSites:
         passed its own object (`patch(RLTrainer)` in a function walked once per trainer
         module). A first pass sees only what a previous round (`given`) found varying."""
         source = self if self.frozen else self.given
-        if source is None or source._defined[node.name] != 1:
+        if source is None:
             return [{}]
         common: dict[str, object] = dict(self.bound(node))
+        if source._defined[node.name] != 1:  # defined in several files: what its own file's
+            return [common]  # calls pass (_slots), walked once
         walks = source._varied.get(node.name, {})
         common |= _named(node.args, walks.get("", {}))
         labels = sorted(label for label in walks if label)
         return [common | _named(node.args, walks[label]) for label in labels] or [common]
 
-    def replay(self, events: list[list[Any]]) -> None:
+    def replay(self, events: list[list[Any]], file: str = "") -> None:
         """Add what one file's first pass saw (its `events`)."""
+        self.file = file
         for event in events:
             if event[0] == "define":
                 self.define(event[1])
@@ -201,8 +237,8 @@ class CallSites:
                 _, function, slot, parts, known = event
                 self.record(function, slot, Ref(tuple(parts), known))
 
-    def state(self, names: list[str]) -> list[Any]:
-        """All a second pass may learn here about the functions `names` (JSON-able), and
+    def state(self, names: list[str], file: str = "") -> list[Any]:
+        """All a second pass of `file` may learn about its functions `names` (JSON-able), and
         which functions of the package return a source or install a replacement: a file whose
         state is unchanged scans as before."""
         helpers: list[list[Any]] = [
@@ -220,7 +256,7 @@ class CallSites:
                 self._rewrites.get(name),
                 sorted(
                     [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
-                    for slot, ref in self._passed.get(name, {}).items()
+                    for slot, ref in self._slots(name, file).items()
                 ),
                 self.varied(name),
             ]

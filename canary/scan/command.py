@@ -40,6 +40,7 @@ from canary.scan.selection import Selection
 from canary.scan.spelled import NamesIn
 from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
+from canary.scan.wildcards import placed_wild
 from canary.settings import Settings
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -140,7 +141,7 @@ def scan_path(
         calls = first.gathered(scanned)
     calls.frozen = True
     for file in scanned:
-        state = [*calls.state(file.defined), [e for e in file.events if e[0] == "lists"]]
+        state = [*calls.state(file.defined, file.name), [e for e in file.events if e[0] == "lists"]]
         found = scans.second(file.name, file.data, state)
         if found is None:
             scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result, names_in)
@@ -193,7 +194,7 @@ class _FirstPass:
         calls = CallSites()
         calls.registries = self.scans.registries
         for file in scanned:
-            calls.replay(file.events)
+            calls.replay(file.events, file.name)
         return calls
 
 
@@ -418,6 +419,7 @@ def scan(
             if read_upstream
         }
         views = {name: reading.views for name, reading in readings.items()}
+        result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
         for reading in readings.values():
