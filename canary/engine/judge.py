@@ -39,7 +39,8 @@ class VersionRun:
         self.modules = ModuleLoader(tree, cache)
         self.module = self.modules.module
         self._version: Version | VersionUnknown | None = target.version
-        namespace = Namespace(self.module, self.modules.module_names, self.modules.prefetch)
+        loader = self.modules
+        namespace = Namespace(self.module, loader.module_names, loader.prefetch, loader.exports)
         self.hierarchy = Hierarchy(namespace)
 
     @property
