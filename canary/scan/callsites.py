@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from canary.scan.imports import Ref
@@ -38,6 +38,8 @@ class CallSites:
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
         self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
+        # what this pass's scans asked of the package's functions: (question, function name)
+        self.asked: set[tuple[str, str]] = set()
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
@@ -46,6 +48,7 @@ class CallSites:
 
     def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """The module whose sources the function rewrites, when a registry holds it."""
+        self.asked.add(("rewritten", node.name))
         if not self.frozen or self._defined[node.name] != 1:
             return None
         return self._rewrites.get(node.name)
@@ -81,12 +84,14 @@ class CallSites:
 
     def installer(self, function: str) -> Installer | None:
         """What a call of the package's `function` installs, if it installs."""
+        self.asked.add(("installer", function))
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._installers.get(function)
 
     def returned(self, function: str) -> Returned | None:
         """What a call of the package's `function` returns the source of, if it does."""
+        self.asked.add(("returned", function))
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._returns.get(function)
@@ -117,6 +122,7 @@ class CallSites:
 
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
         """Parameter name -> the one upstream object every call passes to it."""
+        self.asked.add(("bound", node.name))
         slots = self._passed.get(node.name) if self.frozen else None
         if not slots or self._defined[node.name] != 1:
             return {}
@@ -129,6 +135,16 @@ class CallSites:
             if isinstance(name, str) and ref is not _MIXED and name in named:
                 found[name] = ref
         return found
+
+    def tells_nothing(self, asked: set[tuple[str, str]]) -> bool:
+        """Whether, frozen, every question of `asked` (a file's first pass's) gets the answer
+        that pass got: none. Then the second pass finds what the first found."""
+        known: dict[str, Container[str]] = {"rewritten": self._rewrites}
+        known |= {"installer": self._installers, "returned": self._returns}
+        known["bound"] = {name for name, slots in self._passed.items() if slots}
+        return not any(
+            self._defined[name] == 1 and name in known[question] for question, name in asked
+        )
 
     def replay(self, events: list[list[Any]]) -> None:
         """Add what one file's first pass saw (its `events`)."""

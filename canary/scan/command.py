@@ -71,6 +71,9 @@ class _File:
     data: bytes
     tree: ast.Module | None = None
     defined: list[str] = field(default_factory=list)
+    # what the first pass found, and asked of the package's functions (CallSites.asked)
+    early: tuple[list[Use], set[str]] | None = None
+    asked: set[tuple[str, str]] = field(default_factory=set)
 
     def parsed(self) -> ast.Module:
         """The tree, as an upstream file's is parsed: within the token budget (a ValueError
@@ -134,8 +137,10 @@ def scan_path(
                 continue
             alone = CallSites()
             alone.registries = calls.registries
-            if _scan_file(file.name, tree, upstreams, alone, own, result) is not None:
+            first = _scan_file(file.name, tree, upstreams, alone, own, result)
+            if first is not None:
                 scans.keep_first(file.data, alone.events)
+                file.early, file.asked = (first.findings, first.modules), alone.asked
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
         calls.replay(events)
@@ -144,7 +149,10 @@ def scan_path(
     for file in scanned:
         state = calls.state(file.defined)
         found = scans.second(file.name, file.data, state)
-        if found is None:
+        if found is None and file.early is not None and calls.tells_nothing(file.asked):
+            found = file.early  # what the others' first passes gathered changes nothing here
+            scans.keep_second(file.name, file.data, state, *found)
+        elif found is None:
             scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result)
             if scanner is None:
                 continue
