@@ -81,9 +81,11 @@ class _Recording(ModuleCache):
         super().__init__()
         self.files: dict[tuple[bytes, str, bool], str] = {}
 
-    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+    def get(
+        self, data: bytes, name: str, path: str, *, is_package: bool, digest: str | None = None
+    ) -> ModuleInfo:
         self.files.setdefault((data, name, is_package), path)
-        return super().get(data, name, path, is_package=is_package)
+        return super().get(data, name, path, is_package=is_package, digest=digest)
 
 
 def read_files(paths: list[str]) -> Iterator[tuple[bytes, str, str, bool]]:

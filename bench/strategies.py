@@ -2,7 +2,8 @@
 
 - `canary`: canary as shipped (verdicts remembered per release file; indexes kept in memory per
   content hash and on disk across runs);
-- `index-store`: the same without remembered verdicts (every check is evaluated on the indexes);
+- `index-store`: the same without remembered or reused verdicts (every check is evaluated on the
+  indexes);
 - `no-store`: the in-memory index only, nothing persisted (every run parses each file once);
 - `reparse`: the anchor suite's way, the file is parsed again for every single assertion.
 
@@ -38,7 +39,9 @@ class MemoryOnly(ModuleCache):
 class Reparsing(ModuleCache):
     """Parses on every request: no memory, no store."""
 
-    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
+    def get(
+        self, data: bytes, name: str, path: str, *, is_package: bool, digest: str | None = None
+    ) -> ModuleInfo:
         with self._lock:
             self.parses += 1
         return index_module(data, name, path, is_package=is_package)
@@ -69,9 +72,9 @@ def runner_for(strategy: str, parse=parse_here, **options) -> Runner:
     if strategy == "canary":
         return Runner(modules=ModuleCache(parse=parse), **options)
     if strategy == "index-store":
-        return Runner(modules=ModuleCache(parse=parse), remember=False, **options)
+        return Runner(modules=ModuleCache(parse=parse), remember=False, reuse=None, **options)
     if strategy == "no-store":
-        return Runner(modules=MemoryOnly(parse=parse), remember=False, **options)
+        return Runner(modules=MemoryOnly(parse=parse), remember=False, reuse=None, **options)
     if strategy == "reparse":
-        return ReparsingRunner(modules=Reparsing(), remember=False, **options)
+        return ReparsingRunner(modules=Reparsing(), remember=False, reuse=None, **options)
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")

@@ -42,17 +42,22 @@ class ModuleCache:
 
     def exports(self, data: bytes, name: str, path: str, *, is_package: bool) -> Exports:
         """The module's exports (Exports.of its index), its index made once per content."""
-        key = _key(data, name, is_package)
+        digest = hashlib.sha256(data).hexdigest()
+        key = _key(digest, name, is_package)
         with self._lock:
             found = self._exports.get(key)
         if found is None:
-            found = Exports.of(self.get(data, name, path, is_package=is_package))
+            info = self.get(data, name, path, is_package=is_package, digest=digest)
+            found = Exports.of(info)
             with self._lock:
                 self._exports[key] = found
         return found
 
-    def get(self, data: bytes, name: str, path: str, *, is_package: bool) -> ModuleInfo:
-        key = _key(data, name, is_package)
+    def get(
+        self, data: bytes, name: str, path: str, *, is_package: bool, digest: str | None = None
+    ) -> ModuleInfo:
+        """The index of `data` (whose sha256 hex `digest` the caller may have computed)."""
+        key = _key(digest or hashlib.sha256(data).hexdigest(), name, is_package)
 
         def find() -> ModuleInfo | None:  # under the lock
             info = self._items.get(key)
@@ -93,7 +98,7 @@ class ModuleCache:
             self._items.popitem(last=False)
 
 
-def _key(data: bytes, name: str, is_package: bool) -> str:
-    """An index's key: the file's content, and the module it is read as."""
-    digest = hashlib.sha256(data).hexdigest()
+def _key(digest: str, name: str, is_package: bool) -> str:
+    """An index's key: the file's content (its sha256 hex `digest`), and the module it is
+    read as."""
     return hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()

@@ -33,7 +33,6 @@ _HEADER = re.compile(r"[()\[\]{}:]")
 _UNSURE_INDENT = re.compile(r"\n *[\t\f]")  # from a newline: `re` tries `^` at every offset
 _BODY_START = re.compile(r"\n( *)(?=[^\s\0])")
 _OPEN = "([{"
-_CLOSE = ")]}"
 
 #: Bodies the index reads: a module's `__getattr__` serves names lazily (PEP 562), a class's
 #: `__init_subclass__` may make its subclasses dataclasses (transformers 5's configs), and a
@@ -68,9 +67,16 @@ def _dedent_at(indent: int) -> re.Pattern[str]:
 
 
 def balance(masked: str, start: int, end: int) -> int:
-    """Brackets opened less brackets closed in masked[start:end]."""
-    return sum(masked.count(c, start, end) for c in _OPEN) - sum(
-        masked.count(c, start, end) for c in _CLOSE
+    """Brackets opened less brackets closed in masked[start:end] (six calls spelled out: the
+    outline asks for every statement of every file, and a generator cost twice as much)."""
+    count = masked.count
+    return (
+        count("(", start, end)
+        + count("[", start, end)
+        + count("{", start, end)
+        - count(")", start, end)
+        - count("]", start, end)
+        - count("}", start, end)
     )
 
 

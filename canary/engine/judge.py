@@ -14,6 +14,7 @@ from canary.engine.contracts import Verdict, evaluate, evaluate_any
 from canary.engine.loader import ModuleLoader
 from canary.engine.outcomes import Result, Status
 from canary.engine.remembered import Verdicts
+from canary.engine.reuse import VerdictReuse
 from canary.matrix.model import Acknowledgement, Check, Matrix
 from canary.matrix.targets import Target
 from canary.sources.declared import VersionUnknown, declared_version
@@ -30,8 +31,10 @@ class VersionRun:
         tree: Tree | SourceError,
         cache: ModuleCache,
         verdicts: Verdicts | None = None,
+        reuse: VerdictReuse | None = None,
     ):
         self.matrix = matrix
+        self.reuse = reuse
         self.verdicts = verdicts
         self.target = target
         self.tree = tree
@@ -40,8 +43,9 @@ class VersionRun:
         self.module = self.modules.module
         self._version: Version | VersionUnknown | None = target.version
         loader = self.modules
-        namespace = Namespace(self.module, loader.module_names, loader.prefetch, loader.exports)
-        self.hierarchy = Hierarchy(namespace)
+        lookups = (loader.module_names, loader.prefetch, loader.exports)
+        self.namespace = Namespace(self.module, *lookups)
+        self.hierarchy = Hierarchy(self.namespace)
 
     @property
     def source(self) -> str:
@@ -74,10 +78,17 @@ class VersionRun:
         )
 
     def evaluate(self, check: Check, version: Version | None) -> Verdict:
-        """Whether the check's contract holds on this version, and what is wrong if not."""
-        if check.contract is not None:
-            return evaluate(check.contract, self.hierarchy, version)
-        return evaluate_any(check.any_of, self.hierarchy, version)
+        """Whether the check's contract holds on this version, and what is wrong if not (a
+        verdict judged on the same module contents reused where there is one)."""
+        if self.reuse is None:
+            return _evaluate(check, self.hierarchy, version)
+        # a hierarchy of its own, so every module the judging reads is looked up and recorded
+        return self.reuse.verdict(
+            check,
+            version,
+            self.modules,
+            lambda: _evaluate(check, Hierarchy(self.namespace), version),
+        )
 
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None
@@ -111,6 +122,12 @@ class VersionRun:
         if check.severity == "info":
             return Status.WARN, detail
         return Status.FAIL, detail
+
+
+def _evaluate(check: Check, hierarchy: Hierarchy, version: Version | None) -> Verdict:
+    if check.contract is not None:
+        return evaluate(check.contract, hierarchy, version)
+    return evaluate_any(check.any_of, hierarchy, version)
 
 
 def _acknowledged(ack: Acknowledgement, detail: str | None) -> tuple[Status, str]:

@@ -3,6 +3,7 @@ reads, kept apart from the judging so nothing it holds points back at the run.""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
@@ -17,6 +18,21 @@ def module_files(name: str) -> tuple[tuple[str, bool], ...]:
     return (f"{base}/__init__.py", True), (f"{base}.py", False)
 
 
+#: What decided a name's lookup: the file it was read from and the digest of its bytes, or
+#: ("-", (name, print)...) for a name found in no file, with the lookups its alias search made;
+#: None when a fault had a part in it (nothing keyed by it may be reused).
+Print = tuple | None
+
+
+class Reads:
+    """What one judging read of a version: each name looked up (in order) with its print, and
+    whether it read anything else (the version's module list), which no print covers."""
+
+    def __init__(self) -> None:
+        self.names: list[tuple[str, Print]] = []
+        self.opaque = False
+
+
 class ModuleLoader:
     """One version's modules by dotted name; a fault is remembered and raised on every lookup."""
 
@@ -24,13 +40,19 @@ class ModuleLoader:
         self.tree = tree
         self.cache = cache
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
+        self._prints: dict[str, Print] = {}
+        self._consulted: list[list[tuple[str, Print]]] = []  # the lookups each load made
         self._exports: dict[str, Exports] = {}  # read alone, for folders' walks
         self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._module_names: list[str] | None = None
+        #: set while a judging records what it reads (canary.engine.reuse)
+        self.reads: Reads | None = None
 
     def module_names(self) -> list[str]:
         """The dotted names of the version's modules, when its source lists them for free
         (for "did you mean" hints only); empty when it cannot."""
+        if self.reads is not None:
+            self.reads.opaque = True
         if self._module_names is None:
             files = getattr(self.tree, "files", None)
             try:
@@ -60,8 +82,18 @@ class ModuleLoader:
     def module(self, name: str) -> ModuleInfo | None:
         with self._lock:
             if name not in self._modules:
-                self._modules[name] = self._load(name)
+                self._consulted.append([])
+                try:
+                    self._modules[name] = self._load(name)
+                finally:
+                    consulted = self._consulted.pop()
+                self._prints[name] = _print(self._modules[name], self._prints.get(name), consulted)
             found = self._modules[name]
+            read = (name, self._prints[name])
+            if self._consulted:  # looked up by an alias search: part of that name's print
+                self._consulted[-1].append(read)
+            elif self.reads is not None:
+                self.reads.names.append(read)
         if isinstance(found, Exception):
             raise found
         return found
@@ -89,6 +121,15 @@ class ModuleLoader:
         info = self.module(name)
         return None if info is None else Exports.of(info)
 
+    def print_of(self, name: str) -> Print:
+        """What decides `name`'s lookup (canary.engine.reuse keys verdicts by it), looked up
+        as the judging would; None when a fault had a part in it."""
+        try:
+            self.module(name)
+        except (SourceError, ParseError):
+            return None
+        return self._prints[name]
+
     def _load(self, name: str) -> ModuleInfo | Exception | None:
         if isinstance(self.tree, SourceError):
             return self.tree
@@ -96,7 +137,9 @@ class ModuleLoader:
             for path, is_package in module_files(name):
                 data = self.tree.read(path)
                 if data is not None:
-                    return self.cache.get(data, name, path, is_package=is_package)
+                    digest = hashlib.sha256(data).hexdigest()
+                    self._prints[name] = (path, digest)
+                    return self.cache.get(data, name, path, is_package=is_package, digest=digest)
         except (SourceError, ParseError) as exc:
             return exc
         return self._alias(name)
@@ -117,3 +160,14 @@ class ModuleLoader:
                 except (SourceError, ParseError) as exc:
                     return exc
         return None
+
+
+def _print(found: object, direct: Print, consulted: list[tuple[str, Print]]) -> Print:
+    """A loaded name's print: its file's, else the alias search's lookups; None on a fault."""
+    if isinstance(found, Exception):
+        return None
+    if direct is not None:
+        return direct
+    if any(print_ is None for _, print_ in consulted):
+        return None
+    return ("-", *consulted)

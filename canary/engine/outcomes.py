@@ -172,6 +172,8 @@ class UpstreamInfo:
     anchors: tuple[str, ...] = ()
     broken: tuple[str, ...] = ()
     branches: tuple[str, ...] = ()
+    #: the pre-release checked ahead of every final release (`--versions all`), if any
+    next: tuple[str, ...] = ()
     #: the matrix file as given on the command line, and the line of each check id in it,
     #: so CI annotations point at the check a maintainer has to look at
     matrix: str = ""

@@ -21,6 +21,7 @@ from canary.engine.loader import module_files
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.engine.remembered import Verdicts
 from canary.engine.retold import Told, recalled, remember, story_key
+from canary.engine.reuse import VerdictReuse
 from canary.engine.transitions import Explainer, Transition, with_transitions
 from canary.errors import Stopped, UsageError
 from canary.matrix.model import Check, Matrix, MatrixError
@@ -63,6 +64,9 @@ class Runner:
     source: str = "auto"  # auto: index, GitHub when it has no file | index only | github only
     modules: ModuleCache = field(default_factory=ModuleCache)
     remember: bool = True  # remember verdicts per release file (off to measure the parsing)
+    #: verdicts reused across the run's releases by the module contents their judging read
+    #: (None: every check judged on every release, to measure the parsing)
+    reuse: VerdictReuse | None = field(default_factory=VerdictReuse)
     progress: ProgressSink | None = None
     #: tell what the subject of each check's latest transition became (`canary explain`
     #: does it itself, for the errors); the seconds it took (the bench weighs them)
@@ -159,7 +163,7 @@ class Runner:
         checks = self.checks(matrix, target)
         if _covered(verdicts, checks, target):
             tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
-            return VersionRun(matrix, target, tree, self.modules, verdicts)
+            return VersionRun(matrix, target, tree, self.modules, verdicts, self.reuse)
         try:
             tree = self.open_tree(matrix, target)
         except SourceError as exc:
@@ -168,7 +172,7 @@ class Runner:
             # best effort: each check reads its own modules and reports their own fault
             with contextlib.suppress(SourceError):
                 tree.prefetch(module_paths(checks))
-        return VersionRun(matrix, target, tree, self.modules, verdicts)
+        return VersionRun(matrix, target, tree, self.modules, verdicts, self.reuse)
 
     def judge(self, matrix: Matrix, target: Target) -> list[Result]:
         """Every check of the matrix on one version (and remember the verdicts)."""
@@ -412,6 +416,7 @@ def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
         anchors=tuple(v for v in matrix.versions.anchors if v in labels),
         broken=tuple(v for v in matrix.versions.broken if v in labels),
         branches=tuple(t.label for t in targets if t.branch),
+        next=tuple(t.label for t in targets if t.next),
         matrix=str(matrix.path),
         lines={check.id: check.line for check in matrix.checks},
     )

@@ -26,7 +26,7 @@ from canary.matrix import yamlmarks
 from canary.matrix.ignore import Ignored, read_ignored
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
-VERSION_KEYS = ("releases", "prereleases", "include", "exclude", "anchors", "broken")
+VERSION_KEYS = ("releases", "prereleases", "next", "include", "exclude", "anchors", "broken")
 SUBJECT_KEYS = ("symbol", "class", "function")
 LIST_KEYS = (
     "methods",
@@ -207,6 +207,9 @@ class Check:
 class VersionSpec:
     releases: SpecifierSet | None = None
     prereleases: bool = False
+    #: also lock the newest pre-release when it is newer than every final release, for
+    #: `--versions all` (the nightly) to judge as its own column
+    next: bool = True
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     anchors: tuple[str, ...] = ()
@@ -242,7 +245,8 @@ def refuse_empty_gates(
     """A check whose gate admits none of the matrix's releases can never run on one, and a
     check's `broken` entry that covers none of them acknowledges nothing (a typo, or a release
     gone): mistakes, refused before anything runs (all of them at once). A `since`/`until`
-    gate is let be when the matrix checks a branch, which its declared version may admit."""
+    gate is let be when the matrix checks a branch or the pre-release ahead of its releases
+    (`versions.next`), which may admit it."""
     if not releases:
         return
     span = f"{len(releases)} releases ({min(releases)} to {max(releases)})"
@@ -521,9 +525,11 @@ class _MatrixReader(_Reader):
         releases = None
         if "releases" in data:
             releases = self.specifier(data["releases"], data.lines["releases"], "releases")
-        prereleases = data.get("prereleases", False)
-        if not isinstance(prereleases, bool):
-            raise self.fail(data.lines["prereleases"], "prereleases: must be true or false")
+        flags = {}
+        for key, default in (("prereleases", False), ("next", True)):
+            flags[key] = data.get(key, default)
+            if not isinstance(flags[key], bool):
+                raise self.fail(data.lines[key], f"versions.{key}: must be true or false")
         exact = {}
         for key in ("exclude", "anchors"):
             values = self.strings(data, key)
@@ -542,7 +548,8 @@ class _MatrixReader(_Reader):
                 raise self.fail(line, f"versions.broken: reason for {version} must be text")
         return VersionSpec(
             releases=releases,
-            prereleases=prereleases,
+            prereleases=flags["prereleases"],
+            next=flags["next"],
             include=self.strings(data, "include"),
             exclude=exact["exclude"],
             anchors=exact["anchors"],

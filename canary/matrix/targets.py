@@ -15,6 +15,7 @@ class Target:
     label: str  # "1.0.0" or "main"
     branch: bool = False
     file: IndexFile | None = None  # known from the lock; else asked of the index
+    next: bool = False  # the pre-release ahead of every final release (`--versions all`)
 
     @classmethod
     def parse(cls, label: str) -> Target:

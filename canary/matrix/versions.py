@@ -146,14 +146,49 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
         branches=branches_of(matrix),
         yanked=[yanked[v] for v in sorted(yanked)],
         listed=frozenset(project.versions),
+        next=_ahead(matrix, project, wanted, max(chosen, default=None)),
     )
+
+
+def _ahead(
+    matrix: Matrix, project: ListedProject, wanted: SpecifierSet | None, newest: Version | None
+) -> tuple[str, IndexFile | None] | None:
+    """The newest pre-release (dev releases too, as for `prereleases`) in the range and not
+    excluded, when it is newer than every final release on the index and every release
+    chosen: what the next release will be, judged before it is out. None when the matrix
+    takes pre-releases as releases anyway, or opts out with `next: false`."""
+    versions = matrix.versions
+    if not versions.next or versions.prereleases or wanted is None:
+        return None
+    listed: dict[Version, str] = {}
+    for label in project.versions:
+        version = _parse(label)
+        if version is not None:
+            listed.setdefault(version, label)
+    finals = [v for v in listed if not v.is_prerelease]
+    floor = max([*finals, *([newest] if newest else [])], default=None)
+    excluded = {Version(v) for v in versions.exclude}
+    for version in sorted(listed, reverse=True):
+        if floor is not None and version <= floor:
+            break
+        label = listed[version]
+        files = project.files(label)
+        if (
+            version in excluded
+            or not wanted.contains(version, prereleases=True)
+            or (files and all(f.yanked for f in files))
+        ):
+            continue
+        return label, project.pick_file(label)
+    return None
 
 
 def check_keys(matrix: Matrix, resolution: Resolution) -> None:
     """`anchors` and `broken` must name resolved releases (a typo would silently check less),
-    and no check's gate may exclude them all (nor a branch)."""
+    and no check's gate may exclude them all (nor a branch, nor the pre-release ahead)."""
     known = {label for label, _ in resolution.releases}
-    refuse_empty_gates(matrix, [Version(label) for label in known], resolution.branches)
+    ahead = [*resolution.branches, *_next_label(resolution)]
+    refuse_empty_gates(matrix, [Version(label) for label in known], ahead)
     for key, names in (
         ("versions.anchors", matrix.versions.anchors),
         ("versions.broken", list(matrix.versions.broken)),
@@ -223,6 +258,9 @@ def select_targets(matrix: Matrix, selection: str, sources: Sources) -> list[Tar
         labels = [label for label in files if spec.contains(Version(label), prereleases=True)]
     targets = [Target(label, file=files[label]) for label in sorted(labels, key=Version)]
     if selection == "all":
+        if resolution.next is not None:
+            label, file = resolution.next
+            targets.append(Target(label, file=file, next=True))
         targets += [Target(name, branch=True) for name in resolution.branches]
     return targets
 
@@ -247,7 +285,7 @@ def _explicit(matrix: Matrix, selection: str, sources: Sources) -> list[Target]:
     lock = _current_lock(matrix)
     files: dict[Version, IndexFile | None] = {}
     if lock is not None:
-        files = {Version(label): file for label, file in lock.resolution.releases}
+        files = {Version(label): file for label, file in lock.resolution.locked_files().items()}
     targets = explicit_targets(selection)
     for target in targets:
         if target.branch:
@@ -321,8 +359,9 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
     """`canary versions MATRIX`: the resolved list, marking anchors, broken, branches and what
     is new since the lock, one line each."""
     lock = _current_lock(matrix)
-    locked = set(lock.resolution.labels()) if lock is not None else None
+    locked = None if lock is None else {*lock.resolution.labels(), *_next_label(lock.resolution)}
     rows = [(label, _marks(matrix, label, locked)) for label, _ in resolution.releases]
+    rows += [(label, [NEXT_MARK, *_new(label, locked)]) for label in _next_label(resolution)]
     rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
     rows += [(label, ["yanked, left out"]) for label in resolution.yanked]
     where = f"lock {lock.path}" if lock is not None else "no lock file (`canary lock` writes one)"
@@ -335,6 +374,14 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
         left = changes["left the range"]
         lines += [f"{label:<{width}}  left the range since the lock" for label in left]
     return lines
+
+
+#: how `canary versions` marks the pre-release ahead of the releases
+NEXT_MARK = "next: a pre-release newer than every final release (only `--versions all`)"
+
+
+def _next_label(resolution: Resolution) -> list[str]:
+    return [resolution.next[0]] if resolution.next is not None else []
 
 
 def _new(label: str, locked: set[str] | None) -> list[str]:
@@ -353,14 +400,18 @@ def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
     """What a refresh changes: new labels, newly yanked, gone (the index no longer lists it),
     left the range (the index still lists it, but `releases` or `exclude` leave it out),
     releases now read from another file of theirs (a new wheel was added to the release), and
-    releases whose file changed: same file name, another sha256 or size."""
+    releases whose file changed: same file name, another sha256 or size. The pre-release
+    ahead of the releases is new or dropped on its own (a later one, or the final is out)."""
     old = old or Resolution()
     old_labels, new_labels = set(old.labels()), set(new.labels())
     dropped = [label for label in old.labels() if label not in new_labels | set(new.yanked)]
-    old_files = old.files()
-    kept = [(label, old_files[label], file) for label, file in new.releases if label in old_files]
+    was = old.locked_files()
+    kept = [(label, was[label], now) for label, now in new.locked_files().items() if label in was]
+    old_next, new_next = _next_label(old), _next_label(new)
     return {
         "new": [label for label in new.labels() if label not in old_labels],
+        "new pre-release": [label for label in new_next if label not in old_next],
+        "pre-release dropped": [label for label in old_next if label not in new_next],
         "yanked": [label for label in new.yanked if label not in old.yanked],
         "gone": [label for label in dropped if label not in new.listed],
         "left the range": [label for label in dropped if label in new.listed],
@@ -386,7 +437,7 @@ def _altered(was: IndexFile | None, now: IndexFile | None) -> bool:
 
 def _alarms(path: object, old: Resolution, new: Resolution, labels: list[str]) -> list[str]:
     """The supply-chain alarm for each release whose locked file changed on the index."""
-    was, now = old.files(), new.files()
+    was, now = old.locked_files(), new.locked_files()
     lines = []
     for label in labels:
         before, after = was[label], now[label]
@@ -439,9 +490,12 @@ def refresh_locks(
 
 def _held(old: Resolution, new: Resolution, labels: set[str]) -> Resolution:
     """`new` with the locked file of each of `labels` kept as it was."""
-    was = old.files()
+    was = old.locked_files()
     releases = [(label, was[label] if label in labels else f) for label, f in new.releases]
-    return Resolution(releases, list(new.branches), list(new.yanked))
+    ahead = new.next
+    if ahead is not None and ahead[0] in labels:
+        ahead = (ahead[0], was[ahead[0]])
+    return Resolution(releases, list(new.branches), list(new.yanked), next=ahead)
 
 
 def _refresh(
@@ -503,4 +557,8 @@ def _nothing_to_lock(matrix: Matrix, resolution: Resolution) -> str:
 
 def _count(resolution: Resolution) -> str:
     releases, branches = len(resolution.releases), len(resolution.branches)
-    return f"{releases} release{'s' * (releases != 1)}, {branches} branch{'es' * (branches != 1)}"
+    ahead = "".join(f", next {label}" for label in _next_label(resolution))
+    return (
+        f"{releases} release{'s' * (releases != 1)}, {branches} branch{'es' * (branches != 1)}"
+        + ahead
+    )

@@ -55,6 +55,12 @@ HEADER = 56  # px, title and what was run
 TOP = HEADER + 40 + 28 + 32  # px, header + summary bar (40) + legend (28) + filter bar (32)
 HEAD = 28  # px, an upstream's title
 AXIS = 100  # px, the rotated version labels
+#: what a marked version's label says when pointed at
+AXIS_NOTES = {
+    " anchor": " (anchor)",
+    " broken": " (known broken)",
+    " next": " (next: a pre-release, newer than every final release)",
+}
 GAP = 20  # px, below each upstream's grid
 
 CSS = Template("""
@@ -87,6 +93,7 @@ section h2{height:${head}px;line-height:${head}px;margin:0;padding:0 8px;font-si
  font-size:11px;line-height:${cell}px;text-align:left}
 .v.anchor{font-weight:bold}
 .v.broken{font-style:italic;color:#8c959f}
+.v.next{color:#9a6700;text-decoration:underline dotted}
 .k{grid-column:1;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 6px 0 8px;
  box-sizing:border-box;position:sticky;left:0;z-index:1;background:#fff}
 .c{box-sizing:border-box;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;
@@ -143,11 +150,12 @@ def _css() -> str:
 
 
 def _section(grid: UpstreamGrid) -> str:
-    anchors, broken = set(grid.info.anchors), set(grid.info.broken)
+    kinds = {v: " broken" for v in grid.info.broken}
+    kinds |= {v: " anchor" for v in grid.info.anchors} | {v: " next" for v in grid.info.next}
     axis = ['<div class="k"></div>']
     for version in grid.versions:
-        kind = " anchor" if version in anchors else " broken" if version in broken else ""
-        note = " (anchor)" if kind == " anchor" else " (known broken)" if kind else ""
+        kind = kinds.get(version, "")
+        note = AXIS_NOTES.get(kind, "")
         axis.append(f'<div class="v{kind}" title="{_e(version + note)}">{_e(version)}</div>')
     rows = []
     for check in grid.checks:

@@ -2,9 +2,10 @@
 
 The object is exactly SPEC's (`results`, `summary` with every status, `stats` with four keys)
 plus two additive keys: `run` (date, canary version, command) and `upstreams`, each
-UpstreamInfo (anchors, broken, branches, order, and where each check is written: the `matrix`
-file and the `lines` of its check ids). Reading tolerates a file without them (other
-producers, older runs): versions are then ordered by PEP 440 with branch labels last.
+UpstreamInfo (anchors, broken, branches, the pre-release ahead (`next`, only when one was
+checked), order, and where each check is written: the `matrix` file and the `lines` of its
+check ids). Reading tolerates a file without them (other producers, older runs): versions are
+then ordered by PEP 440 with branch labels last.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ TEXT_KEYS = (
     "first_fail",
     "diff",
 )
-INFO_KEYS = ("versions", "anchors", "broken", "branches")
+INFO_KEYS = ("versions", "anchors", "broken", "branches", "next")
 #: texts every renderer already escapes as it writes them (a diff keeps its lines, a why may)
 RENDERED_ESCAPED = frozenset({"detail", "why", "diff"})
 
@@ -55,7 +56,11 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
         "stats": stats_of(report),
         "upstreams": {
             name: {
-                **{key: list(getattr(info, key)) for key in INFO_KEYS},
+                **{
+                    key: list(getattr(info, key))
+                    for key in INFO_KEYS
+                    if key != "next" or info.next  # only a run that judged one has it
+                },
                 "matrix": info.matrix,
                 "lines": info.lines,
             }

@@ -74,8 +74,14 @@ def code_block(text: str) -> str:
 
 
 def _marker(grid: UpstreamGrid) -> Callable[[str], str]:
-    anchors = set(grid.info.anchors)
-    return lambda version: f"**{md_escape(version)}**" if version in anchors else md_escape(version)
+    """Anchors in bold; the pre-release ahead of the releases says it is one."""
+    anchors, ahead = set(grid.info.anchors), set(grid.info.next)
+
+    def mark(version: str) -> str:
+        text = f"**{md_escape(version)}**" if version in anchors else md_escape(version)
+        return f"{text} (next, pre-release)" if version in ahead else text
+
+    return mark
 
 
 def _header(report: RunReport) -> list[str]:
@@ -99,6 +105,11 @@ def _table(grid: UpstreamGrid) -> list[str]:
         facts.append("anchors " + ", ".join(f"**{md_escape(v)}**" for v in info.anchors))
     if info.broken:
         facts.append("known broken " + ", ".join(md_escape(v) for v in info.broken))
+    if info.next:
+        facts.append(
+            "next " + ", ".join(md_escape(v) for v in info.next) + " (a pre-release, newer than "
+            "every final release)"
+        )
     anchors = [v for v in info.anchors if v in grid.versions]
     head = "| check | statuses over versions | first failing | last passing |"
     rows = [

@@ -283,6 +283,7 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     per_col = "" if len(columns) == n else f", up to {-(-n // len(columns))} per column"
     span = f"{grid.versions[0]} … {grid.versions[-1]}"
     head = f"{plural(len(grid.checks), 'check')} x {plural(n, 'version')}{per_col} ({span})"
+    head += "".join(f"; next {v} (a pre-release)" for v in grid.info.next)
     lines = [_clip(f"{grid.name}: {head}", width)]
     for check in grid.checks:
         cells = []

@@ -3,19 +3,22 @@ parameter of `def patch_fix(trainer_class)` to transformers' Trainer inside it.
 
 Functions are matched by name across the package (a name defined twice is ambiguous, and
 binds nothing); a parameter is bound only when every call site passes the same object (the
-same name of the same upstream, whichever module it is imported from).
+same name of the same upstream, whichever module it is imported from). A call made in a walk
+of a function once per module a listing names (`patch(RLTrainer)` in the walk for each trainer
+module) passes its own object in each walk: the function is then walked once per walk too.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
 from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
+from canary.scan.spelled import Names
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 
@@ -38,6 +41,12 @@ class CallSites:
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
         self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
+        # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
+        # module names of a listing, or (in a walk of a function once per value) an object
+        self._varied: dict[str, dict[str, dict[int | str, Ref | Names]]] = {}
+        self.variant = ""  # the walk the visitor is in (a function walked once per value)
+        self.repeating = False  # walking a body again: its defs are defined already
+        self.given: CallSites | None = None  # a previous round's, for what walks vary
         # what this pass's scans asked of the package's functions: (question, function name)
         self.asked: set[tuple[str, str]] = set()
 
@@ -96,13 +105,22 @@ class CallSites:
             return None
         return self._returns.get(function)
 
-    def define(self, name: str) -> None:
+    def lists(self, parts: tuple[str, ...], found: tuple[str, ...] | None) -> None:
+        """The file read the modules of upstream package `parts`: what it scanned depends on
+        them (file_scans.py scans it again when they change)."""
         if not self.frozen:
+            self.events.append(["lists", list(parts), None if found is None else list(found)])
+
+    def define(self, name: str) -> None:
+        if not self.frozen and not self.repeating:
             self.events.append(["define", name])
             self._defined[name] += 1
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
+            return
+        if self.variant:  # one object per value the walk goes through: not mixed
+            self.vary(function, self.variant, slot, ref)
             return
         self.events.append(["record", function, slot, list(ref.parts), ref.known])
         slots = self._passed.setdefault(function, {})
@@ -110,15 +128,36 @@ class CallSites:
         slots[slot] = ref if _same(seen, ref) else _MIXED
 
     def record_call(
-        self, function: str, call: ast.Call, upstream: Callable[[ast.expr], Ref | None]
+        self,
+        function: str,
+        call: ast.Call,
+        upstream: Callable[[ast.expr], Ref | None],
+        lookup: Callable[[str], object | None] = lambda name: None,
     ) -> None:
-        """Record the upstream objects (as `upstream` tells them) `call` passes `function`."""
+        """Record the upstream objects (as `upstream` tells them) `call` passes `function`,
+        and the module names of a listing (a name `lookup` binds to Names)."""
         slots: list[tuple[int | str, ast.expr]] = [*enumerate(call.args)]
         slots += [(k.arg, k.value) for k in call.keywords if k.arg]
         for slot, value in slots:
             ref = upstream(value)
+            bound = lookup(value.id) if isinstance(value, ast.Name) else None
             if ref is not None:
                 self.record(function, slot, ref)
+            elif isinstance(bound, Names) and not self.frozen:
+                self.vary(function, self.variant, slot, bound)
+
+    def vary(self, function: str, variant: str, slot: int | str, value: Ref | Names) -> None:
+        """A call made in walk `variant` passes `value` (module names gather)."""
+        if isinstance(value, Names):
+            payload: list[Any] = ["names", list(value.values)]
+        else:
+            payload = ["ref", list(value.parts), value.known]
+        self.events.append(["varies", function, variant, slot, payload])
+        slots = self._varied.setdefault(function, {}).setdefault(variant, {})
+        seen = slots.get(slot)
+        if isinstance(seen, Names) and isinstance(value, Names):
+            value = Names(tuple(sorted({*seen.values, *value.values})))
+        slots[slot] = value
 
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
         """Parameter name -> the one upstream object every call passes to it."""
@@ -126,22 +165,32 @@ class CallSites:
         slots = self._passed.get(node.name) if self.frozen else None
         if not slots or self._defined[node.name] != 1:
             return {}
-        args = node.args
-        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-        found: dict[str, Ref] = {}
-        for slot, ref in slots.items():
-            name = positional[slot] if isinstance(slot, int) and slot < len(positional) else slot
-            named = (*positional, *(a.arg for a in args.kwonlyargs))
-            if isinstance(name, str) and ref is not _MIXED and name in named:
-                found[name] = ref
-        return found
+        found = _named(node.args, slots)
+        return {name: ref for name, ref in found.items() if ref is not _MIXED}
+
+    def rows(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, object]]:
+        """What the body of `node` is walked with, once per row: the objects every call
+        passes (bound), the module names calls pass, and one row per walk of a caller that
+        passed its own object (`patch(RLTrainer)` in a function walked once per trainer
+        module). A first pass sees only what a previous round (`given`) found varying."""
+        self.asked.add(("rows", node.name))
+        source = self if self.frozen else self.given
+        if source is None or source._defined[node.name] != 1:
+            return [{}]
+        common: dict[str, object] = dict(self.bound(node))
+        walks = source._varied.get(node.name, {})
+        common |= _named(node.args, walks.get("", {}))
+        labels = sorted(label for label in walks if label)
+        return [common | _named(node.args, walks[label]) for label in labels] or [common]
 
     def tells_nothing(self, asked: set[tuple[str, str]]) -> bool:
         """Whether, frozen, every question of `asked` (a file's first pass's) gets the answer
         that pass got: none. Then the second pass finds what the first found."""
         known: dict[str, Container[str]] = {"rewritten": self._rewrites}
         known |= {"installer": self._installers, "returned": self._returns}
-        known["bound"] = {name for name, slots in self._passed.items() if slots}
+        bound = {name for name, slots in self._passed.items() if slots}
+        # rows: frozen, what every call binds (bound) and what walks vary
+        known |= {"bound": bound, "rows": bound | {n for n, w in self._varied.items() if w}}
         return not any(
             self._defined[name] == 1 and name in known[question] for question, name in asked
         )
@@ -156,6 +205,14 @@ class CallSites:
             elif event[0] == "installs":
                 _, function, *slots = event
                 self.installs(function, Installer(*(tuple(slot) for slot in slots)))
+            elif event[0] == "lists":
+                continue
+            elif event[0] == "varies":
+                _, function, variant, slot, payload = event
+                if payload[0] == "names":
+                    self.vary(function, variant, slot, Names(tuple(payload[1])))
+                else:
+                    self.vary(function, variant, slot, Ref(tuple(payload[1]), payload[2]))
             elif event[0] == "returns":
                 _, function, name, index, attrs, position = event
                 self.returns(function, Returned(name, index, tuple(attrs), position))
@@ -184,10 +241,35 @@ class CallSites:
                     [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
                     for slot, ref in self._passed.get(name, {}).items()
                 ),
+                self.varied(name),
             ]
             for name in sorted(set(names))
         ]
         return [helpers, *functions]
+
+    def varying(self) -> set[str]:
+        """The functions some walk passes module names or its own object to."""
+        return {name for name, walks in self._varied.items() if walks}
+
+    def varied(self, function: str) -> list[Any]:
+        """What walks pass `function` (JSON-able), for cache keys."""
+        walks = self._varied.get(function, {})
+        return [
+            [label, sorted([str(slot), isinstance(slot, int), repr(v)] for slot, v in s.items())]
+            for label, s in sorted(walks.items())
+        ]
+
+
+def _named(args: ast.arguments, slots: Mapping[int | str, Any]) -> dict[str, Any]:
+    """Parameter name -> the value of its slot (a position or a keyword)."""
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    named = (*positional, *(a.arg for a in args.kwonlyargs))
+    found: dict[str, Any] = {}
+    for slot, value in slots.items():
+        name = positional[slot] if isinstance(slot, int) and slot < len(positional) else slot
+        if isinstance(name, str) and name in named:
+            found[name] = value
+    return found
 
 
 def _identifiers(tree: ast.Module) -> frozenset[str]:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -37,6 +37,7 @@ from canary.scan.releases import Reading, load_text, read_releases
 from canary.scan.requirements import declared_releases, searched_folders
 from canary.scan.rewriters import declared_registries, inferred_registries
 from canary.scan.selection import Selection
+from canary.scan.spelled import NamesIn
 from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
 from canary.settings import Settings
@@ -71,6 +72,7 @@ class _File:
     data: bytes
     tree: ast.Module | None = None
     defined: list[str] = field(default_factory=list)
+    events: list[list[Any]] = field(default_factory=list)  # its first pass's (CallSites)
     # what the first pass found, and asked of the package's functions (CallSites.asked)
     early: tuple[list[Use], set[str]] | None = None
     asked: set[tuple[str, str]] = field(default_factory=set)
@@ -91,7 +93,7 @@ def _read(root: Path, result: ScanResult, exclude: tuple[str, ...]) -> list[_Fil
     # the scanned repository's [tool.canary], in its own folders only (requirements.py)
     table = find_config(within=searched_folders(root)).exclude
     files = []
-    selection = Selection(root, (*exclude, *table))
+    selection = Selection(root, exclude, table)
     for path in selection.files():
         name = showable(path.relative_to(base).as_posix())  # as the findings cite it
         try:  # a file over the budget is not even read: the downstream's bytes are untrusted
@@ -112,48 +114,42 @@ def scan_path(
     upstreams: frozenset[str],
     cache: Cache | None = None,
     exclude: tuple[str, ...] = (),
+    names_in: NamesIn | None = None,
 ) -> ScanResult:
     """Parse every downstream file (never import it) and collect the upstream uses.
 
     Two passes: the first gathers which upstream objects the package passes to its own
     functions, the second follows them into those functions. With a `cache`, each file's
     passes are remembered (file_scans.py): what did not change is not parsed again.
-    `exclude` are globs of files and folders not to read (selection.py).
+    `exclude` are globs of files and folders not to read (selection.py); `names_in` what an
+    upstream module's `dir()` names in the newest release read (filtered by the downstream).
     """
     result = ScanResult()
     files = _read(root, result, exclude)
-    calls = CallSites()
-    calls.registries = _registries(files, upstreams)
+    registries = _registries(files, upstreams)
     own = own_names(root)
-    scans = FileScans(cache, upstreams, own, calls.registries)
-    scanned = []
-    for file in files:
-        events = scans.first(file.data)
-        if events is None:
-            try:
-                tree = file.parsed()
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                result.not_scanned(file.name, str(exc) or type(exc).__name__)
-                continue
-            alone = CallSites()
-            alone.registries = calls.registries
-            first = _scan_file(file.name, tree, upstreams, alone, own, result)
-            if first is not None:
-                scans.keep_first(file.data, alone.events)
-                file.early, file.asked = (first.findings, first.modules), alone.asked
-            events = alone.events
-        file.defined = [event[1] for event in events if event[0] == "define"]
-        calls.replay(events)
-        scanned.append(file)
+    scans = FileScans(cache, upstreams, own, registries)
+    first = _FirstPass(scans, upstreams, own, result, names_in)
+    scanned = [file for file in files if first.scan(file, CallSites(), None)]
+    calls = first.gathered(scanned)
+    seen: list[Any] = []
+    for _ in range(_ROUNDS):  # what functions walked once per module name pass on
+        varied = [[name, calls.varied(name)] for name in sorted(calls.varying())]
+        if not varied or varied == seen:
+            break
+        seen = varied
+        for file in (f for f in scanned if calls.varying() & set(f.defined)):
+            first.scan(file, calls, [calls.varied(name) for name in sorted(set(file.defined))])
+        calls = first.gathered(scanned)
     calls.frozen = True
     for file in scanned:
-        state = calls.state(file.defined)
+        state = [*calls.state(file.defined), [e for e in file.events if e[0] == "lists"]]
         found = scans.second(file.name, file.data, state)
         if found is None and file.early is not None and calls.tells_nothing(file.asked):
             found = file.early  # what the others' first passes gathered changes nothing here
             scans.keep_second(file.name, file.data, state, *found)
         elif found is None:
-            scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result)
+            scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result, names_in)
             if scanner is None:
                 continue
             found = scanner.findings, scanner.modules
@@ -162,6 +158,53 @@ def scan_path(
         result.modules |= found[1]
         result.files += 1
     return result
+
+
+# most rounds of first passes that follow module names from function to function
+_ROUNDS = 3
+
+
+@dataclass
+class _FirstPass:
+    """Runs (or recalls) a file's first pass, given what a previous round found varying."""
+
+    scans: FileScans
+    upstreams: frozenset[str]
+    own: frozenset[str]
+    result: ScanResult
+    names_in: NamesIn | None
+
+    def scan(self, file: _File, given: CallSites, state: list[Any] | None) -> bool:
+        """Fill `file.events`; False when the file cannot be parsed."""
+        events = self.scans.first(file.data, state, self.names_in)
+        file.early = None  # a later round's first pass walks what varies: not the second's
+        if events is None:
+            try:
+                tree = file.parsed()
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                self.result.not_scanned(file.name, str(exc) or type(exc).__name__)
+                return False
+            alone = CallSites()
+            alone.registries = self.scans.registries
+            alone.given = given if state is not None else None
+            args = (file.name, tree, self.upstreams, alone, self.own, self.result)
+            scanner = _scan_file(*args, self.names_in)
+            if scanner is not None:
+                self.scans.keep_first(file.data, alone.events, state)
+                if state is None:
+                    file.early, file.asked = (scanner.findings, scanner.modules), alone.asked
+            events = alone.events
+        file.defined = [event[1] for event in events if event[0] == "define"]
+        file.events = events
+        return True
+
+    def gathered(self, scanned: list[_File]) -> CallSites:
+        """What all files' first passes saw, together."""
+        calls = CallSites()
+        calls.registries = self.scans.registries
+        for file in scanned:
+            calls.replay(file.events)
+        return calls
 
 
 def _registries(files: list[_File], upstreams: frozenset[str]) -> dict[str, str]:
@@ -196,9 +239,10 @@ def _scan_file(
     calls: CallSites,
     own: frozenset[str],
     result: ScanResult,
+    names_in: NamesIn | None = None,
 ):
     try:
-        return scan_tree(tree, name, upstreams, calls, own)
+        return scan_tree(tree, name, upstreams, calls, own, names_in)
     except RecursionError as exc:
         if calls.frozen:
             result.not_scanned(name, exc)
@@ -254,12 +298,19 @@ class Proposed:
                 " gates to releases outside the range (no locked release would check it):"
             )
         head += [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
-        if self.unheld:
+        unheld, elsewhere = _listed_apart(self.unheld, self.proposals)
+        if elsewhere:
             head.append(
-                f"left out: {len(self.unheld)} text{'s' * (len(self.unheld) > 1)} no release in"
+                f"left out: {elsewhere} text{'s' * (elsewhere > 1)} a rewrite of every module a"
+                " listing names (`dir()` filtered) seeks in modules no release in the range"
+                " has them in, checked in the modules that have them"
+            )
+        if unheld:
+            head.append(
+                f"left out: {len(unheld)} text{'s' * (len(unheld) > 1)} no release in"
                 " the range holds (written for older releases?), red on every one:"
             )
-        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in self.unheld]
+        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in unheld]
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
@@ -283,6 +334,18 @@ class Proposed:
         """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
         are ids other matrices of the upstream state or ignore."""
         return merge_text(existing, name, self.proposals, declined)
+
+
+def _listed_apart(unheld: list[Proposal], kept: list[Proposal]) -> tuple[list[Proposal], int]:
+    """The texts no release holds to list, and how many others there are: texts sought in
+    every module of a listing (Use.listed) that a kept check finds in another module."""
+    found = {(p.assertion, tuple(p.values)) for p in kept}
+    shown = [
+        p
+        for p in unheld
+        if not all(use.listed for use in p.uses) or (p.assertion, tuple(p.values)) not in found
+    ]
+    return shown, len(unheld) - len(shown)
 
 
 def _reaches(gate: str, releases: list[Version]) -> bool:
@@ -339,14 +402,28 @@ def scan(
     status = progress(lambda: runner.stats().get("bytes_downloaded", 0)) if progress else None
     if status is not None:  # reading the client's files takes seconds on a first scan
         status.begin(f"scan: reading the files of {showable(root.name or str(root))}")
+    early: dict[str, Reading] = {}  # read while scanning the files (the names they list)
+
+    def names_in(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+        if not read_upstream or parts[0] not in names:
+            return None
+        if parts[0] not in early:
+            early[parts[0]] = read_releases(parts[0], declared_releases(root, parts[0]), runner)
+        views = early[parts[0]].views  # the newest first: what users have today
+        return tuple(sorted(views[0].names_in(".".join(parts)))) or None if views else None
+
     try:  # the status line erased whatever happens
-        result = scan_path(root, names, runner.context.cache if from_index else None, exclude)
+        cache = runner.context.cache if from_index else None
+        result = scan_path(root, names, cache, exclude, names_in)
         used = sorted({f.ref.root for f in result.findings} & names)
         releases = {name: declared_releases(root, name) for name in used}
+        unread = [name for name in used if name not in early]
         if status is not None and read_upstream:
-            status.start(2 * len(used), 2 * len(used) if from_index else 0, used)
+            status.start(2 * len(unread), 2 * len(unread) if from_index else 0, unread)
         readings = {
-            name: read_releases(name, releases[name], runner, status)
+            name: early[name]
+            if name in early
+            else read_releases(name, releases[name], runner, status)
             for name in used
             if read_upstream
         }

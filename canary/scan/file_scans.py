@@ -20,6 +20,7 @@ from canary.cache.store import Cache
 from canary.scan.callsites import CallSites
 from canary.scan.findings import Role, Use
 from canary.scan.imports import Ref
+from canary.scan.spelled import NamesIn
 
 _KIND = "scan"
 
@@ -35,6 +36,7 @@ class FileScans:
         registries: dict[str, str],
     ) -> None:
         self.cache = cache
+        self.registries = registries
         self._context = [sorted(upstreams), sorted(own), sorted(registries.items())]
 
     def _key(self, *parts: Any) -> str:
@@ -48,19 +50,30 @@ class FileScans:
         if self.cache is not None:
             self.cache.store(_KIND, key, json.dumps(value).encode())
 
-    def first(self, data: bytes) -> list[list[Any]] | None:
-        """The remembered events of a file's first pass (CallSites.events)."""
-        events = self._load(self._key("first", _digest(data)))
+    def first(
+        self, data: bytes, given: list[Any] | None = None, names_in: NamesIn | None = None
+    ) -> list[list[Any]] | None:
+        """The remembered events of a file's first pass (CallSites.events), given what a
+        previous round found its functions passed; None when an upstream package's modules it
+        listed (`names_in`) are not what they were."""
+        events = self._load(self._key("first", _digest(data), given))
         if not isinstance(events, list) or not all(_is_event(e) for e in events):
             return None
         try:
             CallSites().replay(events)  # each event well formed
-        except (TypeError, ValueError):
+            listed = [(tuple(e[1]), e[2]) for e in events if e[0] == "lists"]
+        except (TypeError, ValueError, IndexError):
             return None
+        for parts, then in listed:
+            now = names_in(parts) if names_in else None
+            if then != (None if now is None else list(now)):
+                return None
         return events
 
-    def keep_first(self, data: bytes, events: list[list[Any]]) -> None:
-        self._keep(self._key("first", _digest(data)), events)
+    def keep_first(
+        self, data: bytes, events: list[list[Any]], given: list[Any] | None = None
+    ) -> None:
+        self._keep(self._key("first", _digest(data), given), events)
 
     def second(self, name: str, data: bytes, state: list[Any]) -> tuple[list[Use], set[str]] | None:
         """The remembered findings and proven modules of a file's second pass, given `state`
@@ -83,7 +96,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_EVENT_SIZES = {"define": 2, "register": 3, "record": 5, "returns": 6}
+_EVENT_SIZES = {"define": 2, "register": 3, "record": 5, "returns": 6, "varies": 5, "lists": 3}
 
 
 def _is_event(event: Any) -> bool:
@@ -105,12 +118,13 @@ def _row(finding: Use) -> list[Any]:
         finding.tolerated,
         finding.gate,
         [[list(ref.parts), ref.known] for ref in finding.alternatives],
+        finding.listed,
     ]
 
 
 def _finding(file: str, row: list[Any]) -> Use:
     """A finding from its stored row; ValueError/TypeError when the row is malformed."""
-    role, parts, known, line, items, tolerated, gate, alternatives = row
+    role, parts, known, line, items, tolerated, gate, alternatives, listed = row
     names = [p for alternative in alternatives for p in alternative[0]]
     if not all(isinstance(p, str) for p in (*parts, *items, gate, *names)):
         raise TypeError("not a finding")
@@ -123,4 +137,5 @@ def _finding(file: str, row: list[Any]) -> Use:
         bool(tolerated),
         gate,
         tuple(Ref(tuple(names), int(known)) for names, known in alternatives),
+        bool(listed),
     )

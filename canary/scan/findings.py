@@ -42,6 +42,9 @@ class Use:
     # instead when this import fails (`except ImportError: from ...`), the other methods a
     # rewriter selecting several (`if name not in ("a", "b"): return src`) may rewrite
     alternatives: tuple[Ref, ...] = ()
+    # seen in a walk once per module a listing names (`dir(trl.trainer)` filtered): the client
+    # rewrites every one of them alike, so a text one of them never had is sought elsewhere
+    listed: bool = False
 
     @property
     def where(self) -> str:

@@ -9,7 +9,7 @@ a node says by itself node_values'; this module walks and records.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
@@ -35,11 +35,12 @@ from canary.scan.node_values import (
 from canary.scan.recorder import Recorder
 from canary.scan.rewriters import registrations, rewriter_params
 from canary.scan.self_attributes import HeldBySelf
-from canary.scan.spelled import literal_defaults, paired_values
-from canary.scan.spread import call_uses, rekey
+from canary.scan.spelled import Names, decided, paired_values, recording, walked_values
+from canary.scan.spread import Branches, call_uses, rekey
 from canary.scan.stale import needed
 from canary.scan.text_calls import sought
 from canary.scan.text_flow import (
+    NamesIn,
     Pattern,
     Source,
     TextFlow,
@@ -76,6 +77,7 @@ class FileScanner(ast.NodeVisitor):
         self.absence_tests: set[int] = set()  # `"x" not in src` that seek nothing (guards.py)
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
         self.replacements = Replacements(tree)
+        self.branches = Branches(self.scopes.lookup)  # which key reaches which callee (spread.py)
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
@@ -110,6 +112,8 @@ class FileScanner(ast.NodeVisitor):
         """Both branches from the same bindings; what either binds to something known stays."""
         if type_checking(node.test):  # the body never runs: its imports are for annotations
             return self._guarded([], node.orelse)
+        if (taken := decided(node.test, self.scopes.lookup, self.flow.names_in)) is not None:
+            return self._guarded([], node.body if taken else node.orelse)  # by a walk's module
         known = _tested(node, self.flow)
         self.absence_tests.update(unsought(node))
         self.visit(node.test)
@@ -124,12 +128,13 @@ class FileScanner(ast.NodeVisitor):
             self.record.add(Role.ACCESS, source.ref, node.test, alternatives=source.others)
         if selected and selected[1][1]:
             self.scopes.bind(selected[0], selected[1][0])
-        with self.record.knowing(known):
+        with self.record.knowing(known), self.branches.arm(node, 0):
             self._guarded(body, node.body)
         after_body = dict(top)
         top.clear()
         top.update(before)
-        self._guarded(orelse, node.orelse)
+        with self.branches.arm(node, 1):
+            self._guarded(orelse, node.orelse)
         keep_known(top, after_body)
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
         if selected and not selected[1][1] and returns:
@@ -138,17 +143,17 @@ class FileScanner(ast.NodeVisitor):
             self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        """`for old, new in PAIRS:` binds old and new to the string constants they go through
-        (the body walked once per row where it builds names from them: text_flow.walked_rows)."""
+        """Loop variables bound to the strings they go through (text_flow.walked_rows)."""
         self.visit(node.iter)
         self.visit(node.target)
         bindings = self.flow.loop_bindings(node.target, node.iter)
         rows = self.flow.walked_rows(node, bindings)
-        for row in [*rows, bindings]:
-            for name, value in row:
-                self.scopes.bind(name, value)
-            if row is not bindings or not rows:
-                self._guarded([], node.body)
+        with self.record.listing(_listed(bindings)):
+            for row in [*rows, bindings]:
+                for name, value in row:
+                    self.scopes.bind(name, value)
+                if row is not bindings or not rows:
+                    self._guarded([], node.body)
         self._guarded([], node.orelse)
 
     visit_AsyncFor = visit_For
@@ -161,7 +166,7 @@ class FileScanner(ast.NodeVisitor):
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             bound = self.flow.binding_of(value, self.record.guards) if value else None
-            self.scopes.bind(target.id, bound)
+            self.scopes.bind(target.id, self.branches.bound(target.id, bound))
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -197,7 +202,7 @@ class FileScanner(ast.NodeVisitor):
         self.visit(node.value)
         for target in node.targets:
             self._assign(target, node.value, node)
-        rekey(node, self.scopes, self.record.guards)
+        rekey(node, self.scopes, self.record.guards, tuple(self.branches.path))
 
     def visit_Delete(self, node: ast.Delete) -> None:
         rekey(node, self.scopes, self.record.guards)
@@ -219,11 +224,9 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn(node, self._tree)
-        passed: dict[str, object] = {**literal_defaults(node.args), **self.calls.bound(node)}
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
-        if self.rewriter:  # def fix(function_name, function) in a registry
-            passed[self.rewriter[1]] = Source(rewritten(self.rewriter[2], None))
-        self._in_scope(node.body, node.args, passed)
+        for passed in _each_walk(node, self.calls, self.record, self.rewriter):
+            self._in_scope(node.body, node.args, passed)
         self.rewriter = outer
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -312,17 +315,16 @@ class FileScanner(ast.NodeVisitor):
             self._patch(mocked[0], mocked[1], node)
         func = node.func
         if isinstance(func, ast.Name):
-            self.calls.record_call(func.id, node, self._upstream)
+            self.calls.record_call(func.id, node, self._upstream, self.scopes.lookup)
             installs = self.replacements.installs(node, self.calls.installer, self.scopes.lookup)
             if installs and (owner := self._upstream(installs[0])):
-                self.record.add(Role.PATCH, owner.child(installs[1]), node)
-                ref, loose = owner.child(installs[1]), installs[3]
-                self.record.add(Role.INSTALLED, ref, node, installs[2], tolerated=loose)
+                self.record.installed(owner.child(installs[1]), node, installs[2], installs[3])
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
         if callee := self._upstream(func):
-            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards):
+            arms = self.branches.of(func)
+            for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
                 self.record.add(role, callee, node, items, extra=extra)
         rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
@@ -347,6 +349,36 @@ class FileScanner(ast.NodeVisitor):
         for expr in (*node.args[2:], *(k.value for k in node.keywords)):
             self.visit(expr)
         return True
+
+
+def _listed(bindings: Sequence[tuple[str, object]]) -> bool:
+    """A loop over the module names of a listing (Use.listed)."""
+    return any(isinstance(value, Names) for _, value in bindings)
+
+
+def _each_walk(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    calls: CallSites,
+    record: Recorder,
+    rewriter: tuple[str, str, str] | None,
+) -> Iterator[dict[str, object]]:
+    """The bindings to walk `node`'s body with, once each (spelled.walked_values; a
+    registered rewriter's source parameter bound to the source it is given); while a walk is
+    one of several, the calls in it vary with it (callsites.py), its nested defs are defined
+    once, and its findings are of a listing's module when it binds module names."""
+    walks = walked_values(node, calls.rows(node))  # several only from a listing's modules
+    if rewriter:  # def fix(function_name, function) in a registry
+        walks = [{**w, rewriter[1]: Source(rewritten(rewriter[2], None))} for w in walks]
+    listed = len(walks) > 1 or any(isinstance(v, Names) for walk in walks for v in walk.values())
+    saved = calls.variant, calls.repeating, record.listed
+    try:
+        for i, passed in enumerate(walks):
+            calls.variant = f"{node.name}:{i}" if len(walks) > 1 else saved[0]
+            calls.repeating = saved[1] or i > 0
+            record.listed = saved[2] or listed
+            yield passed
+    finally:
+        calls.variant, calls.repeating, record.listed = saved
 
 
 def _tested(node: ast.If, flow: TextFlow) -> list[tuple[Ref, str]]:
@@ -375,14 +407,17 @@ def scan_tree(
     upstreams: frozenset[str],
     calls: CallSites | None = None,
     own: frozenset[str] = frozenset(),
+    names_in: NamesIn | None = None,
 ) -> FileScanner:
     """Run the scanner over one parsed file; its findings and proven modules are on the result.
 
     `calls` gathers what the file passes to the package's functions, and binds their
     parameters to what a previous pass gathered; `own` are the downstream's own package
-    names, whose mentions in sought texts mark them as the downstream's.
+    names, whose mentions in sought texts mark them as the downstream's; `names_in` what an
+    upstream module's `dir()` names in the newest release read (filtered by the downstream).
     """
     scanner = FileScanner(tree, file, upstreams, calls, own)
+    scanner.flow.names_in = recording(names_in, scanner.calls) if names_in else None
     for name, regex in compiled_patterns(tree.body).items():  # used above where it is bound
         scanner.scopes.bind(name, Pattern(regex))
     scanner.visit(tree)

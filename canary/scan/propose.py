@@ -430,12 +430,19 @@ def _sorted_uses(groups: Iterable[list[Use]]) -> list[Use]:
 
 
 def _compact(places: dict[str, list[str]]) -> str:
-    """Every place, the lines of one file together: `a.py:3,9, b.py:4 (x, y)`."""
-    lines: dict[str, list[str]] = {}
+    """Every place, the lines of one file together, the names passed said once for the lines
+    that pass the same ones: `a.py:3,9, b.py:4,8 (x, y),6 (x)`."""
+    lines: dict[str, dict[tuple[str, ...], list[str]]] = {}
     for where, items in places.items():
         file, _, line = where.rpartition(":")
-        lines.setdefault(file, []).append(f"{line} ({', '.join(items)})" if items else line)
-    return ", ".join(f"{file}:{','.join(numbers)}" for file, numbers in lines.items())
+        lines.setdefault(file, {}).setdefault(tuple(items), []).append(line)
+    return ", ".join(
+        f"{file}:"
+        + ",".join(
+            ",".join(numbers) + (f" ({', '.join(i)})" if i else "") for i, numbers in by.items()
+        )
+        for file, by in lines.items()
+    )
 
 
 def describe(uses: list[Use], guarded: bool) -> str:

@@ -35,6 +35,7 @@ class Recorder:
         self.own = own
         self.findings: list[Use] = []
         self.guards: list[Guard] = []
+        self.listed = False  # in a walk once per module a listing names (Use.listed)
         # in the scope being visited: what the client does without (absence.py), and the
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
@@ -52,6 +53,15 @@ class Recorder:
         # (source, template name) -> the first text or regex a rewrite filling it in sought
         self._templates: dict[tuple[Ref, str], Use] = {}
         self._unmatched: dict[Ref, Use] = {}
+
+    @contextmanager
+    def listing(self, listed: bool) -> Iterator[None]:
+        """Within: findings are of a walk once per module a listing names (Use.listed)."""
+        outer, self.listed = self.listed, self.listed or listed
+        try:
+            yield
+        finally:
+            self.listed = outer
 
     @contextmanager
     def knowing(self, present: list[tuple[Ref, str]]) -> Iterator[None]:
@@ -87,6 +97,12 @@ class Recorder:
         """Whether the guards in force tolerate a use of `ref` failing."""
         return any(g.kind == "tolerates" and g.covers(ref) for g in self.guards)
 
+    def installed(self, ref: Ref, node: ast.AST, params: tuple[str, ...], loose: bool) -> None:
+        """A call of the package's installer patches `ref` with a replacement taking `params`
+        (`loose`: it takes anything as well)."""
+        self.add(Role.PATCH, ref, node)
+        self.add(Role.INSTALLED, ref, node, params, tolerated=loose)
+
     def add(
         self,
         role: Role,
@@ -114,7 +130,7 @@ class Recorder:
             )
         gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
         line = getattr(node, "lineno", 0)
-        finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives)
+        finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives, self.listed)
         self.findings.append(finding)
 
     def _done_without(self, ref: Ref) -> bool:

@@ -42,7 +42,8 @@ class Selection:
     or glob -> how many .py files it held)."""
 
     root: Path
-    globs: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()  # --exclude
+    configured: tuple[str, ...] = ()  # `exclude` under [tool.canary], said as such
     left_out: dict[str, int] = field(default_factory=dict)
     outside: list[Path] = field(default_factory=list)  # the links out of PATH, not followed
 
@@ -85,14 +86,18 @@ class Selection:
         return not link.resolve().is_relative_to(self.root.resolve())
 
     def _reason(self, path: Path) -> str | None:
-        """What leaves `path` out (`tests/`, `--exclude GLOB`), if anything does."""
+        """What leaves `path` out (`tests/`, `--exclude GLOB`, `[tool.canary] exclude GLOB`),
+        if anything does."""
         if path.is_dir() and path.name in self.defaults:
             return f"{path.name}/"
         if not path.is_dir() and path.suffix != ".py":
             return None
         relative = path.relative_to(self.root).as_posix()
-        glob = next((g for g in self.globs if _matches(relative, path.name, g)), None)
-        return f"--exclude {glob}" if glob else None
+        globs = (*self.globs, *self.configured)
+        glob = next((g for g in globs if _matches(relative, path.name, g)), None)
+        if glob is None:
+            return None
+        return f"--exclude {glob}" if glob in self.globs else f"[tool.canary] exclude {glob}"
 
     def described(self) -> str:
         """`tests/ (72 files), --exclude legacy (3 files)`, or "" when nothing was left out

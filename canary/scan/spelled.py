@@ -12,9 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 # most literals a name or a concatenation may stand for before scan stops following it
 MAX_TEXTS = 16
+# an upstream module's dotted parts -> what its dir() names (its submodules and what it
+# binds), None when not read
+NamesIn = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,34 @@ def literal_defaults(args: ast.arguments) -> dict[str, Texts]:
     }
 
 
+def walked_values(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, rows: list[dict[str, object]]
+) -> list[dict[str, object]]:
+    """The bindings `fn`'s body is walked with, once each: its literal defaults under each row
+    its calls pass (callsites.py), and one walk per module name where a parameter given
+    several builds names from them (`eval(f"trl.trainer.{trainer_file}")`); a default joins
+    the names given (a caller outside the package may rely on it)."""
+    defaults = literal_defaults(fn.args)
+    walks: list[dict[str, object]] = []
+    for row in rows:
+        passed: dict[str, object] = {**defaults, **row}
+        for name, value in row.items():
+            if isinstance(value, Names) and name in defaults:
+                passed[name] = Names(tuple(sorted({*value.values, *defaults[name].values})))
+        several = [
+            name
+            for name, value in passed.items()
+            if isinstance(value, Names) and len(value.values) > 1 and builds_names(fn.body, {name})
+        ]
+        if not several:
+            walks.append(passed)
+            continue
+        named = passed[several[0]]
+        values = named.values if isinstance(named, Names) else ()
+        walks += [{**passed, several[0]: Names((value,))} for value in values]
+    return walks
+
+
 def paired_values(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.expr | None]:
     """What each name of `a, b = x, y` is assigned (None where the value is no literal
     tuple or list of as many items, or a name is starred)."""
@@ -103,15 +135,96 @@ def paired_values(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[
     return list(items)
 
 
+# most module names a listing read from an upstream's files may stand for
+MAX_LISTED = 64
+
+
+@dataclass(frozen=True)
+class Names(Texts):
+    """The module names a filtered `dir(package)` keeps, evaluated over the upstream's own
+    files (`[x for x in dir(trl.trainer) if x.endswith("_trainer")]`)."""
+
+
 @dataclass(frozen=True)
 class Listed:
     """A name read from `dir(X)` (a filtered list of them, or one item: `names[0]`): one of
     the names of the upstream object at `parts`, which scan cannot spell. `lowercase` when
     the filter keeps lowercase names only (`x.islower()`, `x.endswith("_trainer")`): modules
-    or functions, no class."""
+    or functions, no class. `filters` are the comprehensions' conditions (each with its
+    variable), None when one tests something else than the name."""
 
     parts: tuple[str, ...]
     lowercase: bool = False
+    filters: tuple[tuple[str, ast.expr], ...] | None = ()
+
+    def kept(self, names: Iterable[str]) -> Names | None:
+        """Which of `names` the filters keep; None when they cannot be evaluated."""
+        if self.filters is None:
+            return None
+        found: list[str] = []
+        for name in names:
+            verdicts = [_holds(test, variable, name) for variable, test in self.filters]
+            if None in verdicts:
+                return None
+            found += [name] if all(verdicts) else []
+        return Names(tuple(sorted(found))[:MAX_LISTED])
+
+
+_TESTS = frozenset({"islower", "isupper", "isidentifier", "startswith", "endswith"})
+_CASES = frozenset({"lower", "upper", "strip"})
+
+
+def _operand(node: ast.expr, variable: str, name: str) -> str | tuple[str, ...] | None:
+    """What `node` is when the filter's variable is `name`: the name, a literal, a tuple of
+    literals, or `x.lower()` of one; None otherwise."""
+    if isinstance(node, ast.Name):
+        return name if node.id == variable else None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        items = [_operand(e, "", "") if isinstance(e, ast.Constant) else None for e in node.elts]
+        return tuple(i for i in items if isinstance(i, str)) if None not in items else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+        base = _operand(node.func.value, variable, name)
+        if isinstance(base, str) and node.func.attr in _CASES:
+            return str(getattr(base, node.func.attr)())
+    return None
+
+
+def _holds(test: ast.expr, variable: str, name: str) -> bool | None:
+    """`test` of the name (a filter of a comprehension over `dir()`); None when scan cannot
+    evaluate it: it calls or reads anything but the name and literals."""
+    if isinstance(test, ast.BoolOp):
+        found = [_holds(v, variable, name) for v in test.values]
+        if None in found:
+            return None
+        return all(found) if isinstance(test.op, ast.And) else any(found)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _holds(test.operand, variable, name)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute):
+        base = _operand(test.func.value, variable, name)
+        args = [_operand(a, variable, name) for a in test.args]
+        if not isinstance(base, str) or test.func.attr not in _TESTS or None in args:
+            return None
+        return bool(getattr(base, test.func.attr)(*args))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left = _operand(test.left, variable, name)
+        right = _operand(test.comparators[0], variable, name)
+        if left is None or right is None:
+            return None
+        return _compared(test.ops[0], left, right)
+    return None
+
+
+def _compared(
+    op: ast.cmpop, left: str | tuple[str, ...], right: str | tuple[str, ...]
+) -> bool | None:
+    if isinstance(op, ast.Eq | ast.NotEq):
+        return (left == right) == isinstance(op, ast.Eq)
+    if isinstance(op, ast.In | ast.NotIn) and isinstance(left, str):
+        return (left in right) == isinstance(op, ast.In)
+    return None
 
 
 def _keeps_lowercase(filters: list[ast.expr]) -> bool:
@@ -143,11 +256,19 @@ def listing(
     if isinstance(value, ast.Subscript):
         return listed_piece(value, lookup)
     filters: list[ast.expr] = []
+    tested: tuple[tuple[str, ast.expr], ...] | None = ()
     if isinstance(value, ast.ListComp) and len(value.generators) == 1:
-        filters, value = value.generators[0].ifs, value.generators[0].iter
+        generator, element = value.generators[0], value.elt
+        filters, value = generator.ifs, generator.iter
+        target = generator.target
+        variable = target.id if isinstance(target, ast.Name) else None
+        whole = isinstance(element, ast.Name) and element.id == variable  # `[x for x in ...]`
+        tested = tuple((variable, f) for f in filters) if variable and whole else None
     narrowed = listed_piece(value, lookup) if isinstance(value, ast.Name) else None
     if narrowed is not None:
-        return Listed(narrowed.parts, narrowed.lowercase or _keeps_lowercase(filters))
+        lowercase = narrowed.lowercase or _keeps_lowercase(filters)
+        both = None if narrowed.filters is None or tested is None else narrowed.filters + tested
+        return Listed(narrowed.parts, lowercase, both)
     if not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -157,7 +278,7 @@ def listing(
     ):
         return None
     parts = parts_of(value.args[0])
-    return Listed(parts, _keeps_lowercase(filters)) if parts else None
+    return Listed(parts, _keeps_lowercase(filters), tested) if parts else None
 
 
 def last_listed(
@@ -180,3 +301,42 @@ def last_listed(
     if found is None or prefix is None or not prefix.endswith("."):
         return None
     return prefix[:-1], found
+
+
+class _Lists(Protocol):
+    def lists(self, parts: tuple[str, ...], found: tuple[str, ...] | None) -> None: ...
+
+
+def recording(names_in: NamesIn, calls: _Lists) -> NamesIn:
+    """`names_in`, each answer told to `calls` (what a file's scan depended on)."""
+
+    def answer(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+        found = names_in(parts)
+        calls.lists(parts, found)
+        return found
+
+    return answer
+
+
+def decided(
+    test: ast.expr, lookup: Callable[[str], object | None], names_in: NamesIn | None
+) -> bool | None:
+    """What `test` is in a walk once per module a listing names, where it compares with a
+    literal the walk's module name (`trainer_file == "grpo_trainer"`) or a name read from
+    that module's `dir()` (`name == "GRPOTrainer"`: False where the module has no such
+    name); None for any other test, or one scan cannot decide."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    literal = right.value if isinstance(right, ast.Constant) else None
+    bound = lookup(left.id) if isinstance(left, ast.Name) else None
+    if not isinstance(op, ast.Eq | ast.NotEq) or not isinstance(literal, str):
+        return None
+    if isinstance(bound, Names) and len(bound.values) == 1:
+        return (bound.values[0] == literal) == isinstance(op, ast.Eq)
+    if not isinstance(bound, Listed) or bound.lowercase or names_in is None:
+        return None
+    names = names_in(bound.parts)
+    return None if names is None or literal in names else isinstance(op, ast.NotEq)

@@ -5,12 +5,16 @@ key added under `if Version(...) < Version("5.0.0"):` is passed only on those re
 
 The visitor binds the dict's name to `Spread`; `call_uses` says what a call of an upstream
 callable passes, with the shapes `call_shapes` gives when nothing unknown is spread into it.
+A key put in on one arm of an `if` that also picks the callee (`load = X.from_tensors;
+kwargs["tensors"] = t` / `else: load = X.from_checkpoint`) is passed only to the callee bound
+on that arm: `Branches` says which arm each key and each callee was bound on.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from canary.scan.call_shapes import call_shape
@@ -20,20 +24,21 @@ from canary.scan.imports import Scopes
 from canary.scan.node_values import constant
 
 Guards = tuple[Guard, ...]
+Arms = tuple[tuple[int, int], ...]  # (id of an `if`, 0 for its body or 1 for its else)
 
 
 @dataclass(frozen=True)
 class Spread:
-    """A name bound to a dict of keyword arguments: each key with the guards in force where it
-    was put in; `complete` when every key is known (no `**other`, no key computed)."""
+    """A name bound to a dict of keyword arguments: each key with the guards in force and the
+    arms it was put in on; `complete` when every key is known (no `**other`, no key computed)."""
 
-    entries: tuple[tuple[str, Guards], ...]
+    entries: tuple[tuple[str, Guards, Arms], ...]
     complete: bool = True
 
-    def put(self, name: str, guards: Guards) -> Spread:
-        if (name, guards) in self.entries:
+    def put(self, name: str, guards: Guards, arms: Arms = ()) -> Spread:
+        if (name, guards, arms) in self.entries:
             return self
-        return Spread((*self.entries, (name, guards)), self.complete)
+        return Spread((*self.entries, (name, guards, arms)), self.complete)
 
     def drop(self, name: str) -> Spread:
         """`del kwargs["x"]`, `kwargs.pop("x")`: x is not known to be passed."""
@@ -42,9 +47,53 @@ class Spread:
     def union(self, other: Spread) -> Spread:
         """After alternative branches: what either put in, each under its own guards."""
         merged = self
-        for name, guards in other.entries:
-            merged = merged.put(name, guards)
+        for entry in other.entries:
+            merged = merged.put(*entry)
         return Spread(merged.entries, self.complete and other.complete)
+
+    def on(self, arms: Arms) -> Spread:
+        """The dict as bound on these arms (every key it starts with is put in there)."""
+        return Spread(tuple((n, g, arms) for n, g, _ in self.entries), self.complete)
+
+
+class Branches:
+    """The arms of `if` the visitor is in, and the arms each name was bound a callee on."""
+
+    def __init__(self, lookup: Callable[[str], object | None]) -> None:
+        self.path: list[tuple[int, int]] = []
+        self._lookup = lookup
+        self._bound: dict[tuple[str, int], tuple[object, Arms]] = {}  # value kept: ids stay
+
+    @contextmanager
+    def arm(self, node: ast.If, index: int) -> Iterator[None]:
+        self.path.append((id(node), index))
+        try:
+            yield
+        finally:
+            self.path.pop()
+
+    def bound(self, name: str, value: object | None) -> object | None:
+        """What `name = value` binds here: a dict of keywords starts on these arms."""
+        arms = tuple(self.path)
+        if isinstance(value, Spread):
+            return value.on(arms)
+        if value is not None and arms:
+            self._bound[(name, id(value))] = (value, arms)
+        return value
+
+    def of(self, func: ast.expr) -> Arms:
+        """The arms a called name was bound on (none: bound before any branch, or not a name)."""
+        if not isinstance(func, ast.Name):
+            return ()
+        value = self._lookup(func.id)
+        return self._bound.get((func.id, id(value)), (None, ()))[1]
+
+
+def _apart(put: Arms, bound: Arms) -> bool:
+    """Whether a key put in on `put` never meets a callee bound on `bound`: they took different
+    arms of one `if`."""
+    taken = dict(bound)
+    return any(taken.get(node, arm) != arm for node, arm in put)
 
 
 def gathered(
@@ -60,11 +109,11 @@ def gathered(
         and not value.args
     ):
         names = [k.arg for k in value.keywords]
-        return Spread(tuple((n, tuple(guards)) for n in names if n), None not in names)
+        return Spread(tuple((n, tuple(guards), ()) for n in names if n), None not in names)
     if not isinstance(value, ast.Dict) or any(constant(v) is not None for v in value.values):
         return None
     keys = [constant(k) if k is not None else None for k in value.keys]
-    return Spread(tuple((k, tuple(guards)) for k in keys if k), None not in keys)
+    return Spread(tuple((k, tuple(guards), ()) for k in keys if k), None not in keys)
 
 
 def _keyed(target: ast.expr, lookup: Callable[[str], object | None]) -> tuple[str, str] | None:
@@ -76,9 +125,9 @@ def _keyed(target: ast.expr, lookup: Callable[[str], object | None]) -> tuple[st
     return (target.value.id, key) if key and isinstance(bound, Spread) else None
 
 
-def rekey(node: ast.AST, scopes: Scopes, guards: Sequence[Guard]) -> None:
+def rekey(node: ast.AST, scopes: Scopes, guards: Sequence[Guard], arms: Arms = ()) -> None:
     """Bind anew the dicts of keywords a statement changes: `kwargs["k"] = v` puts k in (under
-    `guards`); `del kwargs["k"]` and `kwargs.pop("k")` take it out."""
+    `guards`, on `arms`); `del kwargs["k"]` and `kwargs.pop("k")` take it out."""
     lookup = scopes.lookup
     found: list[tuple[str, Spread]] = []
     if isinstance(node, ast.Assign | ast.Delete):
@@ -86,7 +135,8 @@ def rekey(node: ast.AST, scopes: Scopes, guards: Sequence[Guard]) -> None:
             keyed = _keyed(target, lookup)
             bound = lookup(keyed[0]) if keyed else None
             if keyed and isinstance(bound, Spread):
-                put = bound.put(keyed[1], tuple(guards)) if isinstance(node, ast.Assign) else None
+                assigned = isinstance(node, ast.Assign)
+                put = bound.put(keyed[1], tuple(guards), arms) if assigned else None
                 found.append((keyed[0], put or bound.drop(keyed[1])))
     elif (
         isinstance(node, ast.Call)
@@ -110,12 +160,16 @@ def _extra(added: Guards, now: Sequence[Guard]) -> Guards:
 
 
 def call_uses(
-    call: ast.Call, lookup: Callable[[str], object | None], guards: Sequence[Guard]
+    call: ast.Call,
+    lookup: Callable[[str], object | None],
+    guards: Sequence[Guard],
+    callee_arms: Arms = (),
 ) -> list[tuple[Guards, Role, tuple[str, ...]]]:
     """What a call passes an upstream callable, as (further guards, role, items) to record:
     its shape (`Role.CALL`) when every keyword is known and nothing is spread with `*`, else
     the keywords known (`Role.KWARGS`); once for what every path passes and once more for each
-    set of keys put in under further guards, with those guards."""
+    set of keys put in under further guards, with those guards. A key put in on another arm
+    than the one the callee was bound on (`callee_arms`) is not passed to it."""
     explicit = tuple(dict.fromkeys(k.arg for k in call.keywords if k.arg))
     spreads = [
         lookup(k.value.id) if isinstance(k.value, ast.Name) else None
@@ -132,8 +186,9 @@ def call_uses(
     complete = complete and not any(isinstance(a, ast.Starred) for a in call.args)
     groups: dict[Guards, list[str]] = {(): list(explicit)}
     for spread in known:
-        for name, added in spread.entries:
-            groups.setdefault(_extra(added, guards), []).append(name)
+        for name, added, arms in spread.entries:
+            if not _apart(arms, callee_arms):
+                groups.setdefault(_extra(added, guards), []).append(name)
     base = groups.pop(())
     found = []
     for extra, names in [((), base), *((e, base + n) for e, n in groups.items())]:

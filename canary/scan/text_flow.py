@@ -32,7 +32,15 @@ from canary.scan.node_values import (
 from canary.scan.rewriters import selected_methods
 from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
-from canary.scan.spelled import MAX_TEXTS, Listed, Texts, builds_names, listed_piece, listing
+from canary.scan.spelled import (
+    MAX_TEXTS,
+    Listed,
+    Names,
+    NamesIn,
+    Texts,
+    builds_names,
+    listing,
+)
 from canary.scan.spread import Spread, gathered
 
 # a loop variable and what it holds in the loop's body
@@ -41,6 +49,9 @@ _Bound = tuple[str, Texts | Listed | None]
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
 _EDGE = 4
+# a word shorter than this (`model`, `False`, `pass`) shared with inserted text is coincidence
+_SHORT_WORD = 10
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -80,14 +91,26 @@ class Source:
 
 
 def _overlap(literal: str, inserted: str) -> bool:
-    """One contains the other, or they share an edge of a few characters."""
-    if literal in inserted or inserted in literal:
+    """Whether `literal` may be found only thanks to `inserted`: it lies within it, or what
+    they share (`inserted` inside it, or an edge of a few characters) says something."""
+    if literal in inserted:
         return True
-    edge = min(_EDGE, len(inserted), len(literal))
-    return any(
-        literal.startswith(inserted[-n:]) or literal.endswith(inserted[:n])
-        for n in range(edge, min(len(inserted), len(literal)) + 1)
+    shared = [inserted] if inserted in literal else []
+    longest = min(len(inserted), len(literal))
+    for n in range(min(_EDGE, longest), longest + 1):
+        shared += [inserted[-n:]] if literal.startswith(inserted[-n:]) else []
+        shared += [inserted[:n]] if literal.endswith(inserted[:n]) else []
+    return any(_telling(text, literal) for text in shared)
+
+
+def _telling(shared: str, literal: str) -> bool:
+    """Shared text that ties a literal to the insertion: not a few characters or one short
+    word (upstream code is full of `model`, `False`, `pass`), unless it is half the literal."""
+    core = shared.strip()
+    coincidence = len(core) < _INFORMATIVE or (
+        _WORD.fullmatch(core) is not None and len(core) < _SHORT_WORD
     )
+    return not coincidence or 2 * len(core) >= len(literal.strip())
 
 
 @dataclass(frozen=True)
@@ -146,6 +169,8 @@ class TextFlow:
     """Evaluates expressions over the visitor's `scopes`; `upstream` says which Ref an
     expression is when it is one of the scanned upstreams."""
 
+    names_in: NamesIn | None = None  # what an upstream module's dir() names, when read
+
     def __init__(
         self, scopes: Scopes, calls: CallSites, upstream: Callable[[ast.expr], Ref | None]
     ) -> None:
@@ -171,7 +196,7 @@ class TextFlow:
             if isinstance(bound, Rows):
                 return bound.rows
             if isinstance(bound, Spread):  # a dict of no texts: its keys
-                return tuple((name, None) for name in dict.fromkeys(n for n, _ in bound.entries))
+                return tuple((name, None) for name in dict.fromkeys(e[0] for e in bound.entries))
             return tuple((t,) for t in bound.values) if isinstance(bound, Texts) else ()
         rows = literal_rows(expr)
         if not rows and isinstance(expr, ast.List | ast.Tuple) and expr.elts:
@@ -182,8 +207,8 @@ class TextFlow:
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through;
         `for name in names:` over names read from `dir(X)` binds name to one of them."""
-        listed = listed_piece(iterated, self.scopes.lookup)
-        if listed and isinstance(iterated, ast.Name) and isinstance(target, ast.Name):
+        listed = self.scopes.lookup(iterated.id) if isinstance(iterated, ast.Name) else None
+        if isinstance(listed, Listed | Names) and isinstance(target, ast.Name):
             return [(target.id, listed)]
         rows = self.rows(iterated)
         if rows and isinstance(target, ast.Name):
@@ -374,7 +399,7 @@ class TextFlow:
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )
         if names is not None:
-            return names
+            return modules_named(names, self.names_in, self.calls)
         texts = self.texts(value)
         if texts:
             return Texts(texts)
@@ -440,6 +465,16 @@ class TextFlow:
             pieces = pieces.generators[0].iter
         lines = self._lines_of(pieces)
         return lines.source if lines else None
+
+
+def modules_named(listed: Listed, names_in: NamesIn | None, calls: CallSites) -> Listed | Names:
+    """A listing of an upstream package filtered to lowercase names is of its modules (and
+    functions): those the newest release read has there that the filter keeps."""
+    if names_in is None or not listed.lowercase:
+        return listed
+    found = names_in(listed.parts)
+    kept = listed.kept(found) if found else None
+    return kept if kept is not None and kept.values else listed
 
 
 def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:

@@ -144,6 +144,16 @@ class UpstreamView:
             current, rest = found, rest[1:]
         return current, rest
 
+    def names_in(self, module: str) -> set[str]:
+        """What `dir(module)` names once its submodules are imported, read from this release:
+        the modules right under it in the file listing and what it binds (classes, functions,
+        other names); empty when neither is known."""
+        prefix = f"{module}."
+        names = (m[len(prefix) :] for m in self._namespace.module_names() if m.startswith(prefix))
+        info = self.module(module)
+        bound = {*info.classes, *info.functions, *info.bindings} if info is not None else set()
+        return {name for name in names if name and "." not in name} | bound
+
     def elsewhere(self, module: str, method: str) -> Definition | None:
         """The class of `module` that defines `method` on another release of the range, for
         a method no class of this release defines (None: none, or not looked for)."""

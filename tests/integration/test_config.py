@@ -238,6 +238,6 @@ def test_scan_leaves_out_what_the_table_excludes(tmp_path, monkeypatch, capsys):
                 pyproject.write('\n[tool.canary]\nexclude = ["fakesloth/rl.py"]\n')
         assert main(["scan", str(tree), "--upstream", "trl"]) == 0
         runs[label] = capsys.readouterr().out
-    assert "--exclude fakesloth/rl.py (1 file)" in runs["excluded"]
+    assert "[tool.canary] exclude fakesloth/rl.py (1 file)" in runs["excluded"]
     assert "# scanned 5 files" in runs["all"] and "rl.py:" in runs["all"]
     assert "# scanned 4 files" in runs["excluded"] and "rl.py:" not in runs["excluded"]

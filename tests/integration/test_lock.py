@@ -32,7 +32,8 @@ def wheel(version: str, **extra) -> IndexFile:
 def as_locked(resolution: Resolution) -> Resolution:
     """What a lock keeps of `resolution`: everything but the files' URLs."""
     releases = [(label, file and replace(file, url="")) for label, file in resolution.releases]
-    return Resolution(releases, list(resolution.branches), list(resolution.yanked))
+    ahead = resolution.next and (resolution.next[0], replace(resolution.next[1], url=""))
+    return Resolution(releases, list(resolution.branches), list(resolution.yanked), next=ahead)
 
 
 def test_round_trip_keeps_every_entry_but_urls(tmp_path: Path):
@@ -162,6 +163,10 @@ def test_missing_lock_is_none(tmp_path: Path):
         ("1.0.0 demo.whl file:///etc/passwd", "unexpected field 'file:///etc/passwd'"),
         ("0.9.0 no-files", "0.9.0 is listed twice (also line 3)"),
         ("0.9.0 demo.whl size=3", "0.9.0 is listed twice (also line 3)"),
+        ("1.0.0rc1 next", "expected `1.0.0rc1 next FILE sha256=... size=...`"),
+        ("1.0.0 next demo.whl size=3", "`next` marks a pre-release; 1.0.0 is none"),
+        ("1.0.0rc1 next demo.whl sha256=xyz", "sha256='xyz' is not 64 lowercase hex digits"),
+        ("0.9.0 next demo.whl", "`next` marks a pre-release; 0.9.0 is none"),
     ],
 )
 def test_corrupt_lock_names_file_and_line(tmp_path: Path, line: str, message: str):
@@ -172,6 +177,40 @@ def test_corrupt_lock_names_file_and_line(tmp_path: Path, line: str, message: st
     assert caught.value.line == 4
     assert str(caught.value).startswith(f"{path}:4: ")
     assert message in str(caught.value)
+
+
+def test_the_prerelease_ahead_round_trips_and_is_one_entry(tmp_path: Path):
+    matrix = make_matrix(tmp_path)
+    resolution = Resolution(
+        releases=[("0.9.0", wheel("0.9.0")), ("1.0.0", wheel("1.0.0"))],
+        branches=["main"],
+        yanked=["1.0.1"],
+        next=("1.1.0rc2", wheel("1.1.0rc2")),
+    )
+    path = write_lock(matrix, resolution)
+    assert path.read_text().splitlines()[2:] == [
+        f"0.9.0 demo-0.9.0-py3-none-any.whl sha256={SHA} size=1234",
+        f"1.0.0 demo-1.0.0-py3-none-any.whl sha256={SHA} size=1234",
+        "1.0.1 yanked",
+        f"1.1.0rc2 next demo-1.1.0rc2-py3-none-any.whl sha256={SHA} size=1234",
+        "main branch",
+    ]
+    lock = read_lock(path)
+    assert lock is not None
+    assert lock.resolution == as_locked(resolution)
+    assert lock.resolution.labels() == ["0.9.0", "1.0.0", "main"]  # not a release
+    assert render_lock(matrix, lock.resolution) == path.read_text(encoding="utf-8")
+    path.write_text(path.read_text() + "1.1.0rc3 next no-files\n", encoding="utf-8")
+    with pytest.raises(MatrixError, match=r"demo.lock:8: a second `next` entry \(also 1.1.0rc2"):
+        read_lock(path)
+
+
+def test_opting_out_of_the_prerelease_is_on_the_versions_line(tmp_path: Path):
+    """`next: false` changes what the lock holds, so it is on the versions line; the default
+    adds nothing there, so the locks written before `next` existed still match."""
+    line = spec_of(make_matrix(tmp_path, 'releases: ">=0.9"\n  next: false'))
+    assert line == 'releases=">=0.9" prereleases=false include="" exclude="" next=false'
+    assert "next" not in spec_of(make_matrix(tmp_path, 'releases: ">=0.9"\n  next: true'))
 
 
 def test_undecodable_lock_is_a_matrix_error(tmp_path: Path):

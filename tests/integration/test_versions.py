@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -27,6 +28,8 @@ from canary.matrix.versions import (
     select_targets,
     version_listing,
 )
+from canary.reports.dispatch import render
+from canary.reports.jsonio import load_json
 from canary.settings import Settings
 from canary.sources.context import SourceContext
 from canary.sources.tree import SourceError
@@ -254,14 +257,14 @@ def test_a_lock_records_no_url(locked, index):
     text = lock_path(locked).read_text(encoding="utf-8")
     assert "://" not in text
     assert "/files/" not in text
-    assert len(text.splitlines()) == 2 + 4 + 1  # header, spec, 4 releases, main
+    assert len(text.splitlines()) == 2 + 4 + 1 + 1  # header, spec, 4 releases, next, main
 
 
 @pytest.mark.parametrize(
     ("selection", "expected"),
     [
         ("releases", ["0.9.0", "0.9.2", "0.10.0", "1.0.0"]),
-        ("all", ["0.9.0", "0.9.2", "0.10.0", "1.0.0", "main"]),
+        ("all", ["0.9.0", "0.9.2", "0.10.0", "1.0.0", "1.1.0rc1", "main"]),
         ("anchors", ["0.10.0", "1.0.0"]),
         ("latest", ["1.0.0"]),
         (">=0.9.2,<1", ["0.9.2", "0.10.0"]),
@@ -274,9 +277,10 @@ def test_every_selection_reads_the_lock_and_never_the_index(locked, index, selec
     assert labels(targets) == expected
     assert index.requests == 0
     for target in targets:
-        locked_release = target.label in ("0.9.0", "0.9.2", "0.10.0", "1.0.0")
+        locked_release = target.label in ("0.9.0", "0.9.2", "0.10.0", "1.0.0", "1.1.0rc1")
         assert (target.file is not None) == locked_release
         assert target.branch == (target.label == "main")
+        assert target.next == (target.label == "1.1.0rc1")
         if locked_release:
             filename = f"demo-{target.label}-py3-none-any.whl"
             assert target.file.filename == filename
@@ -440,7 +444,7 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     before = path.read_text()
     out = io.StringIO()
     assert run_lock(str(locked.path), check=True, out=out) == 0
-    assert out.getvalue() == f"{path}: up to date (4 releases, 1 branch)\n"
+    assert out.getvalue() == f"{path}: up to date (4 releases, 1 branch, next 1.1.0rc1)\n"
 
     # 1.2.0 is released, 0.10.0 yanked, 0.9.0 deleted from the index
     index.serve(
@@ -456,6 +460,7 @@ def test_lock_refresh_reports_new_yanked_and_gone(locked, index):
     assert "1 new (1.2.0)" in report
     assert "1 yanked (0.10.0)" in report
     assert "1 gone (0.9.0)" in report
+    assert "1 pre-release dropped (1.1.0rc1)" in report
 
     out = io.StringIO()
     assert run_lock(str(relaxed.path), check=False, out=out) == 0
@@ -472,10 +477,12 @@ LOCKED = ["1.0.0", "0.9.2", "0.9.0", "0.9.1", "0.10.0", "1.1.0rc1", "0.8.0"]
 
 def test_one_new_release_is_only_new(locked, index):
     """The index gives URLs, the lock keeps none: that is no change of a locked file."""
-    index.serve([*LOCKED, "1.2.0"])
+    index.serve([*LOCKED, "1.0.1"])
     out = io.StringIO()
     assert run_lock(str(locked.path), check=True, out=out) == 1
-    assert out.getvalue() == (f"{lock_path(locked)}: stale: 1 new (1.2.0) (5 releases, 1 branch)\n")
+    assert out.getvalue() == (
+        f"{lock_path(locked)}: stale: 1 new (1.0.1) (5 releases, 1 branch, next 1.1.0rc1)\n"
+    )
 
 
 def test_a_locked_file_with_other_bytes_is_an_alarm(locked, index):
@@ -710,3 +717,176 @@ def test_a_lock_of_nothing_is_not_written_and_says_why(index, tmp_path):
     assert not lock_path(matrix).exists()
     assert out.getvalue().count("not written: no version of demo to lock") == 1
     assert "the package index lists 2 versions, none in versions.releases (>=9)" in out.getvalue()
+
+
+# -- the pre-release ahead of the releases (`versions.next`) ----------------------------------
+
+
+def next_of(matrix: Matrix) -> str | None:
+    """What `canary lock` records as the pre-release ahead, read back from the lock."""
+    assert run_lock(str(matrix.path), check=False, out=io.StringIO()) == 0
+    lock = read_lock(lock_path(matrix))
+    assert lock is not None
+    return lock.resolution.next[0] if lock.resolution.next else None
+
+
+@pytest.mark.parametrize(
+    ("listed", "versions", "expected"),
+    [
+        (["0.9.0", "1.0.0", "1.1.0a1", "1.1.0rc1", "1.0.1rc1"], "", "1.1.0rc1"),
+        (["0.9.0", "1.0.0rc1", "1.0.0", "0.9.1rc1"], "", None),  # every rc is older than 1.0.0
+        (["1.0.0", "1.1.0.dev0"], "", "1.1.0.dev0"),  # a dev release is a pre-release too
+        (["1.0.0", "1.1.0rc1", "1.1.0rc2"], 'exclude: ["1.1.0rc2"]', "1.1.0rc1"),
+        (["1.0.0", "2.0.0rc1"], 'releases: ">=0.9,<2"', None),  # outside the range
+        (["1.0.0", "1.1.0rc1"], "next: false", None),  # the matrix opts out
+        (["1.0.0", "1.1.0rc1"], "prereleases: true", None),  # already a release
+        (["1.0.0", "1.1.0rc1"], 'include: ["1.1.0rc1"]', None),  # already a release
+        (["1.0.0", "1.1.0rc1"], 'include: ["1.1.0"]', None),  # not ahead of an include
+    ],
+)
+def test_lock_records_the_newest_prerelease_only_when_newer_than_every_final(
+    index, tmp_path, listed, versions, expected
+):
+    index.serve(listed)
+    body = versions if versions.startswith("releases") else f'releases: ">=0.9"\n{versions}'
+    matrix = matrix_file(tmp_path, body)
+    assert next_of(matrix) == expected
+    text = lock_path(matrix).read_text(encoding="utf-8")
+    assert (" next " in text) == (expected is not None)
+    assert ("next=false" in text.splitlines()[1]) == (versions == "next: false")
+
+
+def test_a_yanked_prerelease_is_passed_over(index, tmp_path):
+    index.serve(
+        ["1.0.0", "1.1.0rc1", "1.1.0rc2"],
+        [dist("1.0.0"), dist("1.1.0rc1"), dist("1.1.0rc2", yanked="bad upload")],
+    )
+    assert next_of(matrix_file(tmp_path, 'releases: ">=1"')) == "1.1.0rc1"
+
+
+def test_the_lock_line_names_the_prereleases_file(index, tmp_path):
+    index.serve(["1.0.0", "1.1.0rc1"])
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    assert next_of(matrix) == "1.1.0rc1"
+    filename = "demo-1.1.0rc1-py3-none-any.whl"
+    assert lock_path(matrix).read_text().splitlines()[2:] == [
+        f"1.0.0 demo-1.0.0-py3-none-any.whl sha256={sha('demo-1.0.0-py3-none-any.whl')} size=1027",
+        f"1.1.0rc1 next {filename} sha256={sha(filename)} size={1000 + len(filename)}",
+    ]
+
+
+def test_the_prerelease_moves_then_goes_when_the_final_is_out(index, tmp_path):
+    index.serve(["1.0.0", "1.1.0rc1"])
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    path = lock_path(matrix)
+    assert next_of(matrix) == "1.1.0rc1"
+
+    index.serve(["1.0.0", "1.1.0rc1", "1.1.0rc2"])
+    out = io.StringIO()
+    assert run_lock(str(matrix.path), check=True, out=out) == 1  # stale: --check says so
+    assert out.getvalue() == (
+        f"{path}: stale: 1 new pre-release (1.1.0rc2); 1 pre-release dropped (1.1.0rc1) "
+        "(1 release, 0 branches, next 1.1.0rc2)\n"
+    )
+    assert next_of(matrix) == "1.1.0rc2"
+
+    index.serve(["1.0.0", "1.1.0rc1", "1.1.0rc2", "1.1.0"])
+    out = io.StringIO()
+    assert run_lock(str(matrix.path), check=False, out=out) == 0
+    assert out.getvalue() == (
+        f"{path}: updated: 1 new (1.1.0); 1 pre-release dropped (1.1.0rc2) "
+        "(2 releases, 0 branches)\n"
+    )
+    assert " next " not in path.read_text()
+    assert labels(select_targets(matrix, "all", SourceContext())) == ["1.0.0", "1.1.0"]
+
+
+def test_a_prereleases_file_with_other_bytes_is_an_alarm(index, tmp_path):
+    index.serve(["1.0.0", "1.1.0rc1"])
+    matrix = matrix_file(tmp_path, 'releases: ">=1"')
+    assert next_of(matrix) == "1.1.0rc1"
+    index.serve(["1.0.0", "1.1.0rc1"], [dist("1.0.0"), {**dist("1.1.0rc1"), "size": 1}])
+    out = io.StringIO()
+    assert run_lock(str(matrix.path), check=False, out=out) == 1
+    assert "1 changed (1.1.0rc1)" in out.getvalue()
+    assert f"{lock_path(matrix)}: ALARM: 1.1.0rc1: " in out.getvalue()
+    assert "1.1.0rc1 next demo-1.1.0rc1-py3-none-any.whl" in lock_path(matrix).read_text()
+    lock = read_lock(lock_path(matrix))
+    assert lock is not None and lock.resolution.next is not None
+    assert lock.resolution.next[1].size == 1000 + len("demo-1.1.0rc1-py3-none-any.whl")
+
+
+@pytest.mark.parametrize(
+    ("selection", "expected"),
+    [
+        ("releases", ["0.9.0", "0.9.2", "0.10.0", "1.0.0"]),
+        ("latest", ["1.0.0"]),
+        (">=1", ["1.0.0"]),
+        ("anchors", ["0.10.0", "1.0.0"]),
+        ("all", ["0.9.0", "0.9.2", "0.10.0", "1.0.0", "1.1.0rc1", "main"]),
+        ("1.1.0rc1", ["1.1.0rc1"]),
+    ],
+)
+def test_only_versions_all_adds_the_prerelease(locked, index, selection, expected):
+    """PR runs (the default) stay on the locked releases; the nightly's `all` judges the
+    pre-release too, from the lock's file, without asking the index."""
+    targets = select_targets(locked, selection, SourceContext())
+    assert labels(targets) == expected
+    assert index.requests == 0
+    rc = [t for t in targets if t.label == "1.1.0rc1"]
+    assert all(t.file is not None and t.file.filename.startswith("demo-1.1.0rc1") for t in rc)
+
+
+def test_versions_command_marks_the_prerelease(locked, index):
+    index.serve([*LOCKED, "1.1.0rc2"])
+    out = io.StringIO()
+    run_versions(str(locked.path), out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith(f"4 releases, 1 branch, next 1.1.0rc2; lock {lock_path(locked)}")
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in lines[1:] if " " in line}
+    assert rows["1.1.0rc2"] == (
+        "next: a pre-release newer than every final release (only `--versions all`), "
+        "new since the lock"
+    )
+    assert [line.split()[0] for line in lines[1:]][-2:] == ["1.1.0rc2", "main"]
+
+
+def test_the_nightly_judges_the_prerelease_as_its_own_column(index, tmp_path):
+    """A run of `--versions all` reads the pre-release's wheel and gates it by PEP 440
+    (1.2.0rc1 is below 1.2.0, so `until: 1.2.0` skips it, and only a gate that names a
+    pre-release, `since: 1.2.0.dev0`, admits it; such a gate is let be although it admits no
+    final release, as for a branch); every report format says the column is a pre-release."""
+    publish(index, ["1.0.0", "1.1.0", "1.2.0rc1"])
+    path = tmp_path / "demo.yaml"
+    path.write_text(
+        "upstream: demo\nversions:\n  releases: '>=1'\nchecks:\n"
+        "  - {id: top, module: demo, symbol: __version__}\n"
+        "  - {id: old, module: demo, until: '1.2.0'}\n"
+        "  - {id: new, module: demo, since: '1.1.0'}\n"
+        "  - {id: ahead, module: demo, since: '1.2.0.dev0'}\n",
+        encoding="utf-8",
+    )
+    matrix = load_matrix(path)
+    assert next_of(matrix) == "1.2.0rc1"
+    with SourceContext(max_age=0) as context:
+        runner = Runner(settings=Settings.from_environment(jobs=1), sources=context)
+        nightly = runner.run([matrix], "all")
+        pr = runner.run([matrix], "releases")
+    cells = {(r.check, r.version): r.status.value for r in nightly.results}
+    assert cells[("top", "1.2.0rc1")] == cells[("new", "1.2.0rc1")] == "pass"
+    assert cells[("old", "1.2.0rc1")] == cells[("new", "1.0.0")] == "skip"
+    assert cells[("ahead", "1.2.0rc1")] == "pass"
+    assert cells[("ahead", "1.0.0")] == cells[("ahead", "1.1.0")] == "skip"
+    assert {r.version for r in pr.results} == {"1.0.0", "1.1.0"}
+    assert nightly.upstreams["demo"].next == ("1.2.0rc1",)
+    assert nightly.upstreams["demo"].versions[-1] == "1.2.0rc1"
+    assert pr.upstreams["demo"].next == ()
+    shown = {fmt: render(fmt, nightly, width=100) for fmt in ("text", "markdown", "html")}
+    assert "; next 1.2.0rc1 (a pre-release)" in shown["text"]
+    assert "next 1.2.0rc1 (a pre-release, newer than every final release)" in shown["markdown"]
+    assert "1.2.0rc1 (next, pre-release)" in shown["markdown"]
+    assert '<div class="v next" title="1.2.0rc1 (next: a pre-release' in shown["html"]
+    data = json.loads(render("json", nightly))
+    assert data["upstreams"]["demo"]["next"] == ["1.2.0rc1"]
+    assert "next" not in json.loads(render("json", pr))["upstreams"]["demo"]
+    assert load_json(render("json", nightly)).upstreams["demo"].next == ("1.2.0rc1",)

@@ -475,13 +475,13 @@ def test_one_thread_judges_at_a_time(tmp_path):
     lock = threading.Lock()
 
     class Watched(ModuleCache):
-        def get(self, data, name, path, *, is_package):
+        def get(self, data, name, path, *, is_package, digest=None):
             with lock:
                 inside[0] += 1
                 most[0] = max(most[0], inside[0])
             time.sleep(0.05)  # long enough for another judging thread to come in
             try:
-                return super().get(data, name, path, is_package=is_package)
+                return super().get(data, name, path, is_package=is_package, digest=digest)
             finally:
                 with lock:
                     inside[0] -= 1

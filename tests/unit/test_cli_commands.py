@@ -42,3 +42,20 @@ def test_only_the_command_that_runs_is_imported(tmp_path):
     assert "canary.cli.cache" in loaded
     others = {c.module for n, c in COMMANDS.items() if n != "cache"}
     assert [m for m in loaded if m in others or m.startswith("canary.engine")] == []
+
+
+def test_a_command_runs_the_cycle_collector_seldom():
+    # reference counting frees a command's garbage: the default 700-container threshold ran
+    # the collector 1,100 times (1.8 s of CPU) in a re-judge of the shipped matrices
+    import gc
+
+    from canary.cli.main import main
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        assert gc.get_threshold() == (20_000, 20, 20)
+    finally:
+        gc.set_threshold(*before)

@@ -265,6 +265,18 @@ BAD = [
         3,
         ["prereleases: must be true or false"],
     ),
+    (
+        "next-type",
+        "upstream: trl\nversions:\n  releases: '>=1'\n  next: 'off'\nchecks: []\n",
+        4,
+        ["versions.next: must be true or false"],
+    ),
+    (
+        "next-misspelt",
+        "upstream: trl\nversions:\n  nxt: false\nchecks: []\n",
+        3,
+        ["nxt: unknown key in versions", "did you mean 'next'"],
+    ),
     ("tag-without-version", "upstream: trl\ntag: 'v1'\nchecks: []\n", 2, ["tag: must contain"]),
     ("github-bad", "upstream: trl\ngithub: 'not a repo'\nchecks: []\n", 2, ["github:"]),
     ("src-up", "upstream: trl\nsrc: '../..'\nchecks: []\n", 2, ["src: '../..' leaves"]),

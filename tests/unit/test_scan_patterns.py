@@ -782,3 +782,18 @@ def test_a_name_the_try_body_assigns_from_its_import_pairs_with_the_handler_impo
     assert fallbacks(code) == [("PreTrainedConfig", "PretrainedConfig", "error")]
     unrelated = code.replace("PretrainedConfig = PreTrainedConfig", "PretrainedConfig = 1")
     assert ("PreTrainedConfig", None, "info") in fallbacks(unrelated)
+
+
+def test_a_why_says_the_names_passed_once_for_the_lines_that_pass_the_same():
+    code = """
+    from transformers.integrations.finegrained_fp8 import FP8Linear
+
+    def a(n, b):
+        FP8Linear(in_features=n, bias=b)
+        FP8Linear(in_features=n, bias=None)
+        FP8Linear(in_features=n, dtype=b)
+        FP8Linear(in_features=1, bias=b)
+    """
+    said = [w for w in whys(code) if "keyword" in w]
+    assert said
+    assert all("pkg/mod.py:5,6,8 (in_features, bias),7 (in_features, dtype)" in w for w in said)

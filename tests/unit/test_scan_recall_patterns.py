@@ -137,3 +137,27 @@ def test_a_probe_of_every_text_of_a_list_needs_each_text():
 def test_a_probe_of_any_text_or_one_whose_failure_is_handled_needs_none():
     found = proposed("probed_lists_negatives.py")
     assert not [c for c in found if c[2] in ("contains", "matches")]
+
+
+def test_keys_put_in_on_a_branch_go_only_to_the_callee_bound_on_that_branch():
+    found = {c for c in proposed("spread_branch_callee.py") if c[2] in ("accepts", "call")}
+    chosen = ("bias", "checkpoint_dir", "device", "vocab_size")  # never `tensors`
+    assert (FP8, "FP8Linear.from_checkpoint", "accepts", chosen, "") in found
+    assert not [c for c in found if c[1] == "FP8Linear.from_checkpoint" and "tensors" in c[3]]
+    either = ("checkpoint_dir", "weights")  # the callee bound before the branch takes both
+    assert (FP8, "FP8Expert.from_checkpoint", "accepts", either, "") in found
+
+
+INIT = "SFTTrainer.__init__"
+
+
+def test_a_text_sharing_a_short_word_with_an_insertion_is_still_expected():
+    peft = "model = self._prepare_peft_model(model, peft_config, args)\n"
+    found = {c[3] for c in proposed("inserted_words.py") if c[2] == "contains"}
+    assert found == {("get_peft_model(model, peft_config)", peft)}
+
+
+def test_a_text_within_or_telling_of_an_insertion_is_not_expected():
+    found = {c for c in proposed("inserted_words_negatives.py") if c[2] == "contains"}
+    upstream = ("self.model_init = model_init", "if peft_config is not None:")
+    assert found == {(SFT, INIT, "contains", upstream, "")}
