@@ -85,10 +85,10 @@ class VersionRun:
         )
 
     def _afresh(self, check: Check, version: Version | None) -> Verdict:
-        """Judged on a namespace and hierarchy of its own: what they keep for the version (bases
-        resolved, module names by their last part) would hide a read from the recording."""
-        namespace = Namespace(self.module, self.modules.module_names, self.modules.prefetch)
-        return _evaluate(check, Hierarchy(namespace), version)
+        """Judged on a hierarchy of its own: a base it resolved for an earlier check would hide
+        the modules read to resolve it from the recording (the namespace keeps nothing that
+        does: it asks for the module list each time it reads it)."""
+        return _evaluate(check, Hierarchy(self.namespace), version)
 
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None
