@@ -1,39 +1,72 @@
 """Upstream objects the package passes to its own functions: `patch_fix(Trainer)` binds the
 parameter of `def patch_fix(trainer_class)` to transformers' Trainer inside it.
 
-Functions are matched by name across the package (a name defined twice is ambiguous, and
-binds nothing); a parameter is bound only when every call site passes the same object (the
-same name of the same upstream, whichever module it is imported from). A call made in a walk
-of a function once per module a listing names (`patch(RLTrainer)` in the walk for each trainer
-module) passes its own object in each walk: the function is then walked once per walk too.
+Functions are matched by name across the package; a name defined in several files binds, in
+each of them, the calls of that file (a helper is called where it is defined, as zoo's two
+`patch_gradient_checkpointing`), those of files defining none of them counting too. A parameter
+is bound only when every call site passes the same object (the same name of the same upstream,
+whichever module it is imported from). A call made in a walk of a function once per module a
+listing names (`patch(RLTrainer)` in the walk for each trainer module) passes its own object
+in each walk: the function is then walked once per walk too.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable, Container, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
 from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
-from canary.scan.spelled import Names
+from canary.scan.spelled import WILD, Names
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
+_Slots = dict[int | str, Ref]
+_Asked = TypeVar("_Asked")
+_Answer = TypeVar("_Answer")
+
+
+def _question(
+    method: Callable[[CallSites, _Asked], _Answer],
+) -> Callable[[CallSites, _Asked], _Answer]:
+    """A question a scan asks of the package's functions: a first pass keeps it, with its
+    answer, in `asked` (CallSites.tells_nothing)."""
+
+    def asking(self: CallSites, argument: _Asked) -> _Answer:
+        answer = method(self, argument)
+        if not self.frozen:
+            self.asked.append((method.__name__, argument, answer))
+        return answer
+
+    asking.__name__ = method.__name__
+    asking.__doc__ = method.__doc__
+    return asking
 
 
 def _same(a: Ref, b: Ref) -> bool:
-    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`."""
-    return a is not _MIXED and a.root == b.root and a.parts[-1] == b.parts[-1]
+    """The same object: `transformers.Trainer` re-exports `transformers.trainer.Trainer`
+    (a path known as a pattern only as itself)."""
+    if a is _MIXED or a.root != b.root or a.parts[-1] != b.parts[-1]:
+        return False
+    return WILD not in a.parts[-1] or a.parts == b.parts
+
+
+def _merge(slots: _Slots, slot: int | str, ref: Ref) -> None:
+    seen = slots.get(slot, ref)
+    slots[slot] = ref if _same(seen, ref) else _MIXED
 
 
 class CallSites:
     """What the package's calls pass, gathered in a first pass over every file."""
 
     def __init__(self) -> None:
-        self._passed: dict[str, dict[int | str, Ref]] = {}
+        # function -> calling file -> what its calls there pass, per slot
+        self._passed: dict[str, dict[str, _Slots]] = {}
         self._defined: Counter[str] = Counter()
+        self._defined_in: dict[str, set[str]] = {}  # function -> the files defining it
+        self.file = ""  # the file whose events are being recorded
         self.frozen = False  # the second pass reads what the first gathered
         self.registries: dict[str, str] = {}  # declared registries of rewriters (rewriters.py)
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
@@ -44,20 +77,20 @@ class CallSites:
         # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
         # module names of a listing, or (in a walk of a function once per value) an object
         self._varied: dict[str, dict[str, dict[int | str, Ref | Names]]] = {}
+        # what this pass's scans asked of the package's functions, and the answers
+        self.asked: list[tuple[str, Any, Any]] = []
         self.variant = ""  # the walk the visitor is in (a function walked once per value)
         self.repeating = False  # walking a body again: its defs are defined already
         self.given: CallSites | None = None  # a previous round's, for what walks vary
-        # what this pass's scans asked of the package's functions: (question, function name)
-        self.asked: set[tuple[str, str]] = set()
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
             self.events.append(["register", function, module])
             self._rewrites[function] = module
 
+    @_question
     def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """The module whose sources the function rewrites, when a registry holds it."""
-        self.asked.add(("rewritten", node.name))
         if not self.frozen or self._defined[node.name] != 1:
             return None
         return self._rewrites.get(node.name)
@@ -91,16 +124,16 @@ class CallSites:
             self.events.append(["installs", function, *[list(s) for s in _slots(found)]])
             self._installers[function] = found
 
+    @_question
     def installer(self, function: str) -> Installer | None:
         """What a call of the package's `function` installs, if it installs."""
-        self.asked.add(("installer", function))
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._installers.get(function)
 
+    @_question
     def returned(self, function: str) -> Returned | None:
         """What a call of the package's `function` returns the source of, if it does."""
-        self.asked.add(("returned", function))
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._returns.get(function)
@@ -115,6 +148,7 @@ class CallSites:
         if not self.frozen and not self.repeating:
             self.events.append(["define", name])
             self._defined[name] += 1
+            self._defined_in.setdefault(name, set()).add(self.file)
 
     def record(self, function: str, slot: int | str, ref: Ref) -> None:
         if self.frozen:
@@ -123,9 +157,26 @@ class CallSites:
             self.vary(function, self.variant, slot, ref)
             return
         self.events.append(["record", function, slot, list(ref.parts), ref.known])
-        slots = self._passed.setdefault(function, {})
-        seen = slots.get(slot, ref)
-        slots[slot] = ref if _same(seen, ref) else _MIXED
+        _merge(self._passed.setdefault(function, {}).setdefault(self.file, {}), slot, ref)
+
+    def _slots(self, function: str, file: str) -> _Slots:
+        """What the calls reaching `file`'s def of `function` pass: every call when the
+        package defines it once; else the calls of that file and of files defining none."""
+        by_file = self._passed.get(function, {})
+        defining = self._defined_in.get(function, set())
+        if self._defined[function] == 1:
+            callers = list(by_file)
+        elif file in defining:
+            callers = [f for f in by_file if f == file or f not in defining]
+        else:
+            return {}
+        own = by_file.get(file, {}) if self._defined[function] > 1 else None
+        merged: _Slots = {}
+        for caller in callers:
+            for slot, ref in by_file[caller].items():
+                if own is None or slot in own:  # a slot only other files fill binds nothing
+                    _merge(merged, slot, ref)
+        return merged
 
     def record_call(
         self,
@@ -159,44 +210,42 @@ class CallSites:
             value = Names(tuple(sorted({*seen.values, *value.values})))
         slots[slot] = value
 
+    @_question
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
-        """Parameter name -> the one upstream object every call passes to it."""
-        self.asked.add(("bound", node.name))
-        slots = self._passed.get(node.name) if self.frozen else None
-        if not slots or self._defined[node.name] != 1:
+        """Parameter name -> the one upstream object every call reaching this def (of the
+        file being scanned) passes to it."""
+        slots = self._slots(node.name, self.file) if self.frozen else None
+        if not slots:
             return {}
         found = _named(node.args, slots)
         return {name: ref for name, ref in found.items() if ref is not _MIXED}
 
+    @_question
     def rows(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, object]]:
         """What the body of `node` is walked with, once per row: the objects every call
         passes (bound), the module names calls pass, and one row per walk of a caller that
         passed its own object (`patch(RLTrainer)` in a function walked once per trainer
         module). A first pass sees only what a previous round (`given`) found varying."""
-        self.asked.add(("rows", node.name))
         source = self if self.frozen else self.given
-        if source is None or source._defined[node.name] != 1:
+        if source is None:
             return [{}]
         common: dict[str, object] = dict(self.bound(node))
+        if source._defined[node.name] != 1:  # defined in several files: what its own file's
+            return [common]  # calls pass (_slots), walked once
         walks = source._varied.get(node.name, {})
         common |= _named(node.args, walks.get("", {}))
         labels = sorted(label for label in walks if label)
         return [common | _named(node.args, walks[label]) for label in labels] or [common]
 
-    def tells_nothing(self, asked: set[tuple[str, str]]) -> bool:
-        """Whether, frozen, every question of `asked` (a file's first pass's) gets the answer
-        that pass got: none. Then the second pass finds what the first found."""
-        known: dict[str, Container[str]] = {"rewritten": self._rewrites}
-        known |= {"installer": self._installers, "returned": self._returns}
-        bound = {name for name, slots in self._passed.items() if slots}
-        # rows: frozen, what every call binds (bound) and what walks vary
-        known |= {"bound": bound, "rows": bound | {n for n, w in self._varied.items() if w}}
-        return not any(
-            self._defined[name] == 1 and name in known[question] for question, name in asked
-        )
+    def tells_nothing(self, file: str, asked: list[tuple[str, Any, Any]]) -> bool:
+        """Whether, frozen, every question `file`'s first pass asked (`asked`) gets the
+        answer it got then: its second pass would find what the first found."""
+        self.file = file  # as scanning it sets it
+        return all(getattr(self, question)(arg) == answer for question, arg, answer in asked)
 
-    def replay(self, events: list[list[Any]]) -> None:
+    def replay(self, events: list[list[Any]], file: str = "") -> None:
         """Add what one file's first pass saw (its `events`)."""
+        self.file = file
         for event in events:
             if event[0] == "define":
                 self.define(event[1])
@@ -220,8 +269,8 @@ class CallSites:
                 _, function, slot, parts, known = event
                 self.record(function, slot, Ref(tuple(parts), known))
 
-    def state(self, names: list[str]) -> list[Any]:
-        """All a second pass may learn here about the functions `names` (JSON-able), and
+    def state(self, names: list[str], file: str = "") -> list[Any]:
+        """All a second pass of `file` may learn about its functions `names` (JSON-able), and
         which functions of the package return a source or install a replacement: a file whose
         state is unchanged scans as before."""
         helpers: list[list[Any]] = [
@@ -239,7 +288,7 @@ class CallSites:
                 self._rewrites.get(name),
                 sorted(
                     [str(slot), isinstance(slot, int), list(ref.parts), ref.known]
-                    for slot, ref in self._passed.get(name, {}).items()
+                    for slot, ref in self._slots(name, file).items()
                 ),
                 self.varied(name),
             ]

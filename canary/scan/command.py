@@ -40,6 +40,7 @@ from canary.scan.selection import Selection
 from canary.scan.spelled import NamesIn
 from canary.scan.split_texts import split_texts
 from canary.scan.upstream_ids import import_name, matrix_file
+from canary.scan.wildcards import placed_wild
 from canary.settings import Settings
 
 DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
@@ -73,9 +74,9 @@ class _File:
     tree: ast.Module | None = None
     defined: list[str] = field(default_factory=list)
     events: list[list[Any]] = field(default_factory=list)  # its first pass's (CallSites)
-    # what the first pass found, and asked of the package's functions (CallSites.asked)
+    # what its last first pass found, and asked of the package's functions (CallSites.asked)
     early: tuple[list[Use], set[str]] | None = None
-    asked: set[tuple[str, str]] = field(default_factory=set)
+    asked: list[tuple[str, Any, Any]] = field(default_factory=list)
 
     def parsed(self) -> ast.Module:
         """The tree, as an upstream file's is parsed: within the token budget (a ValueError
@@ -143,10 +144,10 @@ def scan_path(
         calls = first.gathered(scanned)
     calls.frozen = True
     for file in scanned:
-        state = [*calls.state(file.defined), [e for e in file.events if e[0] == "lists"]]
+        state = [*calls.state(file.defined, file.name), [e for e in file.events if e[0] == "lists"]]
         found = scans.second(file.name, file.data, state)
-        if found is None and file.early is not None and calls.tells_nothing(file.asked):
-            found = file.early  # what the others' first passes gathered changes nothing here
+        if found is None and file.early is not None and calls.tells_nothing(file.name, file.asked):
+            found = file.early  # the answers of all files' first passes change nothing here
             scans.keep_second(file.name, file.data, state, *found)
         elif found is None:
             scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result, names_in)
@@ -177,7 +178,7 @@ class _FirstPass:
     def scan(self, file: _File, given: CallSites, state: list[Any] | None) -> bool:
         """Fill `file.events`; False when the file cannot be parsed."""
         events = self.scans.first(file.data, state, self.names_in)
-        file.early = None  # a later round's first pass walks what varies: not the second's
+        file.early = None  # known only of a first pass scanned here
         if events is None:
             try:
                 tree = file.parsed()
@@ -191,8 +192,7 @@ class _FirstPass:
             scanner = _scan_file(*args, self.names_in)
             if scanner is not None:
                 self.scans.keep_first(file.data, alone.events, state)
-                if state is None:
-                    file.early, file.asked = (scanner.findings, scanner.modules), alone.asked
+                file.early, file.asked = (scanner.findings, scanner.modules), alone.asked
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
         file.events = events
@@ -203,7 +203,7 @@ class _FirstPass:
         calls = CallSites()
         calls.registries = self.scans.registries
         for file in scanned:
-            calls.replay(file.events)
+            calls.replay(file.events, file.name)
         return calls
 
 
@@ -428,6 +428,7 @@ def scan(
             if read_upstream
         }
         views = {name: reading.views for name, reading in readings.items()}
+        result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
         for reading in readings.values():

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from canary.scan.imports import Ref
+from canary.scan.spelled import WILD
 
 
 class Role(str, enum.Enum):
@@ -27,6 +28,12 @@ class Role(str, enum.Enum):
 
 #: the object whose source a rewrite reads when scan cannot tell which (`getsource(fn)`)
 UNKNOWN = Ref(("?",), 0)
+
+
+def wild(ref: Ref) -> bool:
+    """A path scan knows only as a pattern (`transformers.models.{?}.modeling_{?}.{?}`):
+    only the texts a `.replace` seeks in its source are placed (wildcards.py)."""
+    return any(WILD in part for part in ref.parts)
 
 
 @dataclass(frozen=True)

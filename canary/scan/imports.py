@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from canary.matrix.model import DOTTED_NAME
 from canary.scan.rewriters import ANY_CLASS
-from canary.scan.spelled import Listed, last_listed, listed_piece, one_spelled
+from canary.scan.spelled import WILD, Listed, last_listed, listed_piece, one_spelled, path_pattern
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,24 @@ def _evaluated(call: ast.Call, scopes: Scopes) -> Ref | None:
         return _dotted(text, scopes)
     found = last_listed(call.args[0], scopes.lookup)
     base = _dotted(found[0], scopes) if found else None
-    return _any_class(base, found[1]) if base and found else None
+    return _any_class(base, found[1]) if base and found else _any_class_of(call.args[0], scopes)
+
+
+def _any_class_of(path: ast.expr, scopes: Scopes) -> Ref | None:
+    """`eval(f"{location}.{name}")` whose last name scan cannot spell (nor read from a
+    listing), on a module path it may only know as a pattern (`transformers.models.{?}.
+    modeling_{?}`): any class of any module matching it, the last part WILD (wildcards.py).
+    The package named first is the one `eval` sees, imported here or by an `exec` beside it."""
+    pattern = path_pattern(path, scopes.lookup)
+    head, _, last = pattern.rpartition(".") if pattern else ("", "", "")
+    if last != WILD or not head:
+        return None
+    root, *rest = head.split(".")
+    base = scopes.lookup(root)
+    parts = base.parts if isinstance(base, Ref) else (root,)
+    if isinstance(base, Ref) and base.known != len(base.parts):
+        return None
+    return Ref((*parts, *rest, WILD), len(parts) + len(rest))
 
 
 def _any_class(base: Ref, listed: Listed) -> Ref | None:

@@ -416,6 +416,8 @@ def scan_tree(
     names, whose mentions in sought texts mark them as the downstream's; `names_in` what an
     upstream module's `dir()` names in the newest release read (filtered by the downstream).
     """
+    if calls is not None:
+        calls.file = file  # what it defines and calls; whose helpers its defs are
     scanner = FileScanner(tree, file, upstreams, calls, own)
     scanner.flow.names_in = recording(names_in, scanner.calls) if names_in else None
     for name, regex in compiled_patterns(tree.body).items():  # used above where it is bound

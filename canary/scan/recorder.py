@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from canary.scan.findings import UNKNOWN, Role, Use
+from canary.scan.findings import UNKNOWN, Role, Use, wild
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref
 from canary.scan.text_calls import Sought
@@ -44,7 +44,7 @@ class Recorder:
         self._either: dict[tuple[str, ...], tuple[Ref, Ref]] = {}
         # (source, text) the client tested present around the statement (`if "a" in src:`)
         self.present: list[tuple[Ref, str]] = []
-        # (source, replacement) -> the first text a `.replace` swapped for that replacement
+        # (source, replacement stripped) -> the first text a `.replace` swapped for it
         self._replaced: dict[tuple[Ref, str | None], Use] = {}
         # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
         # rewrite the client then compared with the original (`if new == src:`): the next
@@ -116,6 +116,8 @@ class Recorder:
         """Record a use under the guards in force and `extra` ones (what a key of spread
         keywords was put in under); an import with a fallback (`alternatives`) is tolerated
         exactly as `tolerated` says: the guards were weighed when the two were paired."""
+        if wild(ref) and role not in (Role.CONTAINS, Role.UNPLACED):
+            return  # a use of a pattern names nothing to check; what a rewrite seeks does
         if role in _EITHER and not alternatives:
             ref, alternatives = self._either_way(ref)
         guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
@@ -155,16 +157,17 @@ class Recorder:
         template: str | None = None,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
-        in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
-        by `"False"`) handle two spellings of one thing: either will do, neither is required.
+        (whitespace at its ends aside) in place of different ones (`"is_torch_tpu_available()"`
+        and `"is_torch_xla_available()"` by `"False"`) handle two spellings of one thing:
+        either will do, neither is required.
         So do a `.replace` and the fallback the client runs when the first changed nothing
         (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`), and two
         rewrites putting in one `template` filled differently. A `.replace` putting back the
         text it seeks changes nothing and needs nothing."""
         if source is None:
             return
-        if source.ref == UNKNOWN:
-            return self.unplaced(source, node)
+        if source.ref == UNKNOWN or (wild(source.ref) and not (replacing and texts)):
+            return self.unplaced(source, node)  # on a pattern, only a `.replace`'s text
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
                 continue
@@ -172,7 +175,7 @@ class Recorder:
                 continue  # the client just tested it is there
             if (replacing and self._falls_back(source.ref)) or self._refilled(source, template):
                 continue
-            key = (source.ref, replacement)
+            key = (source.ref, replacement.strip() if replacement is not None else None)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
                 earlier = self._replaced.get(key)
                 if earlier is not None:
@@ -207,7 +210,7 @@ class Recorder:
     def expects_match(
         self, source: Source | None, regex: str | None, node: ast.AST, template: str | None = None
     ) -> None:
-        if source and source.ref == UNKNOWN:
+        if source and (source.ref == UNKNOWN or wild(source.ref)):
             return self.unplaced(source, node)
         if not (source and regex and source.expects_match(regex)) or self._own_marker(regex):
             return None

@@ -8,7 +8,7 @@ nothing installed. `--source DIR` replaces both by one local folder.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +49,15 @@ class Reading:
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
     progress: Progress | None = None  # the status line, told of each release bisected
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
+    probes: list[str] = field(default_factory=list)  # releases between, looked in newest first
+    opened: Callable[[str], VersionRun] | None = None  # a probe's run, each opened once
+
+    def walked(self) -> Iterator[VersionRun]:
+        """The ends, then the releases between the newest of each minor series first (as a
+        method is looked for: `_probes`), each opened only when the walk gets to it."""
+        yield from self.runs
+        for label in self.probes if self.opened is not None else ():
+            yield self.opened(label)  # type: ignore[misc]
 
     @property
     def views(self) -> list[UpstreamView]:
@@ -138,15 +147,23 @@ def read_releases(
     places = [_places(runner, header.pypi, run.target) for run in runs]
     labels = sorted(by_label, key=Version)
     probes = _probes(labels, set(ends))
-    elsewhere = _elsewhere(lambda label: runner.version_run(header, by_label[label]), probes)
+    opened: dict[str, VersionRun] = {}
+
+    def open_run(label: str) -> VersionRun:
+        if label not in opened:
+            opened[label] = runner.version_run(header, by_label[label])
+        return opened[label]
+
     return Reading(
         releases,
         runs,
         labels=labels,
         _judging=judging,
         places=places,
-        elsewhere=elsewhere,
+        elsewhere=_elsewhere(open_run, probes),
         progress=progress,
+        probes=probes,
+        opened=open_run,
     )
 
 

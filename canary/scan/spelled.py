@@ -10,6 +10,7 @@ value where it builds a name from it).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,6 +27,33 @@ class Texts:
     """A name bound to string constants: one literal, or the items a loop goes through."""
 
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ParamDefault(Texts):
+    """A parameter's default: what the body sees unless a caller passes another value."""
+
+
+#: a piece of a dotted path scan cannot spell (any value): `transformers.models.{?}`
+WILD = "{?}"
+_PATH_PATTERN = re.compile(r"[A-Za-z_]\w*(?:\.(?:[\w]|\{\?\})+)+")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A name bound to text made from literals (split, joined, indented again): no text a
+    rewrite seeks, but one it may insert, so a text sought later may be found only in it."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PathPattern(Derived):
+    """Text made so that is a dotted path built at run time from pieces scan cannot all spell
+    (`f"transformers.models.{model_type}.modeling_{model_type}"`): `pattern` is the path,
+    each unknown piece WILD (imports.py follows it to any class of the modules it matches)."""
+
+    pattern: str = ""
 
 
 def _product(left: Iterable[str], right: tuple[str, ...]) -> tuple[str, ...]:
@@ -82,7 +110,7 @@ def builds_names(body: list[ast.stmt], names: set[str]) -> bool:
     return False
 
 
-def literal_defaults(args: ast.arguments) -> dict[str, Texts]:
+def literal_defaults(args: ast.arguments) -> dict[str, ParamDefault]:
     """Parameter -> its default, for those whose default is a string literal
     (`def f(trainer_file="grpo_trainer")`): what the body sees unless a caller passes more."""
     positional = [*args.posonlyargs, *args.args]
@@ -91,7 +119,7 @@ def literal_defaults(args: ast.arguments) -> dict[str, Texts]:
     )
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
     return {
-        a.arg: Texts((d.value,))
+        a.arg: ParamDefault((d.value,))
         for a, d in pairs
         if isinstance(d, ast.Constant) and isinstance(d.value, str)
     }
@@ -301,6 +329,53 @@ def last_listed(
     if found is None or prefix is None or not prefix.endswith("."):
         return None
     return prefix[:-1], found
+
+
+def _pattern_piece(node: ast.expr, lookup: Callable[[str], object | None]) -> str | None:
+    """The pattern text of one piece of a path: a literal or a name bound to one literal as
+    it is; a pattern a name holds as it is; a parameter (its default is one of its values) or
+    anything unknown WILD; None for a name read from a listing (listed_piece: a class of it)."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    bound = lookup(node.id) if isinstance(node, ast.Name) else None
+    if isinstance(bound, Listed):
+        return None
+    if isinstance(bound, PathPattern):
+        return bound.pattern
+    if isinstance(bound, Texts) and not isinstance(bound, ParamDefault) and len(bound.values) == 1:
+        return bound.values[0]
+    return WILD
+
+
+def _pattern_text(node: ast.expr, lookup: Callable[[str], object | None]) -> str | None:
+    """What an f-string or a concatenation of pieces spells, a piece scan cannot spell WILD."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _pattern_text(node.left, lookup), _pattern_text(node.right, lookup)
+        return left + right if left is not None and right is not None else None
+    if not isinstance(node, ast.JoinedStr):
+        return _pattern_piece(node, lookup)
+    pieces = []
+    for piece in node.values:
+        if isinstance(piece, ast.FormattedValue):
+            if piece.conversion != -1 or piece.format_spec is not None:
+                return None
+            piece = piece.value
+        found = _pattern_text(piece, lookup)
+        if found is None:
+            return None
+        pieces.append(found)
+    return "".join(pieces)
+
+
+def path_pattern(node: ast.expr | None, lookup: Callable[[str], object | None]) -> str | None:
+    """The dotted path an f-string or a concatenation builds with at least one piece scan
+    cannot spell, that piece WILD (`transformers.models.{?}.modeling_{?}`); None otherwise."""
+    if not isinstance(node, ast.JoinedStr | ast.BinOp):
+        return None
+    text = _pattern_text(node, lookup)
+    if text is None or WILD not in text or not _PATH_PATTERN.fullmatch(text):
+        return None
+    return text
 
 
 class _Lists(Protocol):

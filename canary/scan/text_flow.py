@@ -34,12 +34,15 @@ from canary.scan.source_helpers import KEEPS_SOURCE
 from canary.scan.source_helpers import argument as passed_argument
 from canary.scan.spelled import (
     MAX_TEXTS,
+    Derived,
     Listed,
     Names,
     NamesIn,
+    PathPattern,
     Texts,
     builds_names,
     listing,
+    path_pattern,
 )
 from canary.scan.spread import Spread, gathered
 
@@ -126,14 +129,6 @@ class SplitSource:
     (`"\\n".join(x[n:] for x in lines)`), they are that source."""
 
     source: Source
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A name bound to text made from literals (split, joined, indented again): no text a
-    rewrite seeks, but one it may insert, so a text sought later may be found only in it."""
-
-    values: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -415,7 +410,7 @@ class TextFlow:
             or resolve(value, self.scopes)
             or self.upstream(value)
         )
-        return found if found is not None else self._derived(value)
+        return found if found is not None else derived(value, self.scopes.lookup)
 
     def inserted(self, expr: ast.expr | None) -> tuple[str, ...]:
         """The text `expr` puts into a source: its literals, or what it was made from."""
@@ -423,22 +418,8 @@ class TextFlow:
             bound = self.scopes.lookup(expr.id)
             if isinstance(bound, Derived):
                 return bound.values
-        derived = self._derived(expr) if expr is not None else None
-        return self.texts(expr) or (derived.values if derived else ())
-
-    def _derived(self, expr: ast.expr) -> Derived | None:
-        """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`."""
-        if not isinstance(expr, ast.Call | ast.BinOp | ast.Subscript | ast.JoinedStr):
-            return None
-        values: list[str] = []
-        for node in ast.walk(expr):
-            bound = self.scopes.lookup(node.id) if isinstance(node, ast.Name) else None
-            if isinstance(bound, Texts | Derived):
-                values.extend(bound.values)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                values.append(node.value)
-        informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
-        return Derived(informative[:MAX_TEXTS]) if informative else None
+        found = derived(expr, self.scopes.lookup) if expr is not None else None
+        return self.texts(expr) or (found.values if found else ())
 
     def _lines_of(self, expr: ast.expr) -> SplitSource | None:
         """`src.split(...)`, `src.splitlines()` or a name bound to them."""
@@ -475,6 +456,24 @@ def modules_named(listed: Listed, names_in: NamesIn | None, calls: CallSites) ->
     found = names_in(listed.parts)
     kept = listed.kept(found) if found else None
     return kept if kept is not None and kept.values else listed
+
+
+def derived(expr: ast.expr, lookup: Callable[[str], object | None]) -> Derived | None:
+    """Text computed from names bound to literals: `"\\n".join(x[8:] for x in text.split())`;
+    a dotted path built so, with pieces scan cannot spell, is a PathPattern."""
+    if not isinstance(expr, ast.Call | ast.BinOp | ast.Subscript | ast.JoinedStr):
+        return None
+    values: list[str] = []
+    for node in ast.walk(expr):
+        bound = lookup(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(bound, Texts | Derived):
+            values.extend(bound.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            values.append(node.value)
+    informative = tuple(v for v in dict.fromkeys(values) if len(v.strip()) >= _INFORMATIVE)
+    if path := path_pattern(expr, lookup):  # a module path built at run time
+        return PathPattern(informative[:MAX_TEXTS], pattern=path)
+    return Derived(informative[:MAX_TEXTS]) if informative else None
 
 
 def keep_known(top: dict[str, object | None], other: dict[str, object | None]) -> None:

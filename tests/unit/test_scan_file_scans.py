@@ -127,6 +127,6 @@ def test_a_file_the_first_passes_tell_nothing_new_is_scanned_once(tmp_path, monk
     once = scan_path(package, UPSTREAMS, None)
     # fixer.py: what caller.py passes binds its parameter; the others learn nothing
     assert scans == {"__init__.py": 1, "caller.py": 1, "other.py": 1, "fixer.py": 2}
-    monkeypatch.setattr(CallSites, "tells_nothing", lambda self, asked: False)
+    monkeypatch.setattr(CallSites, "tells_nothing", lambda self, file, asked: False)
     assert scan_path(package, UPSTREAMS, None) == once
     assert scans == {"__init__.py": 3, "caller.py": 3, "other.py": 3, "fixer.py": 4}  # 2 each
