@@ -67,15 +67,18 @@ class Namespace:
     def similar_modules(self, name: str) -> list[str]:
         """Real module names close to `name`: the same last part elsewhere (a module that
         moved), else near spellings."""
+        # asked on every call, though kept: a caller may record that the list was read
+        # (canary.engine.reuse never reuses a verdict that read it)
+        names = self.module_names()
         if self._by_leaf is None:  # once per version, not per lookup: thousands of names
             by_leaf: dict[str, list[str]] = {}
-            for module in self.module_names():
+            for module in names:
                 by_leaf.setdefault(module.rsplit(".", 1)[-1], []).append(module)
             self._by_leaf = by_leaf
         moved = [n for n in self._by_leaf.get(name.rsplit(".", 1)[-1], []) if n != name]
         if moved:
             return moved[:3]
-        others = (n for n in self.module_names() if n != name)
+        others = (n for n in names if n != name)
         return _NEAR_MODULES.close_matches(name, others, n=3)
 
     def find(self, module: ModuleInfo, name: str) -> Found | str:

@@ -80,13 +80,15 @@ class VersionRun:
         verdict judged on the same module contents reused where there is one)."""
         if self.reuse is None:
             return _evaluate(check, self.hierarchy, version)
-        # a hierarchy of its own, so every module the judging reads is looked up and recorded
         return self.reuse.verdict(
-            check,
-            version,
-            self.modules,
-            lambda: _evaluate(check, Hierarchy(self.namespace), version),
+            check, version, self.modules, lambda: self._afresh(check, version)
         )
+
+    def _afresh(self, check: Check, version: Version | None) -> Verdict:
+        """Judged on a hierarchy of its own: a base it resolved for an earlier check would hide
+        the modules read to resolve it from the recording (the namespace keeps nothing that
+        does: it asks for the module list each time it reads it)."""
+        return _evaluate(check, Hierarchy(self.namespace), version)
 
     def judge(self, check: Check) -> tuple[Status, str]:
         version = None

@@ -14,7 +14,8 @@ judged and its reads added.
 A judging that read anything a print does not cover (the version's module list, for a
 "did you mean" hint or a lazily exported folder) is never reused, nor one a fault had a part
 in. The judging recorded sees every lookup: it gets a class hierarchy of its own, so no base
-resolved for an earlier check hides a module it reads.
+resolved for an earlier check hides a module read to resolve it, and the namespace asks for
+the module list each time it reads it.
 """
 
 from __future__ import annotations

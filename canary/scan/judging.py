@@ -10,6 +10,10 @@ within the range and changed again is gated from where it appears, and bisected 
 a name that holds nowhere keeps a comment with the engine's own detail, and a text that holds
 nowhere (a rewrite written for releases before the range: `is_torch_tpu_available()`) is left
 out, for the file's head to list: red on every release, it would say nothing of this range.
+A method that stops holding on the release where a method of the same class with a near name
+starts, which the client also uses (trl renamed `GRPOTrainer._get_per_token_logps` to
+`_get_per_token_logps_and_entropies` in 0.20.0, unsloth rewrites both), was renamed under a
+client that handles both: it is gated `until` there, not red.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from canary.analysis.similar import close_matches
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Status
 from canary.matrix.model import Check, Matrix
@@ -24,6 +29,7 @@ from canary.scan.propose import Proposal
 from canary.scan.releases import Reading
 
 _OK = (Status.PASS, Status.SKIP)
+_NEAR = 0.6  # how near a method's new name is to its old one (difflib's ratio)
 _TEXTS = ("contains", "matches")
 #: how the comment above a check gated where it starts holding begins (explained once, atop)
 GATED = "scan: holds from"
@@ -96,9 +102,40 @@ def settle(
             holding = _holding(matrix, [bisection.check for bisection in group], label, reading)
             for bisection in group:
                 bisection.narrow(bisection.check.id in holding)
+    renamed = _renamed(pending)
     for bisection in pending:
-        _gate(bisection, reading)
+        _gate(bisection, reading, renamed.get(id(bisection)))
     return absent, unheld
+
+
+def _method(proposal: Proposal) -> tuple[str, str, str] | None:
+    """(module, class, method) of a check that a method exists (`function: C.m` with nothing
+    more, or `class: C` with `methods: [m]`), else None."""
+    subject = proposal.subject
+    if subject.alternatives or not subject.name:
+        return None
+    if subject.key == "function" and proposal.assertion is None and "." in subject.name:
+        owner, name = subject.name.rsplit(".", 1)
+        return subject.module, owner, name
+    if subject.key == "class" and proposal.assertion == "methods" and len(proposal.values) == 1:
+        return subject.module, subject.name, proposal.values[0]
+    return None
+
+
+def _renamed(pending: list[_Bisection]) -> dict[int, _Bisection]:
+    """id of the bisection of a method that stops holding -> that of the method of the same
+    class with a near name (as the engine's did-you-mean finds it) starting on that release."""
+    starting = [(b, m) for b in pending if b.rising and (m := _method(b.proposal))]
+    found: dict[int, _Bisection] = {}
+    for bisection in pending:
+        old = None if bisection.rising else _method(bisection.proposal)
+        if old is None:
+            continue
+        for successor, new in starting:
+            same = new[:2] == old[:2] and successor.high == bisection.high
+            if same and close_matches(old[2], [new[2]], 1, _NEAR):
+                found[id(bisection)] = successor
+    return found
 
 
 def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) -> set[str]:
@@ -186,11 +223,20 @@ def _judge_ends(
     return None
 
 
-def _gate(bisection: _Bisection, reading: Reading) -> None:
+def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None = None) -> None:
     first = reading.labels[bisection.high]
     lowest = reading.labels[0]
     proposal = bisection.proposal
-    if bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
+    if successor is not None:  # renamed on a release where the client uses the new name
+        proposal.gate = ",".join(g for g in (proposal.gate, f"<{first}") if g)
+        name = successor.proposal.subject.name
+        if successor.proposal.assertion == "methods":
+            name = f"{name}.{successor.proposal.values[0]}"
+        proposal.notes.append(
+            f"scan: holds until {reading.labels[bisection.low]}; from {first} on the class has"
+            f" {name} instead, which your code also uses ({successor.check.id}) -- gated"
+        )
+    elif bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
         proposal.gate = ",".join(g for g in (f">={first}", proposal.gate) if g)
         proposal.notes.append(
             f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"

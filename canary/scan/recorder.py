@@ -44,7 +44,7 @@ class Recorder:
         self._either: dict[tuple[str, ...], tuple[Ref, Ref]] = {}
         # (source, text) the client tested present around the statement (`if "a" in src:`)
         self.present: list[tuple[Ref, str]] = []
-        # (source, replacement) -> the first text a `.replace` swapped for that replacement
+        # (source, replacement stripped) -> the first text a `.replace` swapped for it
         self._replaced: dict[tuple[Ref, str | None], Use] = {}
         # source -> the text its latest `.replace` sought; `_unmatched` the sources whose
         # rewrite the client then compared with the original (`if new == src:`): the next
@@ -157,8 +157,9 @@ class Recorder:
         template: str | None = None,
     ) -> None:
         """Record the texts `source` must hold; two `.replace` calls putting the same text
-        in place of different ones (`"is_torch_tpu_available()"` and `"is_torch_xla_available()"`
-        by `"False"`) handle two spellings of one thing: either will do, neither is required.
+        (whitespace at its ends aside) in place of different ones (`"is_torch_tpu_available()"`
+        and `"is_torch_xla_available()"` by `"False"`) handle two spellings of one thing:
+        either will do, neither is required.
         So do a `.replace` and the fallback the client runs when the first changed nothing
         (`new = src.replace(a, x)`, `if new == src: new = src.replace(b, y)`), and two
         rewrites putting in one `template` filled differently. A `.replace` putting back the
@@ -174,7 +175,7 @@ class Recorder:
                 continue  # the client just tested it is there
             if (replacing and self._falls_back(source.ref)) or self._refilled(source, template):
                 continue
-            key = (source.ref, replacement)
+            key = (source.ref, replacement.strip() if replacement is not None else None)
             if replacement is not None and len(replacement.strip()) >= _SAME_REPLACEMENT:
                 earlier = self._replaced.get(key)
                 if earlier is not None:

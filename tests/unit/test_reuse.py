@@ -142,3 +142,23 @@ def test_without_reuse_every_release_is_judged(tmp_path):
         run = VersionRun(up, Target.parse(version), tree, cache)
         assert run.result(up.checks[0]).status.value == "pass"
         assert "up/trainer.py" in tree.reads
+
+
+def test_a_hint_from_the_module_list_an_earlier_check_read_is_not_reused(tmp_path):
+    # the first check's hint reads the module list; the second's finds its hint among the
+    # names the first one read: it read the list all the same, and is not reused
+    up = matrix(
+        tmp_path,
+        "- {id: a, module: up.old.trainer, class: Trainer}\n"
+        "- {id: b, module: up.older.trainer, class: Trainer}",
+    )
+    reuse, cache = VerdictReuse(), ModuleCache()
+    files = {"up/__init__.py": "", "up/a/__init__.py": "", "up/a/trainer.py": TRAINER}
+    first = judge(up, reuse, cache, "1.0", files)
+    moved = {**files, "up/b/__init__.py": "", "up/b/trainer.py": TRAINER}
+    second = judge(up, reuse, cache, "1.1", moved)
+    assert first[1].detail == "module up.older.trainer not found (did you mean up.a.trainer?)"
+    assert second[1].detail == (
+        "module up.older.trainer not found (did you mean up.a.trainer, up.b.trainer?)"
+    )
+    assert reuse.reused == 0

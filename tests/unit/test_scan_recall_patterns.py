@@ -161,3 +161,18 @@ def test_a_text_within_or_telling_of_an_insertion_is_not_expected():
     found = {c for c in proposed("inserted_words_negatives.py") if c[2] == "contains"}
     upstream = ("self.model_init = model_init", "if peft_config is not None:")
     assert found == {(SFT, INIT, "contains", upstream, "")}
+
+
+def test_two_spellings_replaced_by_one_statement_whitespace_aside_want_either():
+    assert not [c for c in proposed("spellings.py") if c[2] == "contains"]
+
+
+def test_texts_replaced_by_different_statements_or_deleted_are_each_wanted():
+    found = {c for c in proposed("spellings_negatives.py") if c[2] == "contains"}
+    wanted = (
+        "self.model_init = model_init\n",
+        "self.ref_model = None",
+        "old_line_a\n",
+        "old_line_b",
+    )
+    assert found == {(SFT, INIT, "contains", wanted, "")}

@@ -11,6 +11,7 @@ import shutil
 import pytest
 import yaml
 from commands import canary
+from paths import FIXTURES
 from servers import make_wheel, serving
 
 from canary.scan.requirements import declared_releases
@@ -44,6 +45,19 @@ def loop(version: str) -> bytes:
     return f"class Loop:\n    def step(self):\n        steady = 1\n{mid}        return 0\n".encode()
 
 
+def grpo(version: str) -> bytes:
+    """Grpo: _get_token_logps renamed _get_token_logps_and_entropies in 1.2, _move_model gone
+    in 1.2, _score gone in 1.2 and _score_batch added in 1.3."""
+    major, minor = (int(p) for p in version.split(".")[:2])
+    old = (major, minor) < (1, 2)
+    names = (
+        ["_get_token_logps", "_move_model", "_score"] if old else ["_get_token_logps_and_entropies"]
+    )
+    names += ["_score_batch"] if (major, minor) >= (1, 3) else []
+    body = "".join(f"    def {name}(self):\n        return 0\n" for name in names)
+    return f"class Grpo:\n{body}".encode()
+
+
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     with serving() as server:
@@ -57,6 +71,7 @@ def index(tmp_path, monkeypatch):
                     "fakeup/__init__.py": b"from .core import Engine\n",
                     "fakeup/core.py": core(version),
                     "fakeup/loop.py": loop(version),
+                    "fakeup/grpo.py": grpo(version),
                 },
             )
             server.add(f"/files/{name}", wheel)
@@ -375,3 +390,19 @@ def test_a_text_no_release_in_the_range_holds_is_left_out_and_said_at_the_head(i
     assert "#   fakeup.loop.Loop.step contains ['steady = 0'] -- " in text
     # a name no release has stays a check, red: an unguarded import of it fails everywhere
     assert "gone-api" in checks_of(scanned(tmp_path, "from fakeup.core import gone_api\n"))
+
+
+def test_a_method_renamed_where_the_client_uses_the_new_name_is_gated_until_there(index, tmp_path):
+    downstream = (FIXTURES / "scan_renamed" / "client.py").read_text()
+    text = scanned(tmp_path, downstream)
+    checks = checks_of(text)
+    assert checks["grpo-get-token-logps"]["until"] == "1.2.0"
+    assert checks["grpo-get-token-logps-and-entropies"]["since"] == "1.2.0"
+    said = (
+        "# scan: holds until 1.1.0; from 1.2.0 on the class has Grpo._get_token_logps_and_entropies"
+    )
+    assert said in text
+    # gone with nothing in its place, or its near name appearing on another release: red
+    for gone in ("grpo-move-model", "grpo-score"):
+        assert "until" not in checks[gone]
+    assert text.count("# FAILS from 1.2.0 on (newest in range 1.3.0), held before") == 2
