@@ -18,11 +18,12 @@ _KIND = "scan"
 
 
 class Places:
-    """`known`: "lazy module:name" -> the module defining it, "" when the module serves none."""
+    """`known`: "lazy module:name" -> the module defining it, "" when the module serves none;
+    of `kind` "wild", what wildcards.py found of a text on the release."""
 
-    def __init__(self, cache: Cache | None = None, release: str = "") -> None:
+    def __init__(self, cache: Cache | None = None, release: str = "", kind: str = "places") -> None:
         self.cache = cache
-        self.key = f"places:{release}@{code_fingerprint()}"
+        self.key = f"{kind}:{release}@{code_fingerprint()}"
         self.known: dict[str, str] = self._read(cache) if cache is not None else {}
         self._stored = len(self.known)
 

@@ -49,6 +49,10 @@ _ORDER |= {"contains": 6, "matches": 7}
 _CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
 # assertions stated one value per check
 _ONE_EACH = ("call",)
+# texts, which each of a subject's alternatives may hold apart (a rewriter selecting several
+# methods): one any_of check per value; names passed or read belong to the one object the
+# client got (whichever import won), so they stay one check of either
+_EACH_APART = ("contains", "matches")
 # roles that say something of a source text, or (installed) of a replacement's parameters
 _SEEKS = {Role.CONTAINS: "contains", Role.MATCHES: "matches", Role.INSTALLED: "params"}
 
@@ -398,13 +402,14 @@ def propose(
         proposals = [
             Proposal(subject, assertion, list(group), "error", _sorted_uses(group.values()), note)
             for assertion, vals in ordered
-            if assertion not in _ONE_EACH and not (subject.alternatives and assertion)
+            if assertion not in _ONE_EACH
+            and not (subject.alternatives and assertion in _EACH_APART)
             for group in _by_gate(vals)
         ]
         proposals += [  # a check binds one shape; a text may be in either alternative
             Proposal(subject, assertion, [value], "error", _sorted_uses([uses]), note)
             for assertion, vals in ordered
-            if assertion in _ONE_EACH or (subject.alternatives and assertion)
+            if assertion in _ONE_EACH or (subject.alternatives and assertion in _EACH_APART)
             for value, uses in vals.items()
         ]
         hard = [use for use in data.exists if not use.tolerated]

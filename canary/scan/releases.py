@@ -51,6 +51,7 @@ class Reading:
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
     probes: list[str] = field(default_factory=list)  # releases between, looked in newest first
     opened: Callable[[str], VersionRun] | None = None  # a probe's run, each opened once
+    remembered: Callable[[str], Places] | None = None  # what wildcards.py found on a release
 
     def walked(self) -> Iterator[VersionRun]:
         """The ends, then the releases between the newest of each minor series first (as a
@@ -164,6 +165,7 @@ def read_releases(
         progress=progress,
         probes=probes,
         opened=open_run,
+        remembered=lambda label: _places(runner, header.pypi, by_label[label], "wild"),
     )
 
 
@@ -206,8 +208,8 @@ def _elsewhere(open_run: Callable[[str], VersionRun], probes: list[str]) -> Else
     return find
 
 
-def _places(runner: Runner, project: str, target: Target) -> Places:
+def _places(runner: Runner, project: str, target: Target, kind: str = "places") -> Places:
     """The places remembered for a release file read from the index (none for others)."""
     if runner.source_path is not None or target.file is None or not target.file.sha256:
         return Places()
-    return Places(runner.context.cache, release_key(project, target.file))
+    return Places(runner.context.cache, release_key(project, target.file), kind)

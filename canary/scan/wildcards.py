@@ -15,6 +15,7 @@ is said at the head of the matrix as a rewrite not placed.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -22,6 +23,7 @@ from canary.analysis import ModuleInfo, ParseError
 from canary.engine.judge import VersionRun
 from canary.scan.findings import Role, Use, wild
 from canary.scan.imports import Ref
+from canary.scan.places import Places
 from canary.scan.releases import Reading
 from canary.scan.spelled import WILD
 from canary.sources.tree import SourceError
@@ -57,19 +59,20 @@ def _module_name(path: str) -> str:
     return path.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
 
 
-def _holding(run: VersionRun, sought: Iterable[_Sought]) -> dict[_Sought, list[str]]:
-    """The modules of this release holding each text, among the files its pattern matches."""
+def _holding(run: VersionRun, sought: Iterable[_Sought]) -> dict[_Sought, list[str]] | None:
+    """The modules of this release holding each text, among the files its pattern matches;
+    None when the release cannot be read (nothing to remember)."""
     tree = run.tree
     files = None if isinstance(tree, SourceError) else tree.files()
-    if tree is None or isinstance(tree, SourceError) or not files:
-        return {}
+    if tree is None or isinstance(tree, SourceError) or files is None:
+        return None
     wanted = {s: re.compile(s.files) for s in sought}
     matching = sorted({f for f in files for rx in wanted.values() if rx.fullmatch(f)})
     try:
         tree.prefetch(matching)
         data = {path: tree.read(path) or b"" for path in matching}
     except SourceError:
-        return {}
+        return None
     found: dict[_Sought, list[str]] = {}
     for s, rx in wanted.items():
         text = s.text.encode()
@@ -108,14 +111,35 @@ def _walk(reading: Reading, pending: set[_Sought]) -> dict[_Sought, list[tuple[s
     """Each text's classes on the first release of the walk where any holds it."""
     placed: dict[_Sought, list[tuple[str, str]]] = {}
     for run in reading.walked() if pending else ():
-        for sought, modules in _holding(run, pending).items():
-            places = _placed(run, sought, modules)
+        memo = reading.remembered(run.target.label) if reading.remembered else Places()
+        for sought, places in _found(run, pending, memo).items():
             if places:
                 placed[sought] = places
                 pending.discard(sought)
+        memo.keep()
         if not pending:  # the next release is not even opened
             break
     return placed
+
+
+def _found(
+    run: VersionRun, pending: set[_Sought], memo: Places
+) -> dict[_Sought, list[tuple[str, str]]]:
+    """(module, class) of each class holding each text on this release, as remembered for the
+    release file (`memo`), else searched (and remembered, unless the release was unreadable)."""
+    keys = {s: json.dumps([s.files, s.member, s.text]) for s in pending}
+    unknown = [s for s in pending if keys[s] not in memo.known]
+    holding = _holding(run, unknown) if unknown else {}
+    for sought in unknown if holding is not None else ():
+        places = _placed(run, sought, (holding or {}).get(sought, []))
+        memo.known[keys[sought]] = "\n".join(f"{module}:{name}" for module, name in places)
+    found = {s: memo.known.get(keys[s], "") for s in pending}
+    return {s: [_pair(line) for line in text.split("\n")] for s, text in found.items() if text}
+
+
+def _pair(line: str) -> tuple[str, str]:
+    module, _, name = line.partition(":")
+    return module, name
 
 
 def placed_wild(findings: list[Use], readings: Mapping[str, Reading]) -> list[Use]:

@@ -597,3 +597,24 @@ def test_keywords_passed_by_what_the_signature_takes_are_tolerated():
         if p.assertion == "accepts"
     }
     assert accepts == {("in_features",): "error", ("weight_dtype",): "info", ("dtype",): "info"}
+
+
+def test_keywords_passed_to_a_name_a_try_and_its_handler_bind_are_one_check_of_either():
+    """Whichever import won, that one object takes every keyword: one any_of check with all
+    of them, not one per keyword (zoo's LoRAModel.from_local_checkpoint made eight)."""
+    code = """
+    try:
+        from transformers import AutoModelForImageTextToText as Auto
+    except ImportError:
+        from transformers import AutoModelForVision2Seq as Auto
+    def load(path):
+        return Auto.from_pretrained(path, token=None, revision="main")
+    """
+    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    found = [
+        (p.subject.name, len(p.subject.alternatives), sorted(p.values))
+        for checks in propose(scanner.findings, scanner.modules).values()
+        for p in checks
+        if p.assertion == "accepts"
+    ]
+    assert found == [("AutoModelForImageTextToText.from_pretrained", 1, ["revision", "token"])]

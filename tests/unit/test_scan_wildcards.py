@@ -20,10 +20,12 @@ from canary.matrix.targets import Target as Release
 from canary.scan.emit import Releases
 from canary.scan.findings import Role, Use
 from canary.scan.imports import Ref
+from canary.scan.places import Places
 from canary.scan.releases import Reading
 from canary.scan.spelled import WILD
 from canary.scan.wildcards import placed_wild
 from canary.sources.local import LocalTree
+from canary.sources.tree import SourceError
 
 DOWNSTREAM = FIXTURES / "scan_wild"
 UPSTREAM = FIXTURES / "scan_wild_upstream"
@@ -63,12 +65,12 @@ def test_probes_texts_no_module_holds_and_unresolved_helpers_are_rewrites_not_pl
     assert "for layer in self.blocks:" not in text.split("---\n", 1)[1].split("checks:")[1]
 
 
-def _run(label: str, tmp_path) -> VersionRun:
+def _run(label: str, tmp_path, fault: SourceError | None = None) -> VersionRun:
     path = tmp_path / "transformers.yaml"
     path.write_text("upstream: transformers\nchecks: []\n", encoding="utf-8")
     matrix = load_matrix(path, checks_required=False)
-    tree = LocalTree(UPSTREAM / label, "transformers")
-    return VersionRun(matrix, Release.parse("1.0.0"), tree, ModuleCache())
+    tree = fault or LocalTree(UPSTREAM / label, "transformers")
+    return VersionRun(matrix, Release.parse(label), tree, ModuleCache())
 
 
 def _sought(text: str) -> Use:
@@ -103,3 +105,33 @@ def test_a_text_no_release_holds_is_a_rewrite_not_placed(tmp_path):
     )
     found = placed_wild([_sought("return self.never_there(x)")], {"transformers": reading})
     assert [f.role for f in found] == [Role.UNPLACED]
+
+
+def test_what_a_release_holds_is_remembered_for_its_file_and_not_searched_again(tmp_path):
+    memos: dict[str, Places] = {}
+    found_text, absent = "out = layer(x, mask=mask)", "return self.never_there(x)"
+
+    def reading(tree_of) -> Reading:
+        runs = [tree_of("new")]
+        return Reading(
+            Releases(),
+            runs,
+            probes=["mid"],
+            opened=tree_of,
+            remembered=lambda label: memos.setdefault(label, Places()),
+        )
+
+    first = reading(lambda label: _run(label, tmp_path))
+    placed_wild([_sought(found_text), _sought(absent)], {"transformers": first})
+    assert sorted(v for memo in memos.values() for v in memo.known.values()) == [
+        "",  # the absent text, on each release
+        "",
+        "",  # the found one, on the newest
+        f"{QWEN}:QwenXVisionModel",
+    ]
+    unreadable = reading(lambda label: _run(label, tmp_path, SourceError("offline")))
+    again = placed_wild([_sought(found_text), _sought(absent)], {"transformers": unreadable})
+    assert [(f.role, f.ref.parts[-2:]) for f in again] == [
+        (Role.CONTAINS, ("QwenXVisionModel", "forward")),
+        (Role.UNPLACED, (WILD, "forward")),
+    ]
