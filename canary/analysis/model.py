@@ -158,6 +158,25 @@ class ModuleInfo:
         return self._lines.segment(span.start, span.end)
 
 
+@dataclass(frozen=True)
+class Exports:
+    """What a folder's walk (transformers' define_import_structure) reads of a module: its
+    exports and where its star imports lead, without the records; kept by content, so a file
+    unchanged since another release costs no index again."""
+
+    name: str
+    path: str
+    star_imports: tuple[str, ...]
+    typing_star_imports: tuple[str, ...]
+    all_names: frozenset[str] | None
+
+    @classmethod
+    def of(cls, info: ModuleInfo) -> Exports:
+        names = None if info.all_names is None else frozenset(info.all_names)
+        stars = (tuple(info.star_imports), tuple(info.typing_star_imports))
+        return cls(info.name, info.path, *stars, names)
+
+
 V = TypeVar("V")
 
 

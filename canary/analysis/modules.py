@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import decode, index_module
-from canary.analysis.model import MAX_SOURCE_BYTES, ModuleInfo
+from canary.analysis.model import MAX_SOURCE_BYTES, Exports, ModuleInfo
 from canary.analysis.sparse import sparse_module
 
 
@@ -31,18 +31,33 @@ class ModuleCache:
         # canary.analysis.pool.ParsePool parses and encodes in worker processes
         self.parse = parse
         self._items: OrderedDict[str, ModuleInfo] = OrderedDict()
+        # what folder walks read of a module, by the same key: a few names per file, kept for
+        # the run (an index of each of transformers' 1,500 model files is not)
+        self._exports: dict[str, Exports] = {}
         # evicted indexes a run still holds (a release kept open) are found without a load
         self._held: weakref.WeakValueDictionary[str, ModuleInfo] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         self._flights = Flights(self._lock)
         self.parses = 0
 
+    def exports(self, data: bytes, name: str, path: str, *, is_package: bool) -> Exports:
+        """The module's exports (Exports.of its index), its index made once per content."""
+        digest = hashlib.sha256(data).hexdigest()
+        key = _key(digest, name, is_package)
+        with self._lock:
+            found = self._exports.get(key)
+        if found is None:
+            info = self.get(data, name, path, is_package=is_package, digest=digest)
+            found = Exports.of(info)
+            with self._lock:
+                self._exports[key] = found
+        return found
+
     def get(
         self, data: bytes, name: str, path: str, *, is_package: bool, digest: str | None = None
     ) -> ModuleInfo:
         """The index of `data` (whose sha256 hex `digest` the caller may have computed)."""
-        digest = digest or hashlib.sha256(data).hexdigest()
-        key = hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()
+        key = _key(digest or hashlib.sha256(data).hexdigest(), name, is_package)
 
         def find() -> ModuleInfo | None:  # under the lock
             info = self._items.get(key)
@@ -81,3 +96,9 @@ class ModuleCache:
         self._items[key] = self._held[key] = info
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
+
+
+def _key(digest: str, name: str, is_package: bool) -> str:
+    """An index's key: the file's content (its sha256 hex `digest`), and the module it is
+    read as."""
+    return hashlib.sha256(f"{digest}:{name}:{is_package}".encode()).hexdigest()

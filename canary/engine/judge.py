@@ -42,7 +42,9 @@ class VersionRun:
         self.modules = ModuleLoader(tree, cache)
         self.module = self.modules.module
         self._version: Version | VersionUnknown | None = target.version
-        self.namespace = Namespace(self.module, self.modules.module_names, self.modules.prefetch)
+        loader = self.modules
+        lookups = (loader.module_names, loader.prefetch, loader.exports)
+        self.namespace = Namespace(self.module, *lookups)
         self.hierarchy = Hierarchy(self.namespace)
 
     @property

@@ -7,6 +7,7 @@ import hashlib
 import threading
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.analysis.model import Exports
 from canary.sources.tree import SourceError, Tree
 
 
@@ -41,6 +42,7 @@ class ModuleLoader:
         self._modules: dict[str, ModuleInfo | Exception | None] = {}
         self._prints: dict[str, Print] = {}
         self._consulted: list[list[tuple[str, Print]]] = []  # the lookups each load made
+        self._exports: dict[str, Exports] = {}  # read alone, for folders' walks
         self._lock = threading.RLock()  # an alias is looked up while its name is loading
         self._module_names: list[str] | None = None
         #: set while a judging records what it reads (canary.engine.reuse)
@@ -69,7 +71,7 @@ class ModuleLoader:
         """Modules about to be looked up, fetched together where the source can (a wheel
         merges neighbouring members into one request); best effort, as in Runner."""
         with self._lock:
-            wanted = [n for n in names if n not in self._modules]
+            wanted = [n for n in names if n not in self._modules and n not in self._exports]
         if isinstance(self.tree, SourceError) or not wanted:
             return
         try:
@@ -95,6 +97,29 @@ class ModuleLoader:
         if isinstance(found, Exception):
             raise found
         return found
+
+    def exports(self, name: str) -> Exports | None:
+        """What `module(name)` exports, read by content (ModuleCache.exports) without keeping
+        its index here: a folder's walk reads hundreds of modules for one name. A module
+        already looked up, a fault or one found by alias is answered by `module`."""
+        with self._lock:
+            known = name in self._modules
+            found = self._exports.get(name)
+        if found is not None:
+            return found
+        if not known and not isinstance(self.tree, SourceError):
+            try:
+                for path, is_package in module_files(name):
+                    data = self.tree.read(path)
+                    if data is not None:
+                        found = self.cache.exports(data, name, path, is_package=is_package)
+                        with self._lock:
+                            self._exports[name] = found
+                        return found
+            except (SourceError, ParseError):
+                pass  # raised again, and remembered, by the lookup below
+        info = self.module(name)
+        return None if info is None else Exports.of(info)
 
     def print_of(self, name: str) -> Print:
         """What decides `name`'s lookup (canary.engine.reuse keys verdicts by it), looked up

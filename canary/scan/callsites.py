@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
@@ -24,6 +24,25 @@ from canary.scan.spelled import WILD, Names
 
 _MIXED = Ref(("",), 0)  # marks a parameter that call sites pass different objects to
 _Slots = dict[int | str, Ref]
+_Asked = TypeVar("_Asked")
+_Answer = TypeVar("_Answer")
+
+
+def _question(
+    method: Callable[[CallSites, _Asked], _Answer],
+) -> Callable[[CallSites, _Asked], _Answer]:
+    """A question a scan asks of the package's functions: a first pass keeps it, with its
+    answer, in `asked` (CallSites.tells_nothing)."""
+
+    def asking(self: CallSites, argument: _Asked) -> _Answer:
+        answer = method(self, argument)
+        if not self.frozen:
+            self.asked.append((method.__name__, argument, answer))
+        return answer
+
+    asking.__name__ = method.__name__
+    asking.__doc__ = method.__doc__
+    return asking
 
 
 def _same(a: Ref, b: Ref) -> bool:
@@ -58,6 +77,8 @@ class CallSites:
         # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
         # module names of a listing, or (in a walk of a function once per value) an object
         self._varied: dict[str, dict[str, dict[int | str, Ref | Names]]] = {}
+        # what this pass's scans asked of the package's functions, and the answers
+        self.asked: list[tuple[str, Any, Any]] = []
         self.variant = ""  # the walk the visitor is in (a function walked once per value)
         self.repeating = False  # walking a body again: its defs are defined already
         self.given: CallSites | None = None  # a previous round's, for what walks vary
@@ -67,6 +88,7 @@ class CallSites:
             self.events.append(["register", function, module])
             self._rewrites[function] = module
 
+    @_question
     def rewritten(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """The module whose sources the function rewrites, when a registry holds it."""
         if not self.frozen or self._defined[node.name] != 1:
@@ -102,12 +124,14 @@ class CallSites:
             self.events.append(["installs", function, *[list(s) for s in _slots(found)]])
             self._installers[function] = found
 
+    @_question
     def installer(self, function: str) -> Installer | None:
         """What a call of the package's `function` installs, if it installs."""
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._installers.get(function)
 
+    @_question
     def returned(self, function: str) -> Returned | None:
         """What a call of the package's `function` returns the source of, if it does."""
         if not self.frozen or self._defined[function] != 1:
@@ -186,6 +210,7 @@ class CallSites:
             value = Names(tuple(sorted({*seen.values, *value.values})))
         slots[slot] = value
 
+    @_question
     def bound(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
         """Parameter name -> the one upstream object every call reaching this def (of the
         file being scanned) passes to it."""
@@ -195,6 +220,7 @@ class CallSites:
         found = _named(node.args, slots)
         return {name: ref for name, ref in found.items() if ref is not _MIXED}
 
+    @_question
     def rows(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, object]]:
         """What the body of `node` is walked with, once per row: the objects every call
         passes (bound), the module names calls pass, and one row per walk of a caller that
@@ -210,6 +236,12 @@ class CallSites:
         common |= _named(node.args, walks.get("", {}))
         labels = sorted(label for label in walks if label)
         return [common | _named(node.args, walks[label]) for label in labels] or [common]
+
+    def tells_nothing(self, file: str, asked: list[tuple[str, Any, Any]]) -> bool:
+        """Whether, frozen, every question `file`'s first pass asked (`asked`) gets the
+        answer it got then: its second pass would find what the first found."""
+        self.file = file  # as scanning it sets it
+        return all(getattr(self, question)(arg) == answer for question, arg, answer in asked)
 
     def replay(self, events: list[list[Any]], file: str = "") -> None:
         """Add what one file's first pass saw (its `events`)."""

@@ -74,6 +74,9 @@ class _File:
     tree: ast.Module | None = None
     defined: list[str] = field(default_factory=list)
     events: list[list[Any]] = field(default_factory=list)  # its first pass's (CallSites)
+    # what its last first pass found, and asked of the package's functions (CallSites.asked)
+    early: tuple[list[Use], set[str]] | None = None
+    asked: list[tuple[str, Any, Any]] = field(default_factory=list)
 
     def parsed(self) -> ast.Module:
         """The tree, as an upstream file's is parsed: within the token budget (a ValueError
@@ -143,7 +146,10 @@ def scan_path(
     for file in scanned:
         state = [*calls.state(file.defined, file.name), [e for e in file.events if e[0] == "lists"]]
         found = scans.second(file.name, file.data, state)
-        if found is None:
+        if found is None and file.early is not None and calls.tells_nothing(file.name, file.asked):
+            found = file.early  # the answers of all files' first passes change nothing here
+            scans.keep_second(file.name, file.data, state, *found)
+        elif found is None:
             scanner = _scan_file(file.name, file.parsed(), upstreams, calls, own, result, names_in)
             if scanner is None:
                 continue
@@ -172,6 +178,7 @@ class _FirstPass:
     def scan(self, file: _File, given: CallSites, state: list[Any] | None) -> bool:
         """Fill `file.events`; False when the file cannot be parsed."""
         events = self.scans.first(file.data, state, self.names_in)
+        file.early = None  # known only of a first pass scanned here
         if events is None:
             try:
                 tree = file.parsed()
@@ -182,8 +189,10 @@ class _FirstPass:
             alone.registries = self.scans.registries
             alone.given = given if state is not None else None
             args = (file.name, tree, self.upstreams, alone, self.own, self.result)
-            if _scan_file(*args, self.names_in) is not None:
+            scanner = _scan_file(*args, self.names_in)
+            if scanner is not None:
                 self.scans.keep_first(file.data, alone.events, state)
+                file.early, file.asked = (scanner.findings, scanner.modules), alone.asked
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
         file.events = events

@@ -110,3 +110,32 @@ def test_a_method_is_parsed_when_it_is_read():
     assert [p.name for p in cls.methods["good"][0].params] == ["self", "a"]
     with pytest.raises(ParseError, match=r"pkg/mod\.py:2: does not parse"):
         cls.methods["bad"]
+
+
+def test_a_method_unchanged_in_a_new_text_of_its_file_is_not_parsed_again(monkeypatch):
+    from canary.analysis import lazyclass
+
+    parsed = []
+    real = lazyclass.index_text
+
+    def counting(text, *args, **kwargs):
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(lazyclass, "index_text", counting)
+    method = "    def train(self, model, steps=1):\n        return model\n"
+    last = "\n    def last(self): ...\n"  # a class's last statement is parsed with its shell
+    old = "class Trainer:\n    x = 1\n\n" + method + last
+    new = "import os\n\n\nclass Trainer:\n    x = 2\n\n    def other(self): ...\n\n" + method + last
+    spans = []
+    for text in (old, new):
+        sparse = sparse_module(text, "up.t", "up/t.py", is_package=False)
+        assert sparse is not None
+        (function,) = sparse.classes["Trainer"][0].methods["train"]
+        spans.append((function.span.start, function.span.end))
+        assert [p.name for p in function.params] == ["self", "model", "steps"]
+    whole = index_text(new, "up.t", "up/t.py", is_package=False)
+    (expected,) = whole.classes["Trainer"][0].methods["train"]
+    assert spans == [(4, 5), (expected.span.start, expected.span.end)] == [(4, 5), (9, 10)]
+    # two class shells and one method: the second file's train is the first one's, moved
+    assert sum("def train" in text for text in parsed) == 1

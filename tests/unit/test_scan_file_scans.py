@@ -5,9 +5,12 @@ something else."""
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 from canary.cache.store import Cache
+from canary.scan import command
+from canary.scan.callsites import CallSites
 from canary.scan.command import scan_path
 from canary.scan.file_scans import FileScans
 from canary.scan.findings import Role
@@ -107,3 +110,23 @@ def test_without_a_cache_nothing_is_kept(tmp_path):
     scans.keep_first(data, [["define", "f"]])
     assert scans.first(data) is None
     assert scan_path(package, UPSTREAMS, None).findings
+
+
+def test_a_file_the_first_passes_tell_nothing_new_is_scanned_once(tmp_path, monkeypatch):
+    """Its second pass would ask the package's functions what its first asked, and get the
+    same answer (none): the first pass's findings are the second's."""
+    package = _package(tmp_path)
+    scans: Counter[str] = Counter()
+    real = command.scan_tree
+
+    def counting(tree, file, *args):
+        scans[file] += 1
+        return real(tree, file, *args)
+
+    monkeypatch.setattr(command, "scan_tree", counting)
+    once = scan_path(package, UPSTREAMS, None)
+    # fixer.py: what caller.py passes binds its parameter; the others learn nothing
+    assert scans == {"__init__.py": 1, "caller.py": 1, "other.py": 1, "fixer.py": 2}
+    monkeypatch.setattr(CallSites, "tells_nothing", lambda self, file, asked: False)
+    assert scan_path(package, UPSTREAMS, None) == once
+    assert scans == {"__init__.py": 3, "caller.py": 3, "other.py": 3, "fixer.py": 4}  # 2 each
