@@ -37,7 +37,7 @@ def _question(
     def asking(self: CallSites, argument: _Asked) -> _Answer:
         answer = method(self, argument)
         if not self.frozen:
-            self.asked.append((method.__name__, argument, answer))
+            self.asked.append((method.__name__, _kept(argument), answer))
         return answer
 
     asking.__name__ = method.__name__
@@ -56,6 +56,14 @@ def _same(a: Ref, b: Ref) -> bool:
 def _merge(slots: _Slots, slot: int | str, ref: Ref) -> None:
     seen = slots.get(slot, ref)
     slots[slot] = ref if _same(seen, ref) else _MIXED
+
+
+def _kept(argument: Any) -> Any:
+    """What a question is asked again with: of a def, its name and parameters (all a question
+    reads of it), not its body: the file's tree is let go after its first pass."""
+    if isinstance(argument, ast.FunctionDef | ast.AsyncFunctionDef):
+        return ast.FunctionDef(name=argument.name, args=argument.args, body=[], decorator_list=[])
+    return argument
 
 
 class CallSites:

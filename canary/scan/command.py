@@ -193,6 +193,7 @@ class _FirstPass:
             if scanner is not None:
                 self.scans.keep_first(file.data, alone.events, state)
                 file.early, file.asked = (scanner.findings, scanner.modules), alone.asked
+            file.tree = None  # most files are not scanned again: parsed again if they are
             events = alone.events
         file.defined = [event[1] for event in events if event[0] == "define"]
         file.events = events
