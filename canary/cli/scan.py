@@ -49,9 +49,11 @@ def scan_progress(offline: bool = False) -> api.ScanProgressFactory | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from canary.compat.malloc import fewer_arenas
     from canary.scan.command import emit, output_folder, upstream_names
     from canary.scan.merging import matrices_in
 
+    fewer_arenas()  # before the fetch threads start: what they free is not held apart
     folder = output_folder(args.output, args.merge)  # a bad --output before a long scan
     existing = matrices_in(folder) if args.merge else {}
     upstreams = sorted({*upstream_names(split_names(args.upstream)), *existing})
