@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
+from canary.analysis.parselock import parse_locked
+
 PACKAGE = ROOT / "canary"
 #: imported from any layer; they import nothing of canary's above them
 BASE = (
@@ -54,7 +56,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     """The canary modules `name` imports anywhere in its body (lazy imports too)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse_locked(path.read_text(encoding="utf-8"))
     typing_only = {
         id(inner)
         for node in ast.walk(tree)

@@ -8,6 +8,8 @@ from collections import defaultdict
 
 from paths import ROOT
 
+from canary.analysis.parselock import parse_locked
+
 
 def _public_types(tree: ast.Module) -> list[str]:
     """Classes, and CamelCase names assigned at module level (aliases, unions, Protocols)."""
@@ -23,6 +25,6 @@ def _public_types(tree: ast.Module) -> list[str]:
 def test_no_public_type_name_is_defined_twice():
     where: dict[str, list[str]] = defaultdict(list)
     for path in sorted((ROOT / "canary").rglob("*.py")):
-        for name in _public_types(ast.parse(path.read_text(encoding="utf-8"))):
+        for name in _public_types(parse_locked(path.read_text(encoding="utf-8"))):
             where[name].append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

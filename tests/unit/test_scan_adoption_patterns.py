@@ -3,9 +3,9 @@ with the look-alike that must still give a hard contract."""
 
 from __future__ import annotations
 
-import ast
 import textwrap
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
 
@@ -14,7 +14,7 @@ UPSTREAMS = frozenset({"trl", "transformers"})
 
 def proposed(code: str) -> list[tuple]:
     """(module, subject key, subject, assertion, values, severity) of every proposed check."""
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     result = propose(scanner.findings, scanner.modules)
     return [
         (p.subject.module, p.subject.key, p.subject.name, p.assertion, p.values, p.severity)
@@ -195,7 +195,7 @@ def matches(code: str) -> list[tuple]:
 
     calls = CallSites()
     calls.registries = declared_registries(code)
-    tree = ast.parse(textwrap.dedent(code))
+    tree = parse_locked(textwrap.dedent(code))
     scan_tree(tree, "pkg/rl.py", UPSTREAMS, calls)  # the first pass registers the rewriters
     calls.frozen = True
     scanner = scan_tree(tree, "pkg/rl.py", UPSTREAMS, calls)
@@ -433,7 +433,7 @@ def test_an_import_for_type_checkers_only_is_no_contract():
 
 
 def gates(code: str) -> dict[str, str]:
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     result = propose(scanner.findings, scanner.modules)
     return {p.subject.name or "": p.gate for checks in result.values() for p in checks}
 
@@ -525,7 +525,7 @@ def test_what_follows_an_if_hasattr_without_else_stays_hard():
 
 def either(code: str) -> set[tuple]:
     """(subject, its alternatives, assertion) of every proposed check."""
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     return {
         (p.subject.name, tuple(a.name for a in p.subject.alternatives), p.assertion)
         for checks in propose(scanner.findings, scanner.modules).values()
@@ -589,7 +589,7 @@ def test_keywords_passed_by_what_the_signature_takes_are_tolerated():
             kwargs["dtype"] = None
         return FbgemmFp8Linear(**kwargs)
     """
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     accepts = {
         tuple(p.values): p.severity
         for checks in propose(scanner.findings, scanner.modules).values()
@@ -610,7 +610,7 @@ def test_keywords_passed_to_a_name_a_try_and_its_handler_bind_are_one_check_of_e
     def load(path):
         return Auto.from_pretrained(path, token=None, revision="main")
     """
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     found = [
         (p.subject.name, len(p.subject.alternatives), sorted(p.values))
         for checks in propose(scanner.findings, scanner.modules).values()

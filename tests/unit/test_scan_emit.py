@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from canary.analysis.parselock import parse_locked
 from canary.matrix.model import load_matrix
 from canary.scan.emit import (
     MergeError,
@@ -47,7 +47,7 @@ if hasattr(tr, "TRAINER_STATE_NAME"):
 
 def proposals(code: str = CODE) -> dict[str, list[Proposal]]:
     scanner = scan_tree(
-        ast.parse(textwrap.dedent(code)), "pkg/mod.py", frozenset({"trl", "transformers"})
+        parse_locked(textwrap.dedent(code)), "pkg/mod.py", frozenset({"trl", "transformers"})
     )
     return propose(scanner.findings, scanner.modules)
 

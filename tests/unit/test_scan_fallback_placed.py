@@ -5,10 +5,10 @@ range, made `class: LoRAModel` there red on every release)."""
 
 from __future__ import annotations
 
-import ast
 import textwrap
 
 from canary.analysis import ModuleCache
+from canary.analysis.parselock import parse_locked
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
@@ -47,7 +47,7 @@ def subjects(tmp_path, first: str) -> set[tuple]:
     )
     view = UpstreamView(run.module, "1.0.0", run.hierarchy.namespace)
     code = textwrap.dedent(CLIENT.format(first=first))
-    scanner = scan_tree(ast.parse(code), "pkg/m.py", frozenset({"fallup"}))
+    scanner = scan_tree(parse_locked(code), "pkg/m.py", frozenset({"fallup"}))
     found = propose(scanner.findings, scanner.modules, {"fallup": [view]})
     return {(p.subject.module, p.subject.name) for checks in found.values() for p in checks}
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import textwrap
 
 import pytest
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
 
@@ -15,7 +15,7 @@ UPSTREAMS = frozenset({"trl", "transformers", "peft"})
 
 def proposed(code: str) -> list[tuple]:
     """(module, subject key, subject, assertion, values, severity) of every proposed check."""
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     result = propose(scanner.findings, scanner.modules)
     return [
         (p.subject.module, p.subject.key, p.subject.name, p.assertion, p.values, p.severity)
@@ -25,7 +25,7 @@ def proposed(code: str) -> list[tuple]:
 
 
 def whys(code: str) -> list[str]:
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     return [p.why for checks in propose(scanner.findings, scanner.modules).values() for p in checks]
 
 
@@ -430,7 +430,7 @@ def test_constants_and_enum_members_are_not_modules_or_methods():
 
 def fallbacks(code: str) -> list[tuple]:
     """(subject, its fallback or None, severity) of every proposed check."""
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     return [
         (
             p.subject.name,
@@ -608,9 +608,9 @@ def run(trainer_file):
 def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
     from canary.scan.rewriters import inferred_registries
 
-    assert inferred_registries(ast.parse(REGISTRY)) == {"FIXES": "trl.trainer.{key}"}
+    assert inferred_registries(parse_locked(REGISTRY)) == {"FIXES": "trl.trainer.{key}"}
     formatted = REGISTRY.replace('"trl.trainer." + trainer_file', 'f"trl.models.{trainer_file}"')
-    assert inferred_registries(ast.parse(formatted)) == {"FIXES": "trl.models.{key}"}
+    assert inferred_registries(parse_locked(formatted)) == {"FIXES": "trl.models.{key}"}
 
 
 @pytest.mark.parametrize(
@@ -625,14 +625,14 @@ def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
 def test_no_registry_where_the_lookup_or_the_application_is_not_a_rewriters(change):
     from canary.scan.rewriters import inferred_registries
 
-    assert inferred_registries(ast.parse(REGISTRY.replace(*change))) == {}
+    assert inferred_registries(parse_locked(REGISTRY.replace(*change))) == {}
 
 
 def test_a_key_formatted_into_two_different_paths_names_no_registry():
     from canary.scan.rewriters import inferred_registries
 
     code = REGISTRY + '\ndef other(trainer_file):\n    eval(f"peft.tuners.{trainer_file}")\n'
-    assert inferred_registries(ast.parse(code)) == {}
+    assert inferred_registries(parse_locked(code)) == {}
 
 
 def test_a_module_imported_by_name_then_patched_needs_its_class():
@@ -743,7 +743,7 @@ def test_a_flag_that_compares_no_version_gates_nothing():
 
 
 def proposed_with_gates(code: str) -> list[tuple]:
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     result = propose(scanner.findings, scanner.modules)
     return [
         (p.subject.module, p.subject.key, p.subject.name, p.gate)

@@ -6,11 +6,10 @@ patch canary is for. An attribute read from an upstream instance the client hold
 
 from __future__ import annotations
 
-import ast
-
 import yaml
 from test_scan_recall_patterns import DOWNSTREAM, proposed
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.emit import merge_text
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
@@ -55,7 +54,7 @@ def test_attributes_the_client_sets_or_of_no_upstream_class_propose_nothing():
 
 
 def test_a_users_attributes_check_gains_only_the_attributes_read_since():
-    tree = ast.parse((DOWNSTREAM / "instance_attributes.py").read_text())
+    tree = parse_locked((DOWNSTREAM / "instance_attributes.py").read_text())
     scanner = scan_tree(tree, "recalllib/instance_attributes.py", frozenset({"transformers"}))
     mine = (
         "upstream: transformers\nchecks:\n  - id: mine\n    why: x\n"

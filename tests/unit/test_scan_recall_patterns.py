@@ -3,10 +3,9 @@ each read from a fixture downstream (tests/fixtures/scan_recall) beside its nega
 
 from __future__ import annotations
 
-import ast
-
 from paths import FIXTURES
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.callsites import CallSites
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
@@ -18,7 +17,7 @@ UPSTREAMS = frozenset({"trl", "transformers"})
 def proposed(name: str, severity: bool = False) -> set[tuple]:
     """(module, subject, assertion, values, gate[, severity]) of every check scan proposes for
     one file."""
-    tree = ast.parse((DOWNSTREAM / name).read_text())
+    tree = parse_locked((DOWNSTREAM / name).read_text())
     calls = CallSites()
     scan_tree(tree, f"recalllib/{name}", UPSTREAMS, calls)  # the first pass learns the helpers
     calls.frozen = True

@@ -5,9 +5,9 @@ cannot know makes nothing up."""
 
 from __future__ import annotations
 
-import ast
 import textwrap
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.patterns import scan_tree
 from canary.scan.propose import propose
 
@@ -15,7 +15,7 @@ UPSTREAMS = frozenset({"trl", "transformers"})
 
 
 def proposed(code: str) -> set[tuple]:
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     return {
         (p.subject.module, p.subject.name, p.assertion, tuple(p.values))
         for checks in propose(scanner.findings, scanner.modules).values()
@@ -113,7 +113,7 @@ def test_a_loop_body_is_walked_once_per_value_only_where_it_builds_a_name():
     for name in ("train", "evaluate"):
         getattr(Trainer, name)
     """
-    scanner = scan_tree(ast.parse(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
+    scanner = scan_tree(parse_locked(textwrap.dedent(code)), "pkg/mod.py", UPSTREAMS)
     (check,) = propose(scanner.findings, scanner.modules)["transformers"]
     assert check.values == ["training_step", "train", "evaluate"]
     assert "used at pkg/mod.py:5,7;" in check.why  # each line once, though walked twice
