@@ -4,7 +4,9 @@ something else."""
 
 from __future__ import annotations
 
+import gc
 import textwrap
+import weakref
 from collections import Counter
 from pathlib import Path
 
@@ -130,3 +132,30 @@ def test_a_file_the_first_passes_tell_nothing_new_is_scanned_once(tmp_path, monk
     monkeypatch.setattr(CallSites, "tells_nothing", lambda self, file, asked: False)
     assert scan_path(package, UPSTREAMS, None) == once
     assert scans == {"__init__.py": 3, "caller.py": 3, "other.py": 3, "fixer.py": 4}  # 2 each
+
+
+def test_a_files_tree_is_let_go_after_its_first_pass(tmp_path, monkeypatch):
+    """A package's trees are many times its bytes: the second pass holds only the tree of the
+    file it scans again (parsed again), none kept from the first."""
+    package = _package(tmp_path)
+    trees: list[weakref.ref] = []
+    parse = command.parse_locked
+
+    def parsing(*args):
+        tree = parse(*args)
+        trees.append(weakref.ref(tree))
+        return tree
+
+    alive: list[int] = []
+    real = command.scan_tree
+
+    def scanning(tree, file, upstreams, calls, *args):
+        if calls.frozen:
+            gc.collect()
+            alive.append(sum(ref() is not None for ref in trees))
+        return real(tree, file, upstreams, calls, *args)
+
+    monkeypatch.setattr(command, "parse_locked", parsing)
+    monkeypatch.setattr(command, "scan_tree", scanning)
+    assert scan_path(package, UPSTREAMS, None) == scan_path(package, UPSTREAMS, None)
+    assert alive == [1, 1]  # fixer.py's own, in each of the two scans
