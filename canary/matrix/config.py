@@ -228,10 +228,12 @@ def table_text(pyproject: str, matrices: list[str]) -> str | None:
         return None
     table = tomlkit.table()
     table.add("matrices", matrices)
+    table.add(tomlkit.nl())  # a blank line before a table that follows it
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         document.add("tool", tool)
     # Item assignment, not `add`: where the file's [tool.*] tables are interleaved with others,
     # tomlkit hands back a proxy over them that has no `add`.
     tool["canary"] = table
-    return tomlkit.dumps(document)
+    text = tomlkit.dumps(document)
+    return text[:-1] if text.endswith(table.as_string()) else text  # last: no blank line at the end

@@ -154,8 +154,15 @@ def test_table_text_adds_the_table_where_tool_tables_are_out_of_order():
         "project": {"name": "x"},
     }
     assert (
-        after.replace('[tool.canary]\nmatrices = ["canary"]\n', "") == before
+        after.replace('[tool.canary]\nmatrices = ["canary"]\n\n', "") == before
     )  # the rest as it was
+
+
+def test_table_text_leaves_a_blank_line_before_the_table_after_it():
+    before = '[project]\nname = "x"\n\n[tool.ruff]\nx = 1\n\n[build-system]\nrequires = []\n'
+    after = table_text(before, ["canary"])
+    assert '[tool.canary]\nmatrices = ["canary"]\n\n[build-system]' in after
+    assert after.replace('[tool.canary]\nmatrices = ["canary"]\n\n', "") == before
 
 
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
