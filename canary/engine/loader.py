@@ -109,13 +109,13 @@ class ModuleLoader:
             return found
         if not known and not isinstance(self.tree, SourceError):
             try:
-                for path, is_package in module_files(name):
-                    data = self.tree.read(path)
-                    if data is not None:
-                        found = self.cache.exports(data, name, path, is_package=is_package)
-                        with self._lock:
-                            self._exports[name] = found
-                        return found
+                file = _module_file(self.tree, name)
+                if file is not None:
+                    path, is_package, data = file
+                    found = self.cache.exports(data, name, path, is_package=is_package)
+                    with self._lock:
+                        self._exports[name] = found
+                    return found
             except (SourceError, ParseError):
                 pass  # raised again, and remembered, by the lookup below
         info = self.module(name)
@@ -134,12 +134,12 @@ class ModuleLoader:
         if isinstance(self.tree, SourceError):
             return self.tree
         try:
-            for path, is_package in module_files(name):
-                data = self.tree.read(path)
-                if data is not None:
-                    digest = hashlib.sha256(data).hexdigest()
-                    self._prints[name] = (path, digest)
-                    return self.cache.get(data, name, path, is_package=is_package, digest=digest)
+            file = _module_file(self.tree, name)
+            if file is not None:
+                path, is_package, data = file
+                digest = hashlib.sha256(data).hexdigest()
+                self._prints[name] = (path, digest)
+                return self.cache.get(data, name, path, is_package=is_package, digest=digest)
         except (SourceError, ParseError) as exc:
             return exc
         return self._alias(name)
@@ -160,6 +160,16 @@ class ModuleLoader:
                 except (SourceError, ParseError) as exc:
                     return exc
         return None
+
+
+def _module_file(tree: Tree, name: str) -> tuple[str, bool, bytes] | None:
+    """The file that holds module `name` (a package's `__init__.py` first), whether it is a
+    package's, and its bytes; None when the version has neither."""
+    for path, is_package in module_files(name):
+        data = tree.read(path)
+        if data is not None:
+            return path, is_package, data
+    return None
 
 
 def _print(found: object, direct: Print, consulted: list[tuple[str, Print]]) -> Print:
