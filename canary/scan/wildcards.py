@@ -63,8 +63,10 @@ def _holding(run: VersionRun, sought: Iterable[_Sought]) -> dict[_Sought, list[s
     """The modules of this release holding each text, among the files its pattern matches;
     None when the release cannot be read (nothing to remember)."""
     tree = run.tree
-    files = None if isinstance(tree, SourceError) else tree.files()
-    if tree is None or isinstance(tree, SourceError) or files is None:
+    if isinstance(tree, SourceError):
+        return None
+    files = tree.files()
+    if files is None:
         return None
     wanted = {s: re.compile(s.files) for s in sought}
     matching = sorted({f for f in files for rx in wanted.values() if rx.fullmatch(f)})
@@ -130,9 +132,10 @@ def _found(
     keys = {s: json.dumps([s.files, s.member, s.text]) for s in pending}
     unknown = [s for s in pending if keys[s] not in memo.known]
     holding = _holding(run, unknown) if unknown else {}
-    for sought in unknown if holding is not None else ():
-        places = _placed(run, sought, (holding or {}).get(sought, []))
-        memo.known[keys[sought]] = "\n".join(f"{module}:{name}" for module, name in places)
+    if holding is not None:  # else unreadable: nothing to remember
+        for sought in unknown:
+            places = _placed(run, sought, holding.get(sought, []))
+            memo.known[keys[sought]] = "\n".join(f"{module}:{name}" for module, name in places)
     found = {s: memo.known.get(keys[s], "") for s in pending}
     return {s: [_pair(line) for line in text.split("\n")] for s, text in found.items() if text}
 
