@@ -15,6 +15,7 @@ from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
+from canary.scan.folders import Yielded, folder_rows
 from canary.scan.guards import (
     Guard,
     conditions,
@@ -26,6 +27,7 @@ from canary.scan.guards import (
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.installers import Replacements
+from canary.scan.namespaces import compiled_in
 from canary.scan.node_values import (
     attribute_call,
     import_fallbacks,
@@ -223,11 +225,18 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        self.calls.learn(node, self._tree)
+        self.calls.learn(node, self._tree, self._folder_rows)
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
+        self.flow.defs.append(node)
         for passed in _each_walk(node, self.calls, self.record, self.rewriter):
             self._in_scope(node.body, node.args, passed)
+        self.flow.defs.pop()
         self.rewriter = outer
+
+    def _folder_rows(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Yielded | None:
+        """The classes `node` lists from an upstream folder and returns (folders.py)."""
+        names_in = self.flow.names_in
+        return folder_rows(node, self.scopes.lookup, self.upstreams, names_in) if names_in else None
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -322,6 +331,9 @@ class FileScanner(ast.NodeVisitor):
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
+        for module, function, given in compiled_in(node, self.flow, self.upstreams):
+            ref = Ref((*module.split("."), *function.split(".")), module.count(".") + 1)
+            self.record.add(Role.GLOBALS, ref, node, given)
         if callee := self._upstream(func):
             arms = self.branches.of(func)
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
