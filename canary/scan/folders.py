@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from canary.scan.imports import Ref
 from canary.scan.spelled import CLASSES, FILES, MAX_LISTED, Listed, NamesIn, Texts, one_spelled
@@ -63,6 +63,34 @@ class Column:
 
     yielded: Yielded
     index: int
+
+
+def yielded_by(
+    expr: ast.expr,
+    lookup: Callable[[str], object | None],
+    asked: Callable[[str], Yielded | None],
+) -> Yielded | None:
+    """The rows a call of the package's function returns (`asked` of its name), or a name
+    bound to them."""
+    if isinstance(expr, ast.Name):
+        bound = lookup(expr.id)
+        return bound if isinstance(bound, Yielded) else None
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+        return None
+    return asked(expr.func.id) if lookup(expr.func.id) is None else None
+
+
+def column_of(
+    expr: ast.expr, lookup: Callable[[str], object | None]
+) -> tuple[Column, tuple[str, ...]] | None:
+    """`function.forward` of a loop variable unpacking listed classes: (its column, the
+    attributes read)."""
+    attrs: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        attrs.insert(0, expr.attr)
+        expr = expr.value
+    bound = lookup(expr.id) if isinstance(expr, ast.Name) else None
+    return (bound, tuple(attrs)) if isinstance(bound, Column) else None
 
 
 @dataclass(frozen=True)
@@ -342,12 +370,23 @@ def _skips(statement: ast.If, variable: str) -> bool:
 LISTS_FOLDERS = frozenset({"listdir"})
 
 
-def folder_rows(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef,
-    lookup: Callable[[str], object | None],
-    upstreams: frozenset[str],
-    names_in: NamesIn,
-) -> Yielded | None:
-    """The rows of listed classes `fn` returns, evaluated over the newest release read."""
-    rows = FolderRows(lookup, upstreams, names_in)
+class _Scanning(Protocol):
+    """What the visitor knows where it meets the def (patterns.FileScanner)."""
+
+    upstreams: frozenset[str]
+
+    @property
+    def flow(self) -> Any: ...
+
+    @property
+    def scopes(self) -> Any: ...
+
+
+def folder_rows(at: _Scanning, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Yielded | None:
+    """The rows of listed classes `fn` returns, evaluated over the newest release read (none
+    when no release is read), with the bindings of the scope around it."""
+    names_in: NamesIn | None = at.flow.names_in
+    if names_in is None:
+        return None
+    rows = FolderRows(at.scopes.lookup, at.upstreams, names_in)
     return rows.found if rows.run(fn.body) else None

@@ -15,9 +15,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from typing import Protocol
 
 from canary.scan.findings import UNKNOWN, wild
 from canary.scan.folders import Column, ListedClass
+from canary.scan.recorder import Recorder
 from canary.scan.spelled import Derived, Texts, one_spelled
 from canary.scan.text_flow import Source, TextFlow
 
@@ -29,11 +31,18 @@ _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+)$", re.M)
 _MAX_LITERALS = 256
 
 
-def compiled_in(
-    call: ast.Call, flow: TextFlow, upstreams: frozenset[str]
-) -> list[tuple[str, str, tuple[str, ...]]]:
+class _Scanning(Protocol):
+    """What the visitor knows where it meets the call (patterns.FileScanner)."""
+
+    flow: TextFlow
+    upstreams: frozenset[str]
+    record: Recorder
+
+
+def compiled_in(call: ast.Call, at: _Scanning) -> list[tuple[str, str, tuple[str, ...]]]:
     """(module, function, names given) for each upstream function whose source `call`
-    compiles in the namespace of a module of `upstreams`."""
+    compiles in the namespace of a module of the upstreams scanned."""
+    flow, upstreams, within = at.flow, at.upstreams, at.record.within
     values = [*call.args, *(k.value for k in call.keywords)]
     namespaces = [
         (value, n) for value in values if (n := _namespace(value, flow, upstreams)) is not None
@@ -41,7 +50,7 @@ def compiled_in(
     sources = [s for value in values if (s := flow.source_of(value)) is not None]
     if not namespaces or not sources:
         return []
-    given = _given([v for v in values if v is not namespaces[0][0]], flow)
+    given = _given([v for v in values if v is not namespaces[0][0]], flow, within)
     pairs = {pair for source in sources for _, n in namespaces for pair in _pairs(source, n)}
     return [(module, function, given) for module, function in sorted(pairs)]
 
@@ -105,11 +114,11 @@ def _module(row: tuple[object, ...], namespace: str | Column) -> str:
     return cell if isinstance(cell, str) else ""
 
 
-def _given(values: list[ast.expr], flow: TextFlow) -> tuple[str, ...]:
+def _given(values: list[ast.expr], flow: TextFlow, within: ast.AST | None) -> tuple[str, ...]:
     """The names import statements in the client's literals bind, where those literals reach
     the call's values: directly, through names bound to them, or assigned them anywhere in
     the enclosing function (`x = ""` then `if ...: x = "from m import N\\n"`)."""
-    assigned = _assignments(flow.defs[-1]) if flow.defs else {}
+    assigned = _assignments(within) if within else {}
     queue, seen, literals = list(values), set(), list[str]()
     while queue and len(literals) < _MAX_LITERALS:
         for node in ast.walk(queue.pop()):

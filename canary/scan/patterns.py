@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 
 from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
-from canary.scan.folders import Yielded, folder_rows
+from canary.scan.folders import folder_rows
 from canary.scan.guards import (
     Guard,
     conditions,
@@ -225,18 +226,11 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        self.calls.learn(node, self._tree, self._folder_rows)
+        self.calls.learn(node, self._tree, partial(folder_rows, self))
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
-        self.flow.defs.append(node)
         for passed in _each_walk(node, self.calls, self.record, self.rewriter):
             self._in_scope(node.body, node.args, passed)
-        self.flow.defs.pop()
         self.rewriter = outer
-
-    def _folder_rows(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Yielded | None:
-        """The classes `node` lists from an upstream folder and returns (folders.py)."""
-        names_in = self.flow.names_in
-        return folder_rows(node, self.scopes.lookup, self.upstreams, names_in) if names_in else None
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -319,8 +313,7 @@ class FileScanner(ast.NodeVisitor):
         self._registers(node)
         if self._attribute_builtin(node):
             return
-        mocked = mock_patched(node, self.scopes)
-        if mocked and mocked[0].root in self.upstreams:
+        if (mocked := mock_patched(node, self.scopes)) and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
         func = node.func
         if isinstance(func, ast.Name):
@@ -331,9 +324,7 @@ class FileScanner(ast.NodeVisitor):
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
-        for module, function, given in compiled_in(node, self.flow, self.upstreams):
-            ref = Ref((*module.split("."), *function.split(".")), module.count(".") + 1)
-            self.record.add(Role.GLOBALS, ref, node, given)
+        self.record.compiled(compiled_in(node, self), node)
         if callee := self._upstream(func):
             arms = self.branches.of(func)
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
@@ -382,15 +373,15 @@ def _each_walk(
     if rewriter:  # def fix(function_name, function) in a registry
         walks = [{**w, rewriter[1]: Source(rewritten(rewriter[2], None))} for w in walks]
     listed = len(walks) > 1 or any(isinstance(v, Names) for walk in walks for v in walk.values())
-    saved = calls.variant, calls.repeating, record.listed
+    saved = calls.variant, calls.repeating, record.listed, record.within
     try:
         for i, passed in enumerate(walks):
             calls.variant = f"{node.name}:{i}" if len(walks) > 1 else saved[0]
             calls.repeating = saved[1] or i > 0
-            record.listed = saved[2] or listed
+            record.listed, record.within = saved[2] or listed, node
             yield passed
     finally:
-        calls.variant, calls.repeating, record.listed = saved
+        calls.variant, calls.repeating, record.listed, record.within = saved
 
 
 def _tested(node: ast.If, flow: TextFlow) -> list[tuple[Ref, str]]:

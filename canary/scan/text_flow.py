@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import class_attribute
 from canary.scan.findings import UNKNOWN
-from canary.scan.folders import Column, Yielded
+from canary.scan.folders import Column, column_of, yielded_by
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
@@ -179,7 +179,6 @@ class TextFlow:
         self.upstream = upstream
         # the enclosing classes, innermost last: (name, its class-level compiled patterns)
         self.classes: list[tuple[str, dict[str, str]]] = []
-        self.defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # enclosing, innermost last
 
     def parts(self, expr: ast.expr) -> tuple[str, ...]:
         ref = resolve(expr, self.scopes)
@@ -210,7 +209,7 @@ class TextFlow:
         `for name in names:` over names read from `dir(X)` binds name to one of them;
         `for cls, module in listed():` over the rows a package's function yields binds each
         to its column."""
-        yielded = self.yielded(iterated)
+        yielded = yielded_by(iterated, self.scopes.lookup, self.calls.yielded)
         if yielded is not None and isinstance(target, ast.Tuple):
             elements = enumerate(target.elts)
             return [(e.id, Column(yielded, i)) for i, e in elements if isinstance(e, ast.Name)]
@@ -252,18 +251,6 @@ class TextFlow:
                     ]
                 )
         return found
-
-    def yielded(self, expr: ast.expr) -> Yielded | None:
-        """The rows of listed classes a call of the package's function returns (folders.py),
-        or a name bound to them."""
-        if isinstance(expr, ast.Name):
-            bound = self.scopes.lookup(expr.id)
-            return bound if isinstance(bound, Yielded) else None
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
-            return None
-        if self.scopes.lookup(expr.func.id) is not None:
-            return None
-        return self.calls.yielded(expr.func.id)
 
     def texts(self, expr: ast.expr | None) -> tuple[str, ...]:
         """The string constants `expr` may be: a literal, a name bound to some, a tuple of
@@ -334,8 +321,8 @@ class TextFlow:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
         parts = self.parts(expr.func)
         if _is_getsource(expr.func, parts) and expr.args:  # of something scan cannot tell
-            ref = self.upstream(expr.args[0])
-            return Source(ref) if ref else Source(UNKNOWN, listed=self._listed(expr.args[0]))
+            ref, listed = self.upstream(expr.args[0]), column_of(expr.args[0], self.scopes.lookup)
+            return Source(ref) if ref else Source(UNKNOWN, listed=listed)
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self.source_of(expr.args[0])
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
@@ -359,16 +346,6 @@ class TextFlow:
             source = self.source_of(argument(expr, 1, "string"))
             return source.plus_all(self.inserted(argument(expr, 0, "repl"))) if source else None
         return None
-
-    def _listed(self, expr: ast.expr) -> tuple[Column, tuple[str, ...]] | None:
-        """`function.forward` of a loop variable unpacking listed classes: (its column, the
-        attributes read)."""
-        attrs: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            attrs.insert(0, expr.attr)
-            expr = expr.value
-        bound = self.scopes.lookup(expr.id) if isinstance(expr, ast.Name) else None
-        return (bound, tuple(attrs)) if isinstance(bound, Column) else None
 
     def _filled(self, values: Sequence[ast.expr], template: tuple[str, ...]) -> Source | None:
         """A template filled with a source (`TEMPLATE.format(body=src)`, an f-string): that
@@ -425,8 +402,7 @@ class TextFlow:
         keywords = gathered(value, guards, self.scopes.lookup)
         if keywords is not None:
             return keywords
-        yielded = self.yielded(value)
-        if yielded is not None:
+        if (yielded := yielded_by(value, self.scopes.lookup, self.calls.yielded)) is not None:
             return yielded
         names = listing(
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
