@@ -37,7 +37,7 @@ _PHRASES = {
     Role.INSTALLED: "installed by a helper that matches the replacement's parameters at",
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
-    Role.GLOBALS: "its source is compiled with the names of this module (its dir()) at",
+    Role.GLOBALS: "its source is compiled in this module's namespace (its names) at",
 }
 _NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.ATTRIBUTE, Role.PATCH, Role.GUARD)
 _REEXPORT_NOTE = (
