@@ -321,13 +321,13 @@ def _evaluate_function(
         return verdict
 
     if subject.owner is None:
-        found = _defined(module, name, contract, hierarchy.namespace, "functions")
+        found = defined(module, name, contract, hierarchy.namespace, "functions")
         if isinstance(found, Verdict):
             return found
         where, variants = found
         return _first_holding(variants, judge(Home(where)))
     method = subject.method
-    found_class = _defined(module, subject.owner, contract, hierarchy.namespace, "classes")
+    found_class = defined(module, subject.owner, contract, hierarchy.namespace, "classes")
     if isinstance(found_class, Verdict):
         return found_class
     ref = ClassRef(found_class[0], tuple(found_class[1]))
@@ -360,7 +360,7 @@ def _evaluate_function(
     return _first_holding(list(ref.variants), in_class)
 
 
-def _defined(
+def defined(
     module: ModuleInfo, name: str, contract: Contract, namespace: Namespace, table: str
 ) -> tuple[ModuleInfo, list] | Verdict:
     """The module that defines the function or class `name` (its `table`) and its

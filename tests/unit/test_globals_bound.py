@@ -10,6 +10,7 @@ import pytest
 from judging import judge_inline
 
 from canary.analysis import ModuleCache
+from canary.engine.became import explain
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Status
 from canary.engine.reuse import VerdictReuse
@@ -269,3 +270,39 @@ def test_an_alternative_may_state_it(tmp_path):
     assert outcomes(results) == [
         (Status.PASS, "tool (up.layer) reads none of up's names; given: LIMIT")
     ]
+
+
+def test_explain_diffs_the_function_the_check_found_through_the_import(tmp_path):
+    # without following the import, explain took the class for gone and sent the reader to
+    # another module's Linear
+    path = tmp_path / "up.yaml"
+    path.write_text(
+        "upstream: up\nchecks:\n"
+        "  - {id: a, module: up.inc, function: Linear.forward, globals_bound: true}\n"
+    )
+    up = load_matrix(path)
+    layers = {
+        "1.0": "class Linear:\n    def forward(self):\n        return 1\n",
+        "2.0": "KEYS = 1\n\nclass Linear:\n    def forward(self):\n        return KEYS\n",
+    }
+    runs = []
+    for version, layer in layers.items():
+        tree = tmp_path / version
+        files = {
+            "up/__init__.py": "",
+            "up/inc.py": "from .layer import Linear\n",
+            "up/layer.py": layer,
+            "up/other.py": "class Linear:\n    pass\n",
+        }
+        for name, text in files.items():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_text(text)
+        runs.append(VersionRun(up, Target.parse(version), LocalTree(tree, "up", ""), ModuleCache()))
+    assert up.checks[0].contract is not None
+    told = explain(up.checks[0].contract, runs[0], runs[1])
+    assert told.became is None
+    assert told.new is not None and (told.new.path, told.new.name) == (
+        "up/layer.py",
+        "Linear.forward",
+    )
+    assert "-        return 1\n+        return KEYS" in told.diff
