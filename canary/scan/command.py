@@ -282,7 +282,7 @@ class Proposed:
         head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
         if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
             head.append(
-                f"`{GATED} V on` above a check: gated since V, where it starts holding; unless"
+                f"`{GATED} from V on` above a check: gated since V, where it starts holding; unless"
                 " your code reaches it only on newer releases, your declared range is wrong there"
             )
         if self.left_out:
