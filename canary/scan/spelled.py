@@ -119,17 +119,10 @@ def _negative_length(node: ast.expr | None) -> int | None:
     value = node.operand
     if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
         return -value.value
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "len"
-        and len(value.args) == 1
-        and isinstance(value.args[0], ast.Constant)
-        and isinstance(value.args[0].value, str)
-        and value.args[0].value
-    ):
-        return -len(value.args[0].value)
-    return None
+    if not (isinstance(value, ast.Call) and getattr(value.func, "id", "") == "len"):
+        return None
+    cut = getattr(value.args[0], "value", None) if len(value.args) == 1 else None
+    return -len(cut) if isinstance(cut, str) and cut else None
 
 
 def one_spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> str | None:
