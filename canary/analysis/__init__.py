@@ -2,7 +2,7 @@
 
 - `model`: the records an index holds; `lines`: lines as `ast` counts them;
 - `indexer`: one pass over a module's AST; `parameters`: signatures and renaming decorators;
-  `parselock`: the one lock every `ast` parse takes;
+  `parselock`: the one lock every `ast` parse takes; `reads`: the globals a function reads;
 - `outline`: a module's top-level statements from its masked text; `sparse`: indexes built
   name by name from the statements that name it;
 - `modules`: indexes keyed by content; `store`: indexes persisted in the cache; `pool`: parse

@@ -13,13 +13,12 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import textwrap
 from dataclasses import dataclass
 
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
 from canary.analysis.generated import generator_of
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
-from canary.analysis.parselock import parse_locked
+from canary.analysis.reads import function_tree
 
 #: Decorators that make a method a property; the setter forms make it assignable.
 _PROPERTY = ("property", "cached_property", "functools.cached_property")
@@ -100,7 +99,7 @@ def _instance_assignments(module: ModuleInfo, cls: ClassInfo) -> dict[str, tuple
             source = module.segment(fn.span)
             if not _may_assign(receiver).search(source):
                 continue  # no `receiver.NAME` as a target: its body need not be parsed
-            tree, offset = _parsed(module, fn, source)
+            tree, offset = function_tree(module, fn, source)
             for node in ast.walk(tree):
                 for target in _targets(node):
                     if (
@@ -134,19 +133,3 @@ def _unpacked(target: ast.expr) -> list[ast.expr]:
     if isinstance(target, ast.Tuple | ast.List):
         return [t for element in target.elts for t in _unpacked(element)]
     return [target.value] if isinstance(target, ast.Starred) else [target]
-
-
-def _parsed(module: ModuleInfo, fn: FunctionInfo, source: str) -> tuple[ast.AST, int]:
-    """The method's syntax tree and the offset of its line numbers: its own `source` dedented,
-    else (a string literal that does not dedent) the whole module's definition at its line."""
-    try:
-        return parse_locked(textwrap.dedent(source)), fn.span.start - 1
-    except (SyntaxError, ValueError):
-        pass
-    tree = parse_locked(module.text)  # parsed before, when the module was indexed
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if start == fn.span.start and node.name == fn.name:
-                return node, 0
-    return ast.Module(body=[], type_ignores=[]), 0

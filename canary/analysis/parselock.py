@@ -10,6 +10,7 @@ body parsed for its attributes failed a neighbouring release's index, an error f
 from __future__ import annotations
 
 import ast
+import symtable
 import threading
 
 _PARSE_LOCK = threading.Lock()
@@ -19,3 +20,9 @@ def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module
     """`ast.parse(source, filename)`, one at a time across the process's threads."""
     with _PARSE_LOCK:
         return ast.parse(source, filename=filename)
+
+
+def symtable_locked(source: str) -> symtable.SymbolTable:
+    """`symtable.symtable(source)` (the compiler's scope pass, which parses) under the same lock."""
+    with _PARSE_LOCK:
+        return symtable.symtable(source, "<unknown>", "exec")

@@ -26,7 +26,7 @@ from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError, Spa
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import Lines
 from canary.engine import bounded_regex
-from canary.engine.contracts import evaluate
+from canary.engine.contracts import Verdict, defined, evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
 from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
@@ -116,7 +116,7 @@ def subject_of(contract: Contract, hierarchy: Hierarchy) -> SubjectText | None:
             return None
         return _span(module, variants[0].span.start, variants[0].span.end, f"class {wanted.name}")
     if isinstance(wanted, FunctionSubject):
-        found_fn = _function(module, wanted.name, hierarchy)
+        found_fn = _function(module, contract, wanted.name, hierarchy)
         if found_fn is None:
             return None
         where, fn = found_fn
@@ -134,19 +134,22 @@ def _span(module: ModuleInfo, start: int, end: int, name: str) -> SubjectText:
 
 
 def _function(
-    module: ModuleInfo, name: str, hierarchy: Hierarchy
+    module: ModuleInfo, contract: Contract, name: str, hierarchy: Hierarchy
 ) -> tuple[ModuleInfo, FunctionInfo] | None:
+    """The function or method the check reads, found as the check finds it."""
+    namespace = hierarchy.namespace
     if "." not in name:
-        variants = module.functions.get(name)
-        return (module, variants[0]) if variants else None
+        found = defined(module, name, contract, namespace, "functions")
+        return None if isinstance(found, Verdict) else (found[0], found[1][0])
     class_name, method = name.split(".", 1)
-    classes = module.classes.get(class_name)
-    if not classes:
+    found_class = defined(module, class_name, contract, namespace, "classes")
+    if isinstance(found_class, Verdict):
         return None
+    where, classes = found_class
     own = classes[0].methods.get(method)
     if own:
-        return module, own[0]
-    inherited = hierarchy.method(ClassRef(module, tuple(classes)), method)
+        return where, own[0]
+    inherited = hierarchy.method(ClassRef(where, tuple(classes)), method)
     if inherited.owner is None or not inherited.functions:
         return None
     return inherited.owner.module, inherited.functions[0]

@@ -23,9 +23,13 @@ from canary.analysis.parameters import first_difference, render
 from canary.analysis.similar import close_matches
 from canary.engine import bounded_regex
 from canary.engine.calls import accepted, bind, described, keyword_target
+from canary.engine.globalnames import Home, globals_bound
 from canary.matrix.model import ClassSubject, Contract, FunctionSubject, SymbolSubject
 
 T = TypeVar("T")
+
+#: imports followed from a check's module to the definition of its subject, at most
+_MAX_IMPORT_HOPS = 24
 
 
 @dataclass(frozen=True)
@@ -301,9 +305,15 @@ def _evaluate_function(
 ) -> Verdict:
     name = subject.name
 
-    def judge(where: ModuleInfo, note: str = "") -> Callable[[FunctionInfo], Verdict]:
+    def judge(home: Home, note: str = "") -> Callable[[FunctionInfo], Verdict]:
         def verdict(fn: FunctionInfo) -> Verdict:
-            result = _function_verdict(where, fn, name, contract, version)
+            result = _function_verdict(home.module, fn, name, contract, version)
+            if result.holds and contract.globals_bound:
+                held, detail = globals_bound(
+                    hierarchy.namespace, module, home, fn, contract.globals_given
+                )
+                notes = [result.detail, detail] if result.detail else [detail]
+                result = Verdict(held, "; ".join(notes) if held else detail)
             if result.holds and note:
                 return _pass(f"{note}; {result.detail}" if result.detail else note)
             return result
@@ -311,26 +321,29 @@ def _evaluate_function(
         return verdict
 
     if subject.owner is None:
-        variants = module.functions.get(name)
-        if not variants:
-            return _missing_name(module, name, "function", module.functions)
-        return _first_holding(variants, judge(module))
+        found = defined(module, name, contract, hierarchy.namespace, "functions")
+        if isinstance(found, Verdict):
+            return found
+        where, variants = found
+        return _first_holding(variants, judge(Home(where)))
     method = subject.method
-    ref = _class_variants(module, subject.owner)
-    if isinstance(ref, Verdict):
-        return ref
+    found_class = defined(module, subject.owner, contract, hierarchy.namespace, "classes")
+    if isinstance(found_class, Verdict):
+        return found_class
+    ref = ClassRef(found_class[0], tuple(found_class[1]))
 
     def in_class(cls: ClassInfo) -> Verdict:
         methods = cls.methods.get(method)
         if methods:
-            return _first_holding(methods, judge(module))
+            return _first_holding(methods, judge(Home(ref.module, cls)))
         if method == "__init__":
-            return _generated_or_inherited_init(ClassRef(module, (cls,)), cls)
+            return _generated_or_inherited_init(ClassRef(ref.module, (cls,)), cls)
         found = _inherited(hierarchy, ref, cls, method, contract.own)
         if isinstance(found, str):
             return _fail(found)
         owner, where, functions = found
-        return _first_holding(functions, judge(owner.module, f"{method} {where}"))
+        home = Home(owner.module, owner.variants[0])
+        return _first_holding(functions, judge(home, f"{method} {where}"))
 
     def _generated_or_inherited_init(here: ClassRef, cls: ClassInfo) -> Verdict:
         init = init_of(hierarchy, here)
@@ -338,12 +351,43 @@ def _evaluate_function(
             found = _inherited(hierarchy, ref, cls, method, contract.own)
             return _fail(found) if isinstance(found, str) else _fail(f"{cls.name} has no __init__")
         how = f"__init__ {init.how}" if init.how else ""
-        verdict = _first_holding(init.functions, judge(init.owner.module, how))
+        home = Home(init.owner.module, init.owner.variants[0])
+        verdict = _first_holding(init.functions, judge(home, how))
         if not verdict.holds and init.generated:
             return _fail(f"{verdict.detail} ({how})")
         return verdict
 
     return _first_holding(list(ref.variants), in_class)
+
+
+def defined(
+    module: ModuleInfo, name: str, contract: Contract, namespace: Namespace, table: str
+) -> tuple[ModuleInfo, list] | Verdict:
+    """The module that defines the function or class `name` (its `table`) and its
+    definitions: `module`, or, for `globals_bound`, the one `module`'s imports lead to (the
+    client finds the name in `module`'s namespace)."""
+    what = "function" if table == "functions" else "class"
+    here = getattr(module, table)
+    if name in here:
+        return module, here[name]
+    missing = _missing_name(module, name, what, here)
+    if not contract.globals_bound:
+        return missing
+    upstream, where, wanted = module.name.split(".")[0], module, name
+    for _ in range(_MAX_IMPORT_HOPS):
+        found = namespace.find(where, wanted)
+        if isinstance(found, str) or not found.bindings:
+            return missing
+        defined = getattr(found.module, table).get(wanted)
+        if defined:
+            return found.module, defined
+        origin = found.bindings[-1].origin or ""
+        owner, _, wanted = origin.rpartition(".")
+        following = namespace.lookup(owner) if owner.split(".")[0] == upstream else None
+        if following is None:
+            return missing
+        where = following
+    return missing
 
 
 def evaluate_any(

@@ -62,9 +62,13 @@ class Resolution:
     def files(self) -> dict[str, IndexFile | None]:
         return dict(self.releases)
 
+    def ahead(self) -> dict[str, IndexFile | None]:
+        """The pre-release ahead of every final release and its file: none, or one."""
+        return dict([self.next] if self.next is not None else [])
+
     def locked_files(self) -> dict[str, IndexFile | None]:
         """Every file the lock vouches for: the releases' and the pre-release's ahead."""
-        return {**self.files(), **dict([self.next] if self.next else [])}
+        return {**self.files(), **self.ahead()}
 
 
 @dataclass(frozen=True)

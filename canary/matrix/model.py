@@ -40,8 +40,18 @@ LIST_KEYS = (
     "contains",
     "matches",
     "not_contains",
+    "globals_given",
 )
-CONTRACT_KEYS = ("module", *SUBJECT_KEYS, *LIST_KEYS, "signature", "call", "count", "own")
+CONTRACT_KEYS = (
+    "module",
+    *SUBJECT_KEYS,
+    *LIST_KEYS,
+    "signature",
+    "call",
+    "count",
+    "own",
+    "globals_bound",
+)
 CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
 CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
@@ -137,6 +147,8 @@ class Contract:
     count: int | None = None  # each `contains` text occurs exactly this often
     matches: tuple[re.Pattern[str], ...] = ()
     not_contains: tuple[str, ...] = ()
+    globals_bound: bool = False  # the upstream's globals the function reads are bound in module
+    globals_given: tuple[str, ...] = ()  # supplied by the code that compiles it: not required
 
 
 @dataclass(frozen=True)
@@ -697,6 +709,7 @@ class _CheckReader(_Reader):
             ("named", "function", function),
             ("params", "function", function),
             ("accepts", "function", function),
+            ("globals_given", "globals_bound", data.get("globals_bound") or None),
         ):
             if lists[key] and present is None:
                 raise self.fail(data.lines[key], f"{key}: needs `{needs}` in the same check")
@@ -708,6 +721,7 @@ class _CheckReader(_Reader):
             "params",
             "accepts",
             "named",
+            "globals_given",
         ):
             for name in lists[key]:
                 if not _NAME.fullmatch(name):
@@ -738,6 +752,8 @@ class _CheckReader(_Reader):
             count=self.count(data, lists["contains"]),
             matches=tuple(patterns),
             not_contains=lists["not_contains"],
+            globals_bound=self.globals_bound(data, function),
+            globals_given=lists["globals_given"],
         )
 
     def signature(self, data: yamlmarks.MarkedDict, function: str | None) -> Signature | None:
@@ -809,6 +825,20 @@ class _CheckReader(_Reader):
                 line, "own: needs `class` (with methods or attributes) or `function: Class.method`"
             )
         return data["own"]
+
+    def globals_bound(self, data: yamlmarks.MarkedDict, function: str | None) -> bool:
+        """`globals_bound: true`: the function's source compiles in `module`'s namespace."""
+        value = data.get("globals_bound", False)
+        if not isinstance(value, bool):
+            raise self.fail(
+                data.lines["globals_bound"],
+                f"globals_bound: must be true or false, not {_kind(value)}",
+            )
+        if "globals_bound" in data and function is None:
+            raise self.fail(
+                data.lines["globals_bound"], "globals_bound: needs `function` in the same check"
+            )
+        return value
 
     def function_name(self, data: yamlmarks.MarkedDict) -> str | None:
         name = self.string(data, "function")

@@ -187,7 +187,7 @@ def check_keys(matrix: Matrix, resolution: Resolution) -> None:
     """`anchors` and `broken` must name resolved releases (a typo would silently check less),
     and no check's gate may exclude them all (nor a branch, nor the pre-release ahead)."""
     known = {label for label, _ in resolution.releases}
-    ahead = [*resolution.branches, *_next_label(resolution)]
+    ahead = [*resolution.branches, *resolution.ahead()]
     refuse_empty_gates(matrix, [Version(label) for label in known], ahead)
     for key, names in (
         ("versions.anchors", matrix.versions.anchors),
@@ -258,9 +258,9 @@ def select_targets(matrix: Matrix, selection: str, sources: Sources) -> list[Tar
         labels = [label for label in files if spec.contains(Version(label), prereleases=True)]
     targets = [Target(label, file=files[label]) for label in sorted(labels, key=Version)]
     if selection == "all":
-        if resolution.next is not None:
-            label, file = resolution.next
-            targets.append(Target(label, file=file, next=True))
+        targets += [
+            Target(label, file=file, next=True) for label, file in resolution.ahead().items()
+        ]
         targets += [Target(name, branch=True) for name in resolution.branches]
     return targets
 
@@ -359,9 +359,9 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
     """`canary versions MATRIX`: the resolved list, marking anchors, broken, branches and what
     is new since the lock, one line each."""
     lock = _current_lock(matrix)
-    locked = None if lock is None else {*lock.resolution.labels(), *_next_label(lock.resolution)}
+    locked = None if lock is None else {*lock.resolution.labels(), *lock.resolution.ahead()}
     rows = [(label, _marks(matrix, label, locked)) for label, _ in resolution.releases]
-    rows += [(label, [NEXT_MARK, *_new(label, locked)]) for label in _next_label(resolution)]
+    rows += [(label, [NEXT_MARK, *_new(label, locked)]) for label in resolution.ahead()]
     rows += [(name, ["branch", *_new(name, locked)]) for name in resolution.branches]
     rows += [(label, ["yanked, left out"]) for label in resolution.yanked]
     where = f"lock {lock.path}" if lock is not None else "no lock file (`canary lock` writes one)"
@@ -378,10 +378,6 @@ def version_listing(matrix: Matrix, resolution: Resolution) -> list[str]:
 
 #: how `canary versions` marks the pre-release ahead of the releases
 NEXT_MARK = "next: a pre-release newer than every final release (only `--versions all`)"
-
-
-def _next_label(resolution: Resolution) -> list[str]:
-    return [resolution.next[0]] if resolution.next is not None else []
 
 
 def _new(label: str, locked: set[str] | None) -> list[str]:
@@ -407,7 +403,7 @@ def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
     dropped = [label for label in old.labels() if label not in new_labels | set(new.yanked)]
     was = old.locked_files()
     kept = [(label, was[label], now) for label, now in new.locked_files().items() if label in was]
-    old_next, new_next = _next_label(old), _next_label(new)
+    old_next, new_next = old.ahead(), new.ahead()
     return {
         "new": [label for label in new.labels() if label not in old_labels],
         "new pre-release": [label for label in new_next if label not in old_next],
@@ -557,7 +553,7 @@ def _nothing_to_lock(matrix: Matrix, resolution: Resolution) -> str:
 
 def _count(resolution: Resolution) -> str:
     releases, branches = len(resolution.releases), len(resolution.branches)
-    ahead = "".join(f", next {label}" for label in _next_label(resolution))
+    ahead = "".join(f", next {label}" for label in resolution.ahead())
     return (
         f"{releases} release{'s' * (releases != 1)}, {branches} branch{'es' * (branches != 1)}"
         + ahead

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from canary.scan.folders import LISTS_FOLDERS, Yielded
 from canary.scan.imports import Ref
 from canary.scan.installers import INSTALLING, Installer, installer
 from canary.scan.source_helpers import READS_SOURCE, Returned, returned_source
@@ -80,6 +81,7 @@ class CallSites:
         self._rewrites: dict[str, str] = {}  # rewriter function name -> module template
         self._returns: dict[str, Returned] = {}  # function name -> the source it returns
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
+        self._yields: dict[str, Yielded] = {}  # function name -> the listed rows it returns
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
         self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
         # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
@@ -110,10 +112,16 @@ class CallSites:
             self.events.append(["returns", function, r.name, r.index, list(r.attrs), r.position])
             self._returns[function] = returned
 
-    def learn(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> None:
-        """In the first pass, what source `fn` (of `tree`) returns of what it is passed and
-        what it installs, if it does: looked for only where the file spells what each needs
-        (`getsource`; `getattr`, `setattr`), as most files spell neither."""
+    def learn(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        tree: ast.Module,
+        lists: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], Yielded | None] | None = None,
+    ) -> None:
+        """In the first pass, what source `fn` (of `tree`) returns of what it is passed, what
+        it installs, and the classes it lists from a folder and returns (as `lists` reads
+        them), if it does: looked for only where the file spells what each needs
+        (`getsource`; `getattr`, `setattr`; `listdir`), as most files spell none."""
         if self.frozen:
             return
         if self._walked is None or self._walked[0] is not tree:
@@ -125,6 +133,22 @@ class CallSites:
         found = installer(fn) if not INSTALLING.isdisjoint(spelled) else None
         if found is not None:
             self.installs(fn.name, found)
+        rows = lists(fn) if lists and not LISTS_FOLDERS.isdisjoint(spelled) else None
+        if rows is not None:
+            self.yields(fn.name, rows)
+
+    def yields(self, function: str, rows: Yielded) -> None:
+        """`function` returns rows of classes it lists from an upstream folder (folders.py)."""
+        if not self.frozen:
+            self.events.append(["yields", function, rows.encoded()])
+            self._yields[function] = rows
+
+    @_question
+    def yielded(self, function: str) -> Yielded | None:
+        """The rows of listed classes a call of the package's `function` returns, if any."""
+        if not self.frozen or self._defined[function] != 1:
+            return None
+        return self._yields.get(function)
 
     def installs(self, function: str, found: Installer) -> None:
         """`function` installs a replacement over an upstream attribute (installers.py)."""
@@ -270,6 +294,8 @@ class CallSites:
                     self.vary(function, variant, slot, Names(tuple(payload[1])))
                 else:
                     self.vary(function, variant, slot, Ref(tuple(payload[1]), payload[2]))
+            elif event[0] == "yields":
+                self.yields(event[1], Yielded.decoded(event[2]))
             elif event[0] == "returns":
                 _, function, name, index, attrs, position = event
                 self.returns(function, Returned(name, index, tuple(attrs), position))
@@ -288,6 +314,10 @@ class CallSites:
         helpers += [
             [name, self._defined[name], *[list(s) for s in _slots(found)]]
             for name, found in sorted(self._installers.items())
+        ]
+        helpers += [
+            [name, self._defined[name], rows.encoded()]
+            for name, rows in sorted(self._yields.items())
         ]
         functions = [
             [

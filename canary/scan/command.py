@@ -282,7 +282,7 @@ class Proposed:
         head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
         if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
             head.append(
-                f"`{GATED} V on` above a check: gated since V, where it starts holding; unless"
+                f"`{GATED} from V on` above a check: gated since V, where it starts holding; unless"
                 " your code reaches it only on newer releases, your declared range is wrong there"
             )
         if self.left_out:
@@ -411,7 +411,7 @@ def scan(
         if parts[0] not in early:
             early[parts[0]] = read_releases(parts[0], declared_releases(root, parts[0]), runner)
         views = early[parts[0]].views  # the newest first: what users have today
-        return tuple(sorted(views[0].names_in(".".join(parts)))) or None if views else None
+        return tuple(sorted(views[0].listed(parts))) or None if views else None
 
     try:  # the status line erased whatever happens
         cache = runner.context.cache if from_index else None

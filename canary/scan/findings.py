@@ -23,6 +23,7 @@ class Role(str, enum.Enum):
     INSTALLED = "installed"  # replaced by a helper matching the replacement's names (items)
     CONTAINS = "contains"  # its source must contain this text (items: one literal)
     MATCHES = "matches"  # its source must match this regex (items: one pattern)
+    GLOBALS = "globals"  # its source is compiled in the module's namespace (items: names given)
     UNPLACED = "unplaced"  # a rewrite of a source scan cannot tell of what (ref: UNKNOWN)
 
 

@@ -18,6 +18,7 @@ _SUFFIX["matches"] = "-source-regex"
 _SUFFIX["call"] = "-call"
 _SUFFIX["params"] = "-params"
 _SUFFIX["attributes"] = "-attributes"
+_SUFFIX["globals_bound"] = "-globals"
 # words, digits kept with the letters around them (`conv1d`, `4bit`): `LoRA`/`MoE`/`SiLU`, an
 # acronym before a word (`GRPO` of GRPOTrainer), a word, an acronym, digits
 _WORD = re.compile(

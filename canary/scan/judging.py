@@ -32,7 +32,7 @@ _OK = (Status.PASS, Status.SKIP)
 _NEAR = 0.6  # how near a method's new name is to its old one (difflib's ratio)
 _TEXTS = ("contains", "matches")
 #: how the comment above a check gated where it starts holding begins (explained once, atop)
-GATED = "scan: holds from"
+GATED = "scan: holds"
 
 
 @dataclass
@@ -181,9 +181,7 @@ def _appears(
     lowest = reading.labels[0]
     detail = verdicts[lowest][1]
     proposal.gate = f">={reading.labels[first]}"
-    proposal.notes.append(
-        f"{GATED} {reading.labels[first]} on, not on {lowest} (lowest in range): {detail} -- gated"
-    )
+    proposal.notes.append(_gated(reading.labels[first], lowest, detail))
     newest = next(iter(verdicts))
     return _Bisection(check, proposal, False, verdicts[newest][1], first, len(reading.labels) - 1)
 
@@ -238,9 +236,7 @@ def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None 
         )
     elif bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
         proposal.gate = ",".join(g for g in (f">={first}", proposal.gate) if g)
-        proposal.notes.append(
-            f"{GATED} {first} on, not on {lowest} (lowest in range): {bisection.detail} -- gated"
-        )
+        proposal.notes.append(_gated(first, lowest, bisection.detail))
     else:  # broke within the client's range: exactly what canary is for, so it stays red
         _held_until(proposal, reading.labels[bisection.low])
         proposal.notes.append(
@@ -249,11 +245,16 @@ def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None 
         )
 
 
+def _gated(first: str, lowest: str, detail: str) -> str:
+    """The note above a check gated where it starts holding (`_held_until` may narrow it)."""
+    return f"{GATED} from {first} on, not on {lowest} (lowest in range): {detail} -- gated"
+
+
 def _held_until(proposal: Proposal, last: str) -> None:
     """A check gated where it appears (`holds from V on`) that stops holding again: its
-    note says the releases it holds on (`holds from V to W`), not more."""
+    note says the releases it holds on (`holds from V to W`, `holds only on V`), not more."""
     for index, note in enumerate(proposal.notes):
-        start = note.removeprefix(f"{GATED} ").split(" ", 1)[0]
-        if note.startswith(f"{GATED} {start} on,"):
-            until = start if start == last else f"{start} to {last}"
-            proposal.notes[index] = note.replace(f"{start} on,", f"{until},", 1)
+        start = note.removeprefix(f"{GATED} from ").split(" ", 1)[0]
+        if note.startswith(f"{GATED} from {start} on,"):
+            held = f"only on {start}" if start == last else f"from {start} to {last}"
+            proposal.notes[index] = note.replace(f"from {start} on,", f"{held},", 1)

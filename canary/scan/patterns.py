@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 
 from canary.scan.absence import done_without
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import compiled_patterns
 from canary.scan.findings import Role, Use
+from canary.scan.folders import folder_rows
 from canary.scan.guards import (
     Guard,
     conditions,
@@ -26,6 +28,7 @@ from canary.scan.guards import (
 )
 from canary.scan.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.installers import Replacements
+from canary.scan.namespaces import compiled_in
 from canary.scan.node_values import (
     attribute_call,
     import_fallbacks,
@@ -223,7 +226,7 @@ class FileScanner(ast.NodeVisitor):
                 self.visit(expr)
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
-        self.calls.learn(node, self._tree)
+        self.calls.learn(node, self._tree, partial(folder_rows, self))
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         for passed in _each_walk(node, self.calls, self.record, self.rewriter):
             self._in_scope(node.body, node.args, passed)
@@ -310,8 +313,7 @@ class FileScanner(ast.NodeVisitor):
         self._registers(node)
         if self._attribute_builtin(node):
             return
-        mocked = mock_patched(node, self.scopes)
-        if mocked and mocked[0].root in self.upstreams:
+        if (mocked := mock_patched(node, self.scopes)) and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
         func = node.func
         if isinstance(func, ast.Name):
@@ -322,6 +324,7 @@ class FileScanner(ast.NodeVisitor):
         self.record.guards += required(node, self.upstreams)  # the rest of the block is gated
         for s in sought(node, self.flow, self.absence_tests):
             self.record.seeks(s)
+        self.record.compiled(compiled_in(node, self), node)
         if callee := self._upstream(func):
             arms = self.branches.of(func)
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
@@ -370,15 +373,15 @@ def _each_walk(
     if rewriter:  # def fix(function_name, function) in a registry
         walks = [{**w, rewriter[1]: Source(rewritten(rewriter[2], None))} for w in walks]
     listed = len(walks) > 1 or any(isinstance(v, Names) for walk in walks for v in walk.values())
-    saved = calls.variant, calls.repeating, record.listed
+    saved = calls.variant, calls.repeating, record.listed, record.within
     try:
         for i, passed in enumerate(walks):
             calls.variant = f"{node.name}:{i}" if len(walks) > 1 else saved[0]
             calls.repeating = saved[1] or i > 0
-            record.listed = saved[2] or listed
+            record.listed, record.within = saved[2] or listed, node
             yield passed
     finally:
-        calls.variant, calls.repeating, record.listed = saved
+        calls.variant, calls.repeating, record.listed, record.within = saved
 
 
 def _tested(node: ast.If, flow: TextFlow) -> list[tuple[Ref, str]]:

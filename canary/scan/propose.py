@@ -37,6 +37,7 @@ _PHRASES = {
     Role.INSTALLED: "installed by a helper that matches the replacement's parameters at",
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
+    Role.GLOBALS: "its source is compiled in this module's namespace (its names) at",
 }
 _NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.ATTRIBUTE, Role.PATCH, Role.GUARD)
 _REEXPORT_NOTE = (
@@ -389,9 +390,10 @@ def propose(
     `modules` are dotted names known to be modules; `views` the releases read per upstream
     (newest first), where each name is looked up; without them, naming conventions place it.
     """
-    facts = _collect(findings, modules, views or {})
+    findings = list(findings)
+    facts = _collect([f for f in findings if f.role is not Role.GLOBALS], modules, views or {})
     _fold(facts)
-    result: dict[str, list[Proposal]] = {}
+    result = _compiled_in([f for f in findings if f.role is Role.GLOBALS])
     for subject in sorted(facts, key=lambda s: (s.module, s.name or "", s.key or "")):
         if not _importable(subject):
             continue  # a registry key is downstream text: "x\n- id: y" is no module
@@ -426,6 +428,29 @@ def propose(
             proposal.severity = _severity(proposal.uses)
             proposal.gate = _gate(proposal.uses)
         result.setdefault(subject.upstream, []).extend(proposals)
+    for checks in result.values():
+        checks.sort(key=lambda p: (p.subject.module, p.subject.name or "", p.subject.key or ""))
+    return result
+
+
+def _compiled_in(findings: list[Use]) -> dict[str, list[Proposal]]:
+    """`globals_bound` of each function whose source the client compiles with a module's
+    names (namespaces.py): placed on that module as found, not where the function is defined
+    (what the check asks is whether that module binds what the function reads). A name is
+    given where every site imports it in the text it adds."""
+    by_subject: dict[ProposedSubject, list[Use]] = {}
+    for finding in findings:
+        ref = finding.ref
+        module, function = ".".join(ref.parts[: ref.known]), ".".join(ref.parts[ref.known :])
+        by_subject.setdefault(ProposedSubject(module, "function", function), []).append(finding)
+    result: dict[str, list[Proposal]] = {}
+    for subject, uses in by_subject.items():
+        if not _importable(subject):
+            continue
+        given = set.intersection(*(set(use.items) for use in uses))
+        proposal = Proposal(subject, "globals_bound", sorted(given), _severity(uses), uses)
+        proposal.uses, proposal.gate = _sorted_uses([uses]), _gate(uses)
+        result.setdefault(subject.upstream, []).append(proposal)
     return result
 
 

@@ -36,6 +36,7 @@ class Recorder:
         self.findings: list[Use] = []
         self.guards: list[Guard] = []
         self.listed = False  # in a walk once per module a listing names (Use.listed)
+        self.within: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the def walked
         # in the scope being visited: what the client does without (absence.py), and the
         # names it reads with a default, which it injects when they are missing
         self.done_without: list[Ref] = []
@@ -102,6 +103,13 @@ class Recorder:
         (`loose`: it takes anything as well)."""
         self.add(Role.PATCH, ref, node)
         self.add(Role.INSTALLED, ref, node, params, tolerated=loose)
+
+    def compiled(self, pairs: list[tuple[str, str, tuple[str, ...]]], node: ast.AST) -> None:
+        """Each (module, function, names given) whose source `node` compiles with the
+        module's names (namespaces.py)."""
+        for module, function, given in pairs:
+            ref = Ref((*module.split("."), *function.split(".")), module.count(".") + 1)
+            self.add(Role.GLOBALS, ref, node, given)
 
     def add(
         self,

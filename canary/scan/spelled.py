@@ -20,6 +20,10 @@ MAX_TEXTS = 16
 # an upstream module's dotted parts -> what its dir() names (its submodules and what it
 # binds), None when not read
 NamesIn = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
+#: a last part asking NamesIn for the file names in a package's folder (`os.listdir` of it),
+#: and for the classes a module binds (defined there or imported), not for its `dir()`
+FILES = "{files}"
+CLASSES = "{classes}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ def spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> tu
         return bound.values if isinstance(bound, Texts) else ()
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _product(spelled(node.left, lookup), spelled(node.right, lookup))
+    if isinstance(node, ast.Subscript | ast.Call):
+        return _cut(node, lookup)
     if not isinstance(node, ast.JoinedStr):
         return ()
     found: tuple[str, ...] = ("",)
@@ -83,6 +89,40 @@ def spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> tu
         if not found:
             return ()
     return found
+
+
+def _cut(node: ast.Subscript | ast.Call, lookup: Callable[[str], object | None]) -> tuple[str, ...]:
+    """A file name cut to its module name: `file[:-3]`, `file[:-len(".py")]`,
+    `file.removesuffix(".py")` (and `removeprefix`)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _CUTS and len(node.args) == 1):
+            return ()
+        cut = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+        if not isinstance(cut, str) or node.keywords:
+            return ()
+        return tuple(getattr(v, func.attr)(cut) for v in spelled(func.value, lookup))
+    bounds = node.slice
+    if not isinstance(bounds, ast.Slice) or bounds.lower or bounds.step:
+        return ()
+    end = _negative_length(bounds.upper)
+    return tuple(v[:end] for v in spelled(node.value, lookup)) if end is not None else ()
+
+
+_CUTS = frozenset({"removesuffix", "removeprefix"})
+
+
+def _negative_length(node: ast.expr | None) -> int | None:
+    """`-3` or `-len(".py")`: the end of a slice cutting a suffix."""
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)):
+        return None
+    value = node.operand
+    if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
+        return -value.value
+    if not (isinstance(value, ast.Call) and getattr(value.func, "id", "") == "len"):
+        return None
+    cut = getattr(value.args[0], "value", None) if len(value.args) == 1 else None
+    return -len(cut) if isinstance(cut, str) and cut else None
 
 
 def one_spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from canary.scan.callsites import CallSites
 from canary.scan.compiled import class_attribute
 from canary.scan.findings import UNKNOWN
+from canary.scan.folders import Column, column_of, yielded_by
 from canary.scan.guards import Guard
 from canary.scan.imports import Ref, Scopes, resolve
 from canary.scan.node_values import (
@@ -47,7 +48,7 @@ from canary.scan.spelled import (
 from canary.scan.spread import Spread, gathered
 
 # a loop variable and what it holds in the loop's body
-_Bound = tuple[str, Texts | Listed | None]
+_Bound = tuple[str, Texts | Listed | Column | None]
 # fewest characters (whitespace aside) a sought text needs to say anything about upstream
 _INFORMATIVE = 4
 # shortest shared edge between a literal and inserted text that counts as overlapping
@@ -61,11 +62,15 @@ _WORD = re.compile(r"\w+")
 class Source:
     """A string holding an upstream object's source; `inserted` is text the downstream added;
     `others` the objects whose source it may be instead (a rewriter that selects several
-    methods gets each one's in turn: what it seeks need be in one of them only)."""
+    methods gets each one's in turn: what it seeks need be in one of them only); `listed`
+    the column of classes a loop unpacks and the attributes read from each, when it is the
+    source of those (`inspect.getsource(function.forward)`, folders.py): which, scan places
+    no text on, only the namespace it is compiled in (namespaces.py)."""
 
     ref: Ref
     inserted: tuple[str, ...] = ()
     others: tuple[Ref, ...] = ()
+    listed: tuple[Column, tuple[str, ...]] | None = None
 
     def plus(self, text: str | None) -> Source:
         return dataclasses.replace(self, inserted=(*self.inserted, text)) if text else self
@@ -201,7 +206,13 @@ class TextFlow:
 
     def loop_bindings(self, target: ast.expr, iterated: ast.expr) -> list[_Bound]:
         """`for old, new in PAIRS:` binds old and new to the string constants they go through;
-        `for name in names:` over names read from `dir(X)` binds name to one of them."""
+        `for name in names:` over names read from `dir(X)` binds name to one of them;
+        `for cls, module in listed():` over the rows a package's function yields binds each
+        to its column."""
+        yielded = yielded_by(iterated, self.scopes.lookup, self.calls.yielded)
+        if yielded is not None and isinstance(target, ast.Tuple):
+            elements = enumerate(target.elts)
+            return [(e.id, Column(yielded, i)) for i, e in elements if isinstance(e, ast.Name)]
         listed = self.scopes.lookup(iterated.id) if isinstance(iterated, ast.Name) else None
         if isinstance(listed, Listed | Names) and isinstance(target, ast.Name):
             return [(target.id, listed)]
@@ -310,7 +321,8 @@ class TextFlow:
         """`inspect.getsource(X)`, and the str and re calls that keep a source a source."""
         parts = self.parts(expr.func)
         if _is_getsource(expr.func, parts) and expr.args:  # of something scan cannot tell
-            return Source(self.upstream(expr.args[0]) or UNKNOWN)
+            ref, listed = self.upstream(expr.args[0]), column_of(expr.args[0], self.scopes.lookup)
+            return Source(ref) if ref else Source(UNKNOWN, listed=listed)
         if parts in (("textwrap", "dedent"), ("textwrap", "indent")) and expr.args:
             return self.source_of(expr.args[0])
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
@@ -390,6 +402,8 @@ class TextFlow:
         keywords = gathered(value, guards, self.scopes.lookup)
         if keywords is not None:
             return keywords
+        if (yielded := yielded_by(value, self.scopes.lookup, self.calls.yielded)) is not None:
+            return yielded
         names = listing(
             value, self.scopes.lookup, lambda e: getattr(self.upstream(e), "parts", None)
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from canary.analysis import ModuleInfo, ParseError
 from canary.analysis.namespace import ModuleLookup, Namespace
 from canary.scan.rewriters import ANY_CLASS
+from canary.scan.spelled import CLASSES, FILES
 from canary.scan.stand_ins import is_stand_in
 from canary.sources.tree import SourceError
 
@@ -153,6 +154,41 @@ class UpstreamView:
         info = self.module(module)
         bound = {*info.classes, *info.functions, *info.bindings} if info is not None else set()
         return {name for name in names if name and "." not in name} | bound
+
+    def listed(self, parts: tuple[str, ...]) -> set[str]:
+        """What a downstream listing of `parts` names on this release: `dir()` of a module,
+        the files of a package's folder (`parts` ending FILES), or the classes a module binds
+        (CLASSES)."""
+        module = ".".join(parts[:-1])
+        if parts[-1] == FILES:
+            return self._files(module)
+        if parts[-1] == CLASSES:
+            return self._classes(module)
+        return self.names_in(".".join(parts))
+
+    def _files(self, package: str) -> set[str]:
+        """`os.listdir` of a package's folder: `__init__.py`, `NAME.py` of each module right
+        under it, `NAME` of each package (a module with modules under it); empty when none."""
+        prefix = f"{package}."
+        under = [m[len(prefix) :] for m in self._namespace.module_names() if m.startswith(prefix)]
+        folders = {name.split(".")[0] for name in under if "." in name}
+        files = {f"{name}.py" for name in under if name and "." not in name} - {
+            f"{name}.py" for name in folders
+        }
+        return files | folders | {"__init__.py"} if files or folders else set()
+
+    def _classes(self, module: str) -> set[str]:
+        """The names `module` binds to classes: its own, and those it imports."""
+        info = self.module(module)
+        if info is None:
+            return set()
+        imported = {
+            name
+            for name, bindings in info.bindings.items()
+            if any(b.kind == "import" for b in bindings)
+            and getattr(self.define(module, name), "kind", None) == "class"
+        }
+        return {*info.classes, *imported}
 
     def elsewhere(self, module: str, method: str) -> Definition | None:
         """The class of `module` that defines `method` on another release of the range, for

@@ -35,6 +35,8 @@ def core(version: str) -> bytes:
         text += "def old_api(model):\n    return model\n"
     if (1, 1) <= (major, minor) < (1, 3):  # on neither end of the range
         text += "def mid_api(model):\n    return model\n"
+    if (major, minor) == (1, 2):  # on one release between the ends
+        text += "def brief_api(model):\n    return model\n"
     return text.encode()
 
 
@@ -149,6 +151,13 @@ def test_a_check_holding_only_between_the_ends_is_gated_where_it_appears(index, 
     assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before" in text
     assert "since" not in checks["gone-api"]  # holds nowhere: it stays, said where it fails
     assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
+
+
+def test_a_check_holding_on_one_release_between_the_ends_says_so(index, tmp_path):
+    text = scanned(tmp_path, "from fakeup.core import brief_api\n")
+    assert checks_of(text)["brief-api"]["since"] == "1.2.0"
+    assert "# scan: holds only on 1.2.0, not on 1.0.0 (lowest in range)" in text
+    assert "# `scan: holds from V on` above a check: gated since V" in text
 
 
 def test_a_name_no_release_defines_is_never_given_a_signature(index, tmp_path):

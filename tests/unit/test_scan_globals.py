@@ -1,0 +1,113 @@
+"""Upstream source compiled with an upstream module's names (issue 25, peft-variant-kwarg-keys):
+a downstream lists the modules of an upstream package's folder (`os.listdir` of the folder of
+`pkg.__file__`), the classes each binds (`dir()` filtered), returns them as rows, and compiles
+each class's `forward` with the names of the module it was listed from. Scan evaluates the
+listing over the upstream's own files and proposes `globals_bound` on each (module, function)
+(tests/fixtures/scan_globals beside its negatives, the upstream tests/fixtures/
+scan_globals_upstream, where `inc` imports `layer.Linear` but not the global its forward reads).
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from commands import canary
+from paths import FIXTURES
+
+from canary.cache.store import Cache
+from canary.scan.command import scan_path
+from canary.scan.findings import Role
+from canary.scan.namespaces import imported
+from canary.scan.spelled import CLASSES, FILES
+from canary.sources.stats import Stats
+
+DOWNSTREAM = FIXTURES / "scan_globals" / "globlib"
+UPSTREAM = FIXTURES / "scan_globals_upstream"
+LORA = "peft.tuners.lora"
+
+
+@pytest.fixture(autouse=True)
+def _no_index(monkeypatch, tmp_path_factory):
+    monkeypatch.setenv("CANARY_OFFLINE", "1")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def scanned(path=DOWNSTREAM, *source: str) -> tuple[str, list[dict]]:
+    """The matrix text `canary scan` writes for peft, and its checks."""
+    status, out = canary("scan", str(path), "--upstream", "peft", *source)
+    assert status == 0, out
+    return out, next(d for d in yaml.safe_load_all(out) if d)["checks"]
+
+
+def bound(checks: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(c["module"], c["function"]): c for c in checks if c.get("globals_bound")}
+
+
+def test_each_listed_class_is_checked_in_the_module_it_was_listed_from():
+    text, checks = scanned(DOWNSTREAM, "--source", str(UPSTREAM))
+    found = bound(checks)
+    assert set(found) == {
+        (f"{LORA}.inc", "Linear.forward"),
+        (f"{LORA}.layer", "Linear.forward"),
+        (f"{LORA}.bnb", "Linear8bitLt.forward"),  # also compiled so by fixed.py
+    }  # config's LoraConfig (filtered out) and LinearScaling (a function) are not classes
+    inc = found[f"{LORA}.inc", "Linear.forward"]
+    assert inc["id"] == "linear-forward-globals"
+    assert "compiled" in inc["why"] and "compiler.py:25" in inc["why"]
+    assert "given.py:14" in inc["why"]
+    assert "globals_given" not in inc  # compiler.py gives math only, given.py the key only
+    above = text.split(f"- id: {inc['id']}")[0].rstrip().splitlines()[-1]
+    assert "FAILS" in above and "VARIANT_KWARG_KEYS" in above
+    layer = found[f"{LORA}.layer", "Linear.forward"]
+    assert layer["globals_given"] == ["math"]
+
+
+def test_a_name_an_import_in_the_clients_text_binds_is_given():
+    _, checks = scanned(DOWNSTREAM / "given.py", "--source", str(UPSTREAM))
+    assert [c.get("globals_given") for c in bound(checks).values()] == [["VARIANT_KWARG_KEYS"]]
+    assert sorted(imported("from a.b import (X, y as Z)\nimport m.n, p as q\nx = 'import'")) == [
+        "X",
+        "Z",
+        "m",
+        "q",
+    ]
+
+
+def test_source_compiled_without_an_upstream_modules_names_asks_nothing():
+    _, checks = scanned(DOWNSTREAM / "compiled_negatives.py", "--source", str(UPSTREAM))
+    assert checks and not bound(checks)
+
+
+def test_an_upstream_not_read_lists_no_class():
+    _, checks = scanned(DOWNSTREAM)  # offline: the folder's modules are unknown
+    assert set(bound(checks)) == {  # fixed.py's and given.py's, named in their imports
+        (f"{LORA}.bnb", "Linear8bitLt.forward"),
+        (f"{LORA}.inc", "Linear.forward"),
+    }
+
+
+def _upstream(*files: str):
+    classes = {"inc": ("Linear",), "layer": ("Linear", "LoraLayer"), "bnb": ("Linear8bitLt",)}
+
+    def names_in(parts: tuple[str, ...]) -> tuple[str, ...] | None:
+        module = ".".join(parts[:-1])
+        if parts[-1] == FILES:
+            return files if module == LORA else None
+        if parts[-1] == CLASSES and module.startswith(f"{LORA}."):
+            return classes.get(module.rsplit(".", 1)[1])
+        return None
+
+    return names_in
+
+
+def test_a_remembered_scan_is_scanned_again_when_the_folders_modules_change(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    peft = frozenset({"peft"})
+
+    def compiled(*files: str) -> set[str]:
+        found = scan_path(DOWNSTREAM, peft, cache, names_in=_upstream(*files)).findings
+        return {u.ref.parts[3] for u in found if u.role is Role.GLOBALS and u.file == "compiler.py"}
+
+    assert compiled("__init__.py", "inc.py") == {"inc"}
+    assert compiled("__init__.py", "inc.py", "layer.py") == {"inc", "layer"}
+    assert compiled("__init__.py", "inc.py") == {"inc"}
