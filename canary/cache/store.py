@@ -130,13 +130,16 @@ class Cache:
         except SourceError:
             return
 
-    def get_or_fetch(self, key: str, what: str, fetch: Callable[[], bytes]) -> bytes:
-        """The entry for `key`, fetching it under the key's lock when missing."""
+    def get_or_fetch(
+        self, key: str, what: str, fetch: Callable[[], bytes], lock: str | None = None
+    ) -> bytes:
+        """The entry for `key`, fetching it under the lock of `lock` (default: `key`) when
+        missing. A cold run creates a file per lock: entries fetched at one place share one."""
         data = self.get(key)
         if data is not None:
             return data
         self.require_online(what)
-        with self.lock(key):
+        with self.lock(lock or key):
             data = self.get(key)
             if data is None:
                 data = fetch()

@@ -5,6 +5,7 @@ pins each use against the versions pyproject.toml allows.
 - `pytest`: a session's relative node paths and setup stack, the report an item's own
   protocol makes, setup errors rendered without a traceback;
 - `xdist`: whether this process is an xdist worker or controller (xdist's public helpers);
-- `urllib3`: a hook before each request a connection pool sends;
+- `urllib3`: a hook before each request a connection pool sends, one TLS context shared by
+  an HTTPS pool's connections;
 - `pip`: pip's default index URL.
 """

@@ -22,7 +22,7 @@ from typing import Any
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 
-from canary.compat.urllib3 import BeforeRequest
+from canary.compat.urllib3 import BeforeRequest, SharedTlsContext
 
 _current = threading.local()
 
@@ -132,7 +132,7 @@ class _HTTPPool(_Watched, HTTPConnectionPool):
     pass
 
 
-class _HTTPSPool(_Watched, HTTPSConnectionPool):
+class _HTTPSPool(SharedTlsContext, _Watched, HTTPSConnectionPool):
     pass
 
 

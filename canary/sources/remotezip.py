@@ -232,7 +232,9 @@ class RemoteZip:
                     return stored
 
                 what = f"listing of {self.reader.label}"
-                raw = self.cache.get_or_fetch(listing_key(self.key), what, fetch)
+                # under the archive's own lock, which its members are fetched under (never
+                # while the listing is: _fetch takes the listing it is given)
+                raw = self.cache.get_or_fetch(listing_key(self.key), what, fetch, self.key)
                 # a listing just fetched is used as built, not parsed again
                 self._listing = built[-1] if built else Listing.from_bytes(raw, self.reader.label)
             return self._listing

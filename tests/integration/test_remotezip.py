@@ -69,6 +69,16 @@ def test_reads_members_by_ranges_without_the_whole_wheel(server, tmp_path):
         assert re.fullmatch(r"bytes=\d+-\d+", logged.headers["Range"])
 
 
+def test_a_wheel_read_cold_makes_one_lock_file(server, tmp_path):
+    """The listing and the members of one archive are fetched under one lock: a cold run
+    creates a file per lock (a file system's dearest call here), and reads 275 wheels."""
+    file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
+    assert tree.read("pkg/__init__.py") == SOURCES["pkg/__init__.py"]
+    assert len(list(tmp_path.rglob("*.lock"))) == 1
+
+
 def test_absent_members_are_decided_from_the_directory(server, tmp_path):
     file = publish(server, make_wheel("pkg", "1.0", {**SOURCES, **PADDING}))
     ctx = context(tmp_path)
