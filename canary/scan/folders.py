@@ -409,12 +409,13 @@ def _globbed(pattern: object) -> tuple[tuple[str, ast.expr], ...] | None:
 
 
 def _skips(statement: ast.If, variable: str) -> bool:
-    """`if <test of the loop variable alone>: continue`."""
+    """`if <test of the loop variable>: continue`: a filter of the names listed (one testing
+    anything else as well, `name in SKIPPED`, cannot be evaluated: nothing is listed)."""
     if statement.orelse:
         return False
     only_continue = len(statement.body) == 1 and isinstance(statement.body[0], ast.Continue)
     names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
-    return only_continue and names == {variable}
+    return only_continue and variable in names
 
 
 # what a file must spell for scan to look for a listing of a folder in its functions
