@@ -30,7 +30,7 @@ from canary.analysis.parameters import (
     source_text,
 )
 from canary.analysis.parselock import parse_locked
-from canary.analysis.skeleton import blank_bodies
+from canary.analysis.skeleton import blank_bodies, python_newlines
 
 
 def _span(node: ast.stmt, ends: dict[int, int]) -> Span:
@@ -244,7 +244,7 @@ def index_text(
     text: str, name: str, path: str, *, is_package: bool, masked: str | None = None
 ) -> ModuleInfo:
     """The index of decoded source (whose `mask_text` may be given); raises ParseError."""
-    skeleton = blank_bodies(text, masked)
+    skeleton = blank_bodies(python_newlines(text), masked)
     try:
         tree = _parse(skeleton.text, path) if skeleton else None
     except ParseError:

@@ -8,8 +8,9 @@ restore the spans.
 
 The blanking is exact or not done. Strings and comments are masked first; a body ends at the
 first logical line (outside brackets, not after a backslash) indented no deeper than its `def`.
-A file this reading cannot be sure of (tabs or form feeds in indentation, carriage returns, an
-unterminated string) is parsed whole, and so is any skeleton that does not parse.
+Line breaks are made \n first, as Python's tokenizer reads them. A file this reading cannot be
+sure of (tabs or form feeds in indentation, an unterminated string) is parsed whole, and so is
+any skeleton that does not parse.
 """
 
 from __future__ import annotations
@@ -122,6 +123,13 @@ def _defs(masked: str) -> Iterator[re.Match[str]]:
             if match is not None:
                 yield match
         at = masked.find("def ", at + 4)
+
+
+def python_newlines(text: str) -> str:
+    """`text` with every line break a \\n: Python's tokenizer reads \\r\\n and a lone \\r as one,
+    so the text parses to the same tree on the same lines, and the masking reads one kind of
+    break (the module's own text, kept in its index, still gives the spans a check reads)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def mask_text(text: str) -> str | None:

@@ -31,7 +31,7 @@ from canary.analysis.indexer import index_text
 from canary.analysis.lazyclass import class_statement
 from canary.analysis.model import ModuleInfo
 from canary.analysis.outline import Outline, outline
-from canary.analysis.skeleton import mask_text
+from canary.analysis.skeleton import mask_text, python_newlines
 
 #: Words after which a module's exports may depend on statements that need not name what they
 #: export (a lazy module, an import hook): such a module is indexed whole.
@@ -226,11 +226,12 @@ def sparse_module(text: str, name: str, path: str, *, is_package: bool) -> Modul
     the outline cannot be sure of, or its exports may be lazy); raises ParseError when the
     statements its exports come from do not parse."""
     check_cost(text, path)  # the budget is the file's, whatever a check reads of it
-    masked = mask_text(text)
+    source = python_newlines(text)
+    masked = mask_text(source)
     shape = outline(masked) if masked is not None else None
     if shape is None or _lazy_exports(shape):
         return None
-    statements = _Statements(text, shape, name, path, is_package)
+    statements = _Statements(source, shape, name, path, is_package)
     chosen = {*shape.mentioning(_ALL, _whole_word), *shape.mentioning(_STAR, _star)}
     exports = statements.index(tuple(sorted(chosen)))
     return ModuleInfo(

@@ -124,6 +124,17 @@ def test_a_syntax_error_inside_a_body_is_not_seen():
     assert [p.name for p in info.functions["g"][0].params] == ["x"]
 
 
+def test_carriage_returns_are_read_as_python_reads_them(monkeypatch):
+    # \r\n and a lone \r end lines for Python: the bodies are blanked all the same (a syntax
+    # error inside one is not seen), on the same lines as the whole parse
+    _same_as_whole(TRICKY.replace("\n", "\r\n"), monkeypatch)
+    source = b"def f():\r\n    return 1 +\r\rclass C:\r    def g(self, x):\r        pass\r\n"
+    info = index_module(source, "pkg.mod", "mod.py", is_package=False)
+    assert info.classes["C"][0].span.start == 4
+    assert info.classes["C"][0].span.end == 6
+    assert info.text == source.decode()
+
+
 @pytest.mark.slow  # every file of canary and its tests: an oracle sweep for the full run
 def test_canary_own_sources_index_as_the_whole_parse(monkeypatch):
     files = sorted((ROOT / "canary").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py"))

@@ -109,6 +109,23 @@ def test_tricky_module_indexes_as_the_whole_parse():
     assert info.all_names == ("Model", "run", "extra")
 
 
+def test_carriage_returns_are_read_as_python_reads_them():
+    # \r\n and a lone \r end a line for Python's tokenizer: the module is read name by name,
+    # on the same lines as the whole parse (a lone \r ends the comment: `D = 2` is code)
+    crlf = TRICKY.replace("\n", "\r\n")
+    _same_as_whole(crlf)
+    assert _sparse(crlf) is not None
+    lone = "import os\rclass C:\r    x = '''a\r\nb'''\r# c\rD = 2\r\n\rdef f(a b):\n    pass\n"
+    _same_as_whole(lone)
+    info = _sparse(lone)
+    assert info is not None
+    assert info.bindings["D"][0].span.start == 6
+    assert info.classes["C"][0].span == info.bindings["C"][0].span
+    assert info.classes["C"][0].span.start == 2
+    with pytest.raises(ParseError, match=r"pkg/mod\.py:8: does not parse"):
+        info.functions.get("f")
+
+
 def test_only_the_statements_naming_a_name_are_parsed():
     source = "import os\n\ndef f(a):\n    return a\n\nclass C:\n    pass\n\nbroken = (\n"
     assert mask_text(source) is not None and outline(mask_text(source)) is None
