@@ -7,7 +7,9 @@ knowing (a keyword absorbed by **kwargs, a renamed keyword).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -46,7 +48,26 @@ def _fail(detail: str) -> Verdict:
     return Verdict(False, detail)
 
 
+#: whether failures name what is there instead (the "did you mean" hints); see without_hints
+_hints: ContextVar[bool] = ContextVar("canary_hints", default=True)
+
+
+@contextmanager
+def without_hints() -> Iterator[None]:
+    """Within the block, a failure's detail names no near names: whether a contract holds is
+    the same, and a caller that keeps only that (scan bisecting a range) skips listing a
+    module's names or a class's methods, which indexes the module whole. The failures judged
+    so are not remembered as a user's verdicts (canary.engine.remembered)."""
+    token = _hints.set(False)
+    try:
+        yield
+    finally:
+        _hints.reset(token)
+
+
 def _similar(name: str, candidates: Iterable[str], label: str) -> str:
+    if not _hints.get():
+        return ""
     close = close_matches(name, candidates, n=3, cutoff=0.6)
     return f" ({label} {', '.join(close)})" if close else ""
 
@@ -167,7 +188,7 @@ def _inherited(
         if own:
             return f"{cls.name} does not define {method} in its own body ({where})"
         return found.owner, where, found.functions
-    names = hierarchy.all_methods(ClassRef(ref.module, (cls,)))
+    names = hierarchy.all_methods(ClassRef(ref.module, (cls,))) if _hints.get() else ()
     detail = _no_method(cls.name, method, names)
     if found.unresolved:
         detail += "; not in its bases read here, and not known for " + ", ".join(
@@ -182,7 +203,7 @@ def _base_matches(actual: str, wanted: str) -> bool:
 
 
 def _no_method(cls_name: str, method: str, methods: Iterable[str]) -> str:
-    close = close_matches(method, methods, n=3, cutoff=0.6)
+    close = close_matches(method, methods, n=3, cutoff=0.6) if _hints.get() else []
     has = f" (has {', '.join(close)})" if close else ""
     return f"{cls_name} has no method {method}{has}"
 
@@ -254,7 +275,7 @@ def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None =
     namespace = hierarchy.namespace
     module = namespace.lookup(contract.module)
     if module is None:
-        similar = namespace.similar_modules(contract.module)
+        similar = namespace.similar_modules(contract.module) if _hints.get() else []
         hint = f" (did you mean {', '.join(similar)}?)" if similar else ""
         return _fail(f"module {contract.module} not found{hint}")
     verdict = _evaluate_in(module, contract, hierarchy, version)

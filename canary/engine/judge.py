@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 
 from packaging.version import Version
@@ -10,7 +11,7 @@ from canary.analysis import ModuleCache, ParseError
 from canary.analysis.bases import Hierarchy
 from canary.analysis.namespace import Namespace
 from canary.engine.bounded_regex import RegexError
-from canary.engine.contracts import Verdict, evaluate, evaluate_any
+from canary.engine.contracts import Verdict, evaluate, evaluate_any, without_hints
 from canary.engine.loader import ModuleLoader
 from canary.engine.outcomes import Result, Status
 from canary.engine.remembered import Verdicts
@@ -77,13 +78,13 @@ class VersionRun:
             why=check.why if status is Status.FAIL else "",
         )
 
-    def evaluate(self, check: Check, version: Version | None) -> Verdict:
+    def evaluate(self, check: Check, version: Version | None, hints: bool = True) -> Verdict:
         """Whether the check's contract holds on this version, and what is wrong if not (a
         verdict judged on the same module contents reused where there is one)."""
         if self.reuse is None:
             return _evaluate(check, self.hierarchy, version)
         return self.reuse.verdict(
-            check, version, self.modules, lambda: self._afresh(check, version)
+            check, version, self.modules, lambda: self._afresh(check, version), hints
         )
 
     def _afresh(self, check: Check, version: Version | None) -> Verdict:
@@ -92,7 +93,10 @@ class VersionRun:
         does: it asks for the module list each time it reads it)."""
         return _evaluate(check, Hierarchy(self.namespace), version)
 
-    def judge(self, check: Check) -> tuple[Status, str]:
+    def judge(self, check: Check, hints: bool = True) -> tuple[Status, str]:
+        """The check's status on this version and what it says. Without `hints` a failure's
+        detail may lack its "did you mean" hints (contracts.without_hints): for a caller that
+        keeps only the status, which is the same."""
         version = None
         if check.gate is not None or check.broken:
             try:
@@ -104,10 +108,12 @@ class VersionRun:
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
             at = version or self.target.version
-            if self.verdicts is None:
-                verdict = self.evaluate(check, at)
-            else:
-                verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
+            with contextlib.nullcontext() if hints else without_hints():
+                if self.verdicts is None:
+                    verdict = self.evaluate(check, at, hints)
+                else:
+                    judged = lambda: self.evaluate(check, at, hints)  # noqa: E731
+                    verdict = self.verdicts.verdict(check, judged, hints)
         except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail

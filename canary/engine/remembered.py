@@ -27,6 +27,8 @@ from canary.matrix.model import Check
 from canary.sources.tree import SourceError
 
 _KIND = "verdict"
+#: after a check's key: a failure judged without its hints (only its status is whole)
+_BARE = "?"
 
 
 def _plain(value: Any) -> Any:
@@ -86,20 +88,30 @@ class Verdicts:
             return {}
         return data
 
-    def covers(self, checks: Iterable[Check], version: Version) -> bool:
+    def covers(self, checks: Iterable[Check], version: Version, hints: bool = True) -> bool:
         """Whether every check that `version` is not gated out of is answered without reading
-        the release."""
-        return all(check_key(c) in self._known or c.gated_out(version) for c in checks)
+        the release (without `hints`: for its status alone)."""
+        return all(self._known_as(check_key(c), hints) or c.gated_out(version) for c in checks)
 
-    def verdict(self, check: Check, evaluate: Callable[[], Verdict]) -> Verdict:
-        """The remembered verdict of `check`, else `evaluate()` (remembered unless it raises)."""
+    def verdict(self, check: Check, evaluate: Callable[[], Verdict], hints: bool = True) -> Verdict:
+        """The remembered verdict of `check`, else `evaluate()` (remembered unless it raises).
+
+        Without `hints`, `evaluate` may leave a failure's "did you mean" hints out: such a
+        failure is remembered apart (`_BARE`), for callers that want a status only."""
         key = check_key(check)
-        if key in self._known:
-            holds, detail = self._known[key]
+        known = self._known_as(key, hints)
+        if known is not None:
+            holds, detail = known
             return Verdict(holds, detail)
         verdict = evaluate()
-        self._new[key] = [verdict.holds, verdict.detail]
+        self._new[key if hints or verdict.holds else key + _BARE] = [verdict.holds, verdict.detail]
         return verdict
+
+    def _known_as(self, key: str, hints: bool) -> list | None:
+        """The remembered [holds, detail] of a check's key; without `hints`, a failure
+        remembered without them too."""
+        found = self._known.get(key)
+        return found if found is not None or hints else self._known.get(key + _BARE)
 
     def save(self) -> None:
         """Merge what this run learned into the entry (other processes may have added some)."""

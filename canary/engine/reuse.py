@@ -62,9 +62,11 @@ class VerdictReuse:
         version: Version | None,
         loader: ModuleLoader,
         judge: Callable[[], Verdict],
+        hints: bool = True,
     ) -> Verdict:
         """The check's verdict on the version `loader` reads: one judged on the same reads, else
-        `judge()`'s (which must look modules up through `loader` only)."""
+        `judge()`'s (which must look modules up through `loader` only). A failure judged
+        without its hints (`hints` False) is not kept: a later judging would show it."""
         if id(check) in self._spoiled:
             return judge()
         root = self._root(check, version)
@@ -78,7 +80,7 @@ class VerdictReuse:
         finally:
             loader.reads = None
         self.judged += 1
-        if not reads.opaque and len(reads.names) <= _MOST_NAMES:
+        if not reads.opaque and len(reads.names) <= _MOST_NAMES and (hints or verdict.holds):
             self._keep(check, root, reads.names, verdict)
         return verdict
 

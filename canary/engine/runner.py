@@ -157,11 +157,12 @@ class Runner:
         return Verdicts(self.context.cache, release_key(matrix.pypi, file))
 
     def version_run(
-        self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None
+        self, matrix: Matrix, target: Target, verdicts: Verdicts | None = None, hints: bool = True
     ) -> VersionRun:
-        """One version's checks; with verdicts that cover them all, the tree is not opened."""
+        """One version's checks; with verdicts that cover them all, the tree is not opened
+        (without `hints`: those that answer for a status only count too)."""
         checks = self.checks(matrix, target)
-        if _covered(verdicts, checks, target):
+        if _covered(verdicts, checks, target, hints):
             tree: Tree | SourceError = _Deferred(lambda: self.open_tree(matrix, target))
             return VersionRun(matrix, target, tree, self.modules, verdicts, self.reuse)
         try:
@@ -347,11 +348,13 @@ class Runner:
         return counts
 
 
-def _covered(verdicts: Verdicts | None, checks: tuple[Check, ...], target: Target) -> bool:
+def _covered(
+    verdicts: Verdicts | None, checks: tuple[Check, ...], target: Target, hints: bool = True
+) -> bool:
     """Whether remembered verdicts answer every check judged on this release."""
     if verdicts is None or target.version is None:
         return False
-    return verdicts.covers(checks, target.version)
+    return verdicts.covers(checks, target.version, hints)
 
 
 class _Deferred:

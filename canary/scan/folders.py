@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from canary.scan.imports import Ref
-from canary.scan.spelled import CLASSES, FILES, MAX_LISTED, Listed, NamesIn, Texts, one_spelled
+from canary.scan.spelled import (
+    CLASSES,
+    FILES,
+    MAX_LISTED,
+    FileEntry,
+    Listed,
+    NamesIn,
+    Texts,
+    one_spelled,
+)
 
 # most rows a function's listing may give before scan stops following it
 MAX_ROWS = 64
@@ -96,6 +105,15 @@ def column_of(
 @dataclass(frozen=True)
 class _Folder:
     parts: tuple[str, ...]  # the upstream package whose folder it is
+    path: bool = False  # a pathlib.Path: `.iterdir()`, `.glob()` list it
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """A folder's listing: file names, or (`paths`) pathlib paths of them."""
+
+    listed: Listed
+    paths: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,7 @@ class _Rows:
 
 # the spellings of a package's folder: os.path.split(X.__file__)[0], os.path.dirname(X.__file__)
 _SPLIT, _DIRNAME, _LISTDIR = ("os", "path", "split"), ("os", "path", "dirname"), ("os", "listdir")
+_PATHS = (("Path",), ("pathlib", "Path"))  # Path(X.__file__).parent
 
 
 class FolderRows:
@@ -173,7 +192,8 @@ class FolderRows:
         texts = one_spelled(node, self.lookup)
         if texts is not None:
             return Texts((texts,))
-        return self._listing(node)
+        loaded = self._parts(node) if isinstance(node, ast.Call) else None  # import_module(n)
+        return Ref(loaded, len(loaded)) if loaded else self._listing(node)
 
     def _parts(self, node: ast.expr) -> tuple[str, ...] | None:
         """The upstream module `node` names: a dotted name from an import, or `eval(name)`,
@@ -196,7 +216,12 @@ class FolderRows:
         if isinstance(node, ast.Name):
             bound = self.lookup(node.id)
             return bound if isinstance(bound, _Folder) else None
-        if isinstance(node, ast.Subscript) and _index(node.slice) == 0:
+        path = isinstance(node, ast.Attribute) and node.attr == "parent"
+        if isinstance(node, ast.Attribute) and path:
+            node = node.value  # Path(X.__file__).parent
+            if not (isinstance(node, ast.Call) and _dotted(node.func) in _PATHS):
+                return None
+        elif isinstance(node, ast.Subscript) and _index(node.slice) == 0:
             node = node.value  # os.path.split(...)[0]
             if not (isinstance(node, ast.Call) and _dotted(node.func) == _SPLIT):
                 return None
@@ -206,19 +231,29 @@ class FolderRows:
         if not (isinstance(file, ast.Attribute) and file.attr == "__file__"):
             return None
         parts = self._parts(file.value)
-        return _Folder(parts) if parts else None
+        return _Folder(parts, path) if parts else None
 
-    def _files(self, node: ast.expr) -> Listed | None:
-        """`os.listdir(folder)` (also `sorted(...)` of it): the folder's file names."""
+    def _files(self, node: ast.expr) -> _Entries | None:
+        """`os.listdir(folder)`, `folder.iterdir()`, `folder.glob("*.py")` (also `sorted(...)`
+        of them): the folder's file names, or paths."""
         if isinstance(node, ast.Call) and _called(node.func) == "sorted" and len(node.args) == 1:
             node = node.args[0]
         if isinstance(node, ast.Name):
             bound = self.lookup(node.id)
-            return bound if isinstance(bound, Listed) and bound.parts[-1] == FILES else None
-        if not (isinstance(node, ast.Call) and _dotted(node.func) == _LISTDIR and node.args):
+            return bound if isinstance(bound, _Entries) else None
+        if not isinstance(node, ast.Call):
             return None
-        folder = self._folder(node.args[0])
-        return Listed((*folder.parts, FILES)) if folder else None
+        if _dotted(node.func) == _LISTDIR and node.args:
+            folder = self._folder(node.args[0])
+            return _Entries(Listed((*folder.parts, FILES))) if folder else None
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("iterdir", "glob")):
+            return None
+        folder = self._folder(node.func.value)
+        pattern = getattr(node.args[0], "value", None) if len(node.args) == 1 else "*"
+        tests = _globbed(pattern) if node.func.attr == "glob" else ()
+        if folder is None or not folder.path or tests is None:
+            return None
+        return _Entries(Listed((*folder.parts, FILES), filters=tests), paths=True)
 
     def _listing(self, node: ast.expr) -> Listed | None:
         """`dir(module)` and a comprehension keeping some of its names."""
@@ -249,7 +284,7 @@ class FolderRows:
         """A loop over a folder's files or a module's names: its body once per name kept,
         `if <test of the name>: continue` at its head read as a filter."""
         files = self._files(node.iter)
-        listed = files or self._listing(node.iter)
+        listed = files.listed if files else self._listing(node.iter)
         if listed is None or not isinstance(node.target, ast.Name):
             return self.run(node.body)
         variable = node.target.id
@@ -262,7 +297,7 @@ class FolderRows:
             return False
         module = ".".join(listed.parts[:-1])
         for name in names:
-            self.env[variable] = Texts((name,)) if files else _Picked(module, name)
+            self.env[variable] = _entry(files, name) if files else _Picked(module, name)
             if not self.run([s for s in node.body if s not in skips]):
                 return False
         return True
@@ -357,17 +392,34 @@ def _index(node: ast.expr) -> int | None:
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
+def _entry(files: _Entries, name: str) -> Texts | FileEntry:
+    return FileEntry(name) if files.paths else Texts((name,))
+
+
+def _globbed(pattern: object) -> tuple[tuple[str, ast.expr], ...] | None:
+    """`glob("*.py")` as a filter of the names listed (`*` alone keeps all); None for any
+    other pattern."""
+    if pattern == "*":
+        return ()
+    if not isinstance(pattern, str) or not pattern.startswith("*") or set("*?[") & set(pattern[1:]):
+        return None
+    name = ast.Name(id="_", ctx=ast.Load())
+    ends = ast.Call(ast.Attribute(name, "endswith", ast.Load()), [ast.Constant(pattern[1:])], [])
+    return (("_", ends),)
+
+
 def _skips(statement: ast.If, variable: str) -> bool:
-    """`if <test of the loop variable alone>: continue`."""
+    """`if <test of the loop variable>: continue`: a filter of the names listed (one testing
+    anything else as well, `name in SKIPPED`, cannot be evaluated: nothing is listed)."""
     if statement.orelse:
         return False
     only_continue = len(statement.body) == 1 and isinstance(statement.body[0], ast.Continue)
     names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
-    return only_continue and names == {variable}
+    return only_continue and variable in names
 
 
 # what a file must spell for scan to look for a listing of a folder in its functions
-LISTS_FOLDERS = frozenset({"listdir"})
+LISTS_FOLDERS = frozenset({"listdir", "iterdir", "glob"})
 
 
 class _Scanning(Protocol):

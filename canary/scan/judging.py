@@ -140,9 +140,10 @@ def _renamed(pending: list[_Bisection]) -> dict[int, _Bisection]:
 
 def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) -> set[str]:
     """The ids of the `checks` that hold on release `label`, judged alone (remembered for
-    those, the release stays closed on a second scan)."""
-    run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label)
-    holding = {check.id for check in checks if run.judge(check)[0] in _OK}
+    those, the release stays closed on a second scan). Only the statuses are read: no "did
+    you mean" hint is sought for a failure (a module's names listed, so indexed whole)."""
+    run = reading.judging(dataclasses.replace(matrix, checks=tuple(checks)), label, hints=False)
+    holding = {check.id for check in checks if run.judge(check, hints=False)[0] in _OK}
     _remember([run])
     if reading.progress is not None:
         reading.progress.grow()

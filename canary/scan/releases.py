@@ -45,7 +45,7 @@ class Reading:
     runs: list[VersionRun] = field(default_factory=list)
     problem: str = ""
     labels: list[str] = field(default_factory=list)
-    _judging: Callable[[Matrix, str], VersionRun] | None = None
+    _judging: Callable[[Matrix, str, bool], VersionRun] | None = None
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
     progress: Progress | None = None  # the status line, told of each release bisected
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
@@ -74,11 +74,12 @@ class Reading:
         for where in self.places:
             where.keep()
 
-    def judging(self, matrix: Matrix, label: str) -> VersionRun:
-        """The run that judges `matrix` on release `label` (an end, or one of `labels`)."""
+    def judging(self, matrix: Matrix, label: str, hints: bool = True) -> VersionRun:
+        """The run that judges `matrix` on release `label` (an end, or one of `labels`);
+        without `hints`, for statuses alone (VersionRun.judge)."""
         if self._judging is None:  # the local source: judged as read, nothing remembered
             return next(run for run in self.runs if run.target.label == label)
-        return self._judging(matrix, label)
+        return self._judging(matrix, label, hints)
 
 
 def load_text(upstream: str, text: str) -> Matrix:
@@ -134,14 +135,14 @@ def read_releases(
         return Reading(releases, problem=f"releases not read: {broken[0]}")
     ends = {run.target.label: run for run in runs}
 
-    def judging(matrix: Matrix, label: str) -> VersionRun:
+    def judging(matrix: Matrix, label: str, hints: bool = True) -> VersionRun:
         """Answered from the verdicts remembered for the release file where they cover the
         checks (a release between the ends is then not even opened); an end's run keeps the
         modules placing the proposals read."""
         target = by_label[label]
         verdicts = runner.verdicts(matrix, target)
         if label not in ends:
-            return runner.version_run(matrix, target, verdicts)
+            return runner.version_run(matrix, target, verdicts, hints)
         ends[label].verdicts = verdicts
         return ends[label]
 

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Protocol
 
 # most literals a name or a concatenation may stand for before scan stops following it
@@ -60,6 +61,23 @@ class PathPattern(Derived):
     pattern: str = ""
 
 
+@dataclass(frozen=True)
+class FileEntry:
+    """A name bound to one path a folder's listing gives (`Path.iterdir()`, `.glob()`): its
+    `.name`, `.stem` and `.suffix` spell."""
+
+    name: str
+
+
+#: the attributes of a path that are text of its file name
+PATH_PARTS = frozenset({"name", "stem", "suffix"})
+
+
+def path_part(name: str, attr: str) -> str:
+    """`.name`, `.stem` or `.suffix` of a path whose file name is `name`."""
+    return str(getattr(PurePosixPath(name), attr))
+
+
 def _product(left: Iterable[str], right: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(a + b for a in left for b in right)[:MAX_TEXTS]
 
@@ -76,6 +94,9 @@ def spelled(node: ast.expr | None, lookup: Callable[[str], object | None]) -> tu
         return _product(spelled(node.left, lookup), spelled(node.right, lookup))
     if isinstance(node, ast.Subscript | ast.Call):
         return _cut(node, lookup)
+    if isinstance(node, ast.Attribute) and node.attr in PATH_PARTS:
+        entry = lookup(node.value.id) if isinstance(node.value, ast.Name) else None
+        return (path_part(entry.name, node.attr),) if isinstance(entry, FileEntry) else ()
     if not isinstance(node, ast.JoinedStr):
         return ()
     found: tuple[str, ...] = ("",)
@@ -249,6 +270,9 @@ def _operand(node: ast.expr, variable: str, name: str) -> str | tuple[str, ...] 
         return name if node.id == variable else None
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Attribute) and node.attr in PATH_PARTS:  # of a listed path
+        named = isinstance(node.value, ast.Name) and node.value.id == variable
+        return path_part(name, node.attr) if named else None
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         items = [_operand(e, "", "") if isinstance(e, ast.Constant) else None for e in node.elts]
         return tuple(i for i in items if isinstance(i, str)) if None not in items else None

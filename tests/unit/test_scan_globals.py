@@ -9,16 +9,19 @@ scan_globals_upstream, where `inc` imports `layer.Linear` but not the global its
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 import yaml
 from commands import canary
 from paths import FIXTURES
 
+from canary.analysis.parselock import parse_locked
 from canary.cache.store import Cache
 from canary.scan.command import scan_path
 from canary.scan.findings import Role
 from canary.scan.namespaces import imported
-from canary.scan.spelled import CLASSES, FILES
+from canary.scan.spelled import CLASSES, FILES, FileEntry, Texts, spelled
 from canary.sources.stats import Stats
 
 DOWNSTREAM = FIXTURES / "scan_globals" / "globlib"
@@ -59,7 +62,16 @@ def test_each_listed_class_is_checked_in_the_module_it_was_listed_from():
     above = text.split(f"- id: {inc['id']}")[0].rstrip().splitlines()[-1]
     assert "FAILS" in above and "VARIANT_KWARG_KEYS" in above
     layer = found[f"{LORA}.layer", "Linear.forward"]
-    assert layer["globals_given"] == ["math"]
+    assert "compiler.py:25" in layer["why"] and "paths.py:25" in layer["why"]
+    assert "globals_given" not in layer  # math, given at compiler.py:25 only
+
+
+def test_a_folder_listed_through_pathlib_is_evaluated_alike():
+    _, checks = scanned(DOWNSTREAM / "paths.py", "--source", str(UPSTREAM))
+    assert set(bound(checks)) == {
+        (f"{LORA}.inc", "Linear.forward"),
+        (f"{LORA}.layer", "Linear.forward"),
+    }
 
 
 def test_a_name_an_import_in_the_clients_text_binds_is_given():
@@ -111,3 +123,21 @@ def test_a_remembered_scan_is_scanned_again_when_the_folders_modules_change(tmp_
     assert compiled("__init__.py", "inc.py") == {"inc"}
     assert compiled("__init__.py", "inc.py", "layer.py") == {"inc", "layer"}
     assert compiled("__init__.py", "inc.py") == {"inc"}
+
+
+@pytest.mark.parametrize(
+    ("code", "spelled_as"),
+    [
+        ('f"pkg.{n[:-3]}"', ("pkg.inc",)),
+        ('"pkg." + n[:-len(".py")]', ("pkg.inc",)),
+        ("n.removesuffix('.py')", ("inc",)),
+        ("n[:-x]", ()),  # a cut scan cannot count
+        ("n[1:-3]", ()),
+        ("p.stem + p.suffix", ("inc.py",)),
+    ],
+)
+def test_a_file_name_cut_to_a_module_name_is_spelled(code, spelled_as):
+    bound = {"n": Texts(("inc.py",)), "p": FileEntry("inc.py")}
+    expression = parse_locked(code).body[0]
+    assert isinstance(expression, ast.Expr)
+    assert spelled(expression.value, bound.get) == spelled_as
