@@ -186,7 +186,7 @@ def class_statement(
         if j not in functions or functions[j] == _INIT_SUBCLASS or j == count - 1
     ]
     spans = [(body.start, body.body), *(body.spans[j] for j in shell)]
-    masked = "\n" + kept(shape.masked[1:], spans)
+    masked = shape.masked_of(spans)
     info = index_text(kept(text, spans), name, path, is_package=is_package, masked=masked)
     ((defined, (cls,)),) = info.classes.items()
     plan = _plan(body, functions, cls)

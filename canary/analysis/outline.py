@@ -59,10 +59,15 @@ class Outline:
         match = _DEFINITION.match(self.masked, self.heads[i] + 1, self.bounds[i + 1] + 1)
         return match.group(1) if match else None
 
-    def text_of(self, text: str, chosen: tuple[int, ...]) -> str:
-        """`text` with only the `chosen` statements kept: every other line blank, so line
-        numbers are the text's own."""
-        return kept(text, [(self.bounds[i], self.bounds[i + 1]) for i in chosen])
+    def spans(self, chosen: tuple[int, ...]) -> list[tuple[int, int]]:
+        """The text offsets of the `chosen` statements, for `kept`."""
+        return [(self.bounds[i], self.bounds[i + 1]) for i in chosen]
+
+    def masked_of(self, spans: list[tuple[int, int]]) -> str:
+        """The masked text of `kept(text, spans)` (text offsets), after its newline: cut from
+        the masked text where it stands (a copy of the whole, per statement parsed, was 400 MB
+        in a re-judge)."""
+        return kept(self.masked, [(start + 1, end + 1) for start, end in spans])
 
 
 def kept(text: str, spans: list[tuple[int, int]]) -> str:

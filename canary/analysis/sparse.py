@@ -30,7 +30,7 @@ from canary.analysis.flight import Flights
 from canary.analysis.indexer import index_text
 from canary.analysis.lazyclass import class_statement
 from canary.analysis.model import ModuleInfo
-from canary.analysis.outline import Outline, outline
+from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import mask_text, python_newlines
 
 #: Words after which a module's exports may depend on statements that need not name what they
@@ -131,8 +131,9 @@ class _Statements:
                 self.text, shape, chosen[0], self.name, self.path, is_package=self.is_package
             )
         if info is None:
-            text = shape.text_of(self.text, chosen)
-            masked = "\n" + shape.text_of(shape.masked[1:], chosen)  # masking is per token
+            spans = shape.spans(chosen)
+            text = kept(self.text, spans)
+            masked = shape.masked_of(spans)
             info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
         self._parsed[chosen] = info
         return info
