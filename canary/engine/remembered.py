@@ -78,6 +78,7 @@ class Verdicts:
 
     def __init__(self, cache: Cache, release: str) -> None:
         self.cache = cache
+        self.release = release
         self.key = f"{release}@{code_fingerprint()}"
         self._known = self._read()
         self._new: dict[str, list] = {}
@@ -118,7 +119,9 @@ class Verdicts:
         if not self._new:
             return
         try:
-            with self.cache.lock(f"{_KIND}:{self.key}"):
+            # the release file's own lock, its archive's (never held while judging): a cold run
+            # creates a file per lock, and one per release is enough
+            with self.cache.lock(self.release):
                 self._known = {**self._read(), **self._known, **self._new}
                 self.cache.store(_KIND, self.key, json.dumps(self._known).encode())
         except SourceError:

@@ -178,6 +178,15 @@ def test_a_warm_run_answers_from_verdicts_without_opening_a_release(project, ser
     assert judge(path, files, offline=True) == cold
 
 
+def test_a_release_judged_cold_makes_one_lock_file(project):
+    """Its listing, its members and its verdicts are written under one lock: a cold run
+    creates a file per lock, one of the dearer calls of storing what it fetched."""
+    path, files, cache = project
+    judge(path, files)
+    assert len(verdict_entries(cache)) == 2
+    assert len(list(cache.rglob("*.lock"))) == len(files)
+
+
 def test_an_edited_verdict_is_refused_and_the_check_judged_again(project):
     path, files, cache = project
     cold = judge(path, files)
