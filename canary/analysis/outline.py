@@ -83,28 +83,23 @@ def kept(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _code_at(indent: int) -> re.Pattern[str]:
-    """A line that starts with code indented `indent` spaces."""
-    return re.compile(rf"\n {{{indent}}}(?=[^\s\0])")
-
-
-@functools.lru_cache(maxsize=64)
-def _code_within(indent: int) -> re.Pattern[str]:
-    """A line that starts with code indented less than `indent` spaces."""
-    return re.compile(rf"\n {{0,{indent - 1}}}(?=[^\s\0])")
+def _code_upto(indent: int) -> re.Pattern[str]:
+    """A line that starts with code indented `indent` spaces or less (possessive: a line
+    indented deeper fails at once)."""
+    return re.compile(rf"\n {{0,{indent}}}+(?=[^\s\0])")
 
 
 def outline(masked: str, indent: int = 0) -> Outline | None:
     """The outline of a masked text (canary.analysis.skeleton.mask_text), or None. With an
     `indent`, the statements of a block indented so (from the newline before its first line),
     or None when a line of code is indented less (even inside brackets, where it is legal)."""
-    if indent and _code_within(indent).search(masked):
-        return None
     bounds, heads = [0], [0]
     depth, counted = 0, 0
     head = ""  # first character of the statement the last line started or continued
-    for match in _code_at(indent).finditer(masked):
+    for match in _code_upto(indent).finditer(masked):
         at = match.start()
+        if match.end() - at - 1 < indent:
+            return None  # a line of code indented less (one pass finds both kinds of line)
         depth += balance(masked, counted, at)
         counted = at
         if depth < 0:

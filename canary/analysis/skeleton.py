@@ -63,8 +63,9 @@ def _mask(match: re.Match[str]) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _dedent_at(indent: int) -> re.Pattern[str]:
-    """A line that starts with code indented `indent` spaces or less."""
-    return re.compile(rf"\n(?= {{0,{indent}}}[^\s\0])")
+    """A line that starts with code indented `indent` spaces or less (possessive: a line
+    indented deeper fails at once, where backtracking tried each shorter indent)."""
+    return re.compile(rf"\n(?= {{0,{indent}}}+[^\s\0])")
 
 
 def balance(masked: str, start: int, end: int) -> int:

@@ -126,6 +126,20 @@ def test_carriage_returns_are_read_as_python_reads_them():
         info.functions.get("f")
 
 
+def test_a_block_outline_reads_the_lines_of_its_indent_alone():
+    # a line of code indented less, even inside brackets, means no outline; deeper lines, and
+    # lines of its indent inside brackets, belong to the statement above
+    assert outline("\n    x = 1\n    y = (\n   z)\n    w = 2\n", 4) is None
+    block = (
+        "\n    x = 1\n    @d\n    def f():\n        return (\n    1)\n        pass\n"
+        "    w = [\n    2]\n      deeper = 3\n    if a:\n        pass\n    else:\n        pass\n"
+    )
+    shape = outline(block, 4)
+    assert shape is not None
+    assert shape.bounds == (0, 10, 67, 101, 147)
+    assert shape.heads == (0, 17, 67, 101)
+
+
 def test_only_the_statements_naming_a_name_are_parsed():
     source = "import os\n\ndef f(a):\n    return a\n\nclass C:\n    pass\n\nbroken = (\n"
     assert mask_text(source) is not None and outline(mask_text(source)) is None
