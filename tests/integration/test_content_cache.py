@@ -211,3 +211,18 @@ def test_errors_are_never_remembered(project, server):
     assert judge(path, files)[("run-fast", "2.0")][0] == "error"
     publish(server, "pkg", "2.0", V2)
     assert judge(path, files)[("run-fast", "2.0")] == ("pass", "")
+
+
+def test_an_offline_run_judges_every_version_in_its_own_thread(project, monkeypatch):
+    # offline, nothing waits on the network: threads opening releases at once only took turns
+    # on the GIL, at the cost of the switches
+    path, files, cache = project
+    cold = judge(path, files)
+    for entry in verdict_entries(cache):
+        entry.unlink()  # both versions judged again, from the cached sources
+
+    def no_pool(*_args: object) -> None:
+        raise AssertionError("an offline run started a thread pool")
+
+    monkeypatch.setattr("canary.engine.runner.DaemonPool", no_pool)
+    assert judge(path, files, offline=True) == cold
