@@ -20,6 +20,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def split_names(names: str | None) -> list[str] | None:
-    """`--upstream a,b` as a list; None when not given."""
-    return [p.strip() for p in names.split(",") if p.strip()] if names else None
+def add_upstream(parser: argparse.ArgumentParser) -> None:
+    """`--upstream`, shared by `canary scan` and `canary init`: repeated or comma-separated
+    (a second `--upstream` adds to the first, never silently replaces it)."""
+    parser.add_argument(
+        "--upstream",
+        action="append",
+        help="upstream packages, comma-separated or repeated (default: trl,peft,transformers)",
+    )
+
+
+def split_names(given: list[str] | None) -> list[str] | None:
+    """`--upstream a,b --upstream c` as one list; None when not given."""
+    names = [p.strip() for value in given or [] for p in value.split(",") if p.strip()]
+    return names or None

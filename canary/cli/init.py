@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from canary.cli.help import split_names
+from canary.cli.help import add_upstream, split_names
 from canary.cli.scan import add_exclude, scan_progress
 from canary.init.workflows import ACTION_REF
 
@@ -13,9 +13,7 @@ from canary.init.workflows import ACTION_REF
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="?", default=".", metavar="PATH", help="the repository")
     parser.add_argument("--dir", default="canary", help="folder for the matrices, inside PATH")
-    parser.add_argument(
-        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
-    )
+    add_upstream(parser)
     parser.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
     parser.add_argument("--dry-run", action="store_true", help="print what would be written")
     add_exclude(parser)

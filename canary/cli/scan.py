@@ -6,14 +6,12 @@ import argparse
 import sys
 
 from canary import api
-from canary.cli.help import split_names
+from canary.cli.help import add_upstream, split_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="the downstream codebase (read, never run)")
-    parser.add_argument(
-        "--upstream", help="comma-separated upstream packages (default: trl,peft,transformers)"
-    )
+    add_upstream(parser)
     parser.add_argument(
         "--output", metavar="DIR", help="write DIR/NAME.yaml (DIR is created; never overwrites)"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from commands import scan
+from commands import canary, scan
 from paths import FIXTURES
 
 from canary.cli import main as cli
@@ -247,6 +247,13 @@ def test_output_writes_one_file_per_upstream_and_refuses_to_overwrite(tmp_path, 
 def test_output_creates_its_folder(tmp_path):
     status, _ = scan(str(FIXTURE), ["trl"], str(tmp_path / "new" / "matrices"), None)
     assert status == 0 and (tmp_path / "new" / "matrices" / "trl.yaml").is_file()
+
+
+def test_a_repeated_upstream_adds_to_the_first(tmp_path):
+    argv = ["scan", str(FIXTURE), "--upstream", "trl", "--upstream", "peft,accelerate"]
+    status, text = canary(*argv, "--output", str(tmp_path))
+    assert status == 0 and "# no uses of accelerate found" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["peft.yaml", "trl.yaml"]
 
 
 def test_merge_adds_only_what_the_matrix_lacks(tmp_path):
