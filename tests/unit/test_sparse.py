@@ -13,6 +13,8 @@ from paths import ROOT
 
 from bench.oracle import differences
 from canary.analysis import ParseError, decode
+from canary.analysis import store as index_store
+from canary.analysis.indexer import index_text
 from canary.analysis.outline import outline
 from canary.analysis.parselock import parse_locked
 from canary.analysis.skeleton import mask_text
@@ -268,3 +270,9 @@ def test_generated_modules_index_as_the_whole_parse(source):
     except SyntaxError:
         return  # not a module: nothing to compare
     _same_as_whole(source)
+    crlf = source.replace("\n", "\r\n")  # read as Python reads it: the same records
+    _same_as_whole(crlf)
+    whole = index_text(crlf, "pkg.mod", "pkg/mod.py", is_package=False)
+    assert index_store.dump(whole) == index_store.dump(
+        index_text(source, "pkg.mod", "pkg/mod.py", is_package=False)
+    )
