@@ -5,9 +5,10 @@ index's file hash), release members (by project, path, CRC-32 and sizes: a file 
 since another release of the project is stored and fetched once), parsed module indexes and
 verdicts (keyed by canary's code fingerprint too). Fresh entries (branch files and index pages)
 are kept for `max_age` seconds, then revalidated with If-None-Match. Each entry file carries its
-key and its content's sha256 and is verified on every read; a corrupt entry is deleted and
-rebuilt, never believed. Writes go to a temp file in the same folder and are published with
-os.replace; a file lock per key makes concurrent processes fetch a key once.
+key and its content's sha256 and is verified on every read (a release member by the CRC-32
+and size its key names); a corrupt entry is deleted and rebuilt, never believed. Writes go
+to a temp file in the same folder and are published with os.replace; a file lock per key
+makes concurrent processes fetch a key once.
 """
 
 from __future__ import annotations
@@ -96,10 +97,12 @@ class Cache:
         """Store an immutable entry (atomically)."""
         self._store("release", key, Entry(data))
 
-    def get_member(self, key: str) -> bytes | None:
-        """A release member stored by content (remotezip.member_key), or None; the caller
-        checks the bytes against the CRC-32 and size its key names."""
-        entry = self._load("member", key)
+    def get_member(self, key: str, holds: Callable[[bytes], bool]) -> bytes | None:
+        """A release member stored by content (remotezip.member_key), or None. `holds` checks
+        the bytes against the CRC-32 and size its key names, in place of the entry's sha256:
+        the module's content key is its own sha256, so one digest per member read, not two.
+        An entry that fails it is deleted (and fetched again)."""
+        entry = self._load("member", key, verify=holds)
         if entry is None:
             return None
         self.stats.add(cache_hits=1)
@@ -238,7 +241,10 @@ class Cache:
         digest = _digest(key)
         return self.root.joinpath(_LAYOUT, kind, digest[:2], digest)  # one join, not four
 
-    def _load(self, kind: str, key: str) -> Entry | None:
+    def _load(
+        self, kind: str, key: str, verify: Callable[[bytes], bool] | None = None
+    ) -> Entry | None:
+        """The entry under `key`, checked by `verify` when given, else by its sha256."""
         path = self._path(kind, key)
         try:
             with path.open("rb") as handle:
@@ -248,7 +254,7 @@ class Cache:
             return None
         except OSError as exc:
             raise SourceError(f"cache entry {path} unreadable: {exc}") from exc
-        entry = _decode(raw, key)
+        entry = _decode(raw, key, verify)
         if entry is None:
             path.unlink(missing_ok=True)
         elif time.time() - modified > _TOUCH_EVERY:
@@ -275,7 +281,7 @@ def _why(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _decode(raw: bytes, key: str) -> Entry | None:
+def _decode(raw: bytes, key: str, verify: Callable[[bytes], bool] | None) -> Entry | None:
     """Parse and verify an entry file; None when it is damaged or belongs to another key."""
     if not raw.startswith(_MAGIC):
         return None
@@ -289,6 +295,8 @@ def _decode(raw: bytes, key: str) -> Entry | None:
     data = raw[header_end + 1 :]
     if not isinstance(meta, dict) or meta.get("key") != key:
         return None
+    if verify is not None:
+        return Entry(data, meta) if verify(data) else None
     if meta.get("sha256") != hashlib.sha256(data).hexdigest():
         return None
     return Entry(data, meta)

@@ -268,8 +268,8 @@ class RemoteZip:
         found = {}
         for name in names:
             entry = listing.entry(name)
-            data = self.cache.get_member(self._key(entry))
-            if data is not None and holds(entry, data):
+            data = self.cache.get_member(self._key(entry), functools.partial(holds, entry))
+            if data is not None:
                 found[name] = data
         return found
 

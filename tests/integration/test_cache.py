@@ -150,6 +150,27 @@ def test_a_corrupt_release_member_is_refetched_never_believed(tmp_path):
         assert again.stats.as_dict()["requests"] == 1
 
 
+def test_a_member_is_verified_by_its_check_alone_and_deleted_when_it_fails(tmp_path, monkeypatch):
+    """A member read is checked by the CRC-32 and size its key names, not by a sha256 of its
+    bytes too (the module's content key is that digest: one per read, not two)."""
+    import canary.cache.store as store
+
+    cache = Cache(tmp_path, Stats())
+    cache.put_member("pkg/m.py@crc32:0:6:6", b"member")
+    hashed: list[bytes] = []
+    real = store.hashlib.sha256
+    monkeypatch.setattr(
+        store.hashlib, "sha256", lambda data=b"": hashed.append(bytes(data)) or real(data)
+    )
+    checked: list[bytes] = []
+    assert cache.get_member("pkg/m.py@crc32:0:6:6", checked.append) is None  # check says no
+    assert checked == [b"member"] and b"member" not in hashed
+    assert not [p for p in entry_files(tmp_path) if p.parent.parent.name == "member"]
+    cache.put_member("pkg/m.py@crc32:0:6:6", b"member")
+    assert cache.get_member("pkg/m.py@crc32:0:6:6", lambda data: data == b"member") == b"member"
+    assert cache.stats.cache_hits == 1
+
+
 def test_info_and_clear_cover_every_kind_of_entry(tmp_path):
     cache = Cache(tmp_path, Stats())
     cache.put("a", b"x" * 2048)
