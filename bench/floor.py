@@ -14,6 +14,7 @@ names, and its compressed size is reported beside the floor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -24,6 +25,7 @@ from canary.matrix.model import load_matrix
 from canary.sources.index_file import IndexFile, release_key
 from canary.sources.remotezip import Listing, listing_key, member_key
 from canary.sources.stats import Stats
+from canary.sources.zipformat import holds
 
 
 @dataclass
@@ -79,7 +81,7 @@ def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor
             elif content in seen:
                 result.shared += 1
                 result.shared_bytes += entry.csize
-            elif cache.get_member(content):
+            elif cache.get_member(content, partial(holds, entry)):
                 result.members += entry.csize
                 result.members_read += 1
                 seen.add(content)
