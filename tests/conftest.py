@@ -71,6 +71,14 @@ def _no_wait_between_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def no_index(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Offline, on a fresh cache: a scan that must place by names alone, or read the sources
+    it is given, never the package index (`pytestmark = pytest.mark.usefixtures("no_index")`)."""
+    monkeypatch.setenv("CANARY_OFFLINE", "1")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
 def server() -> Iterator[FileServer]:
     """A loopback file server for the test; tests that need routes add them."""
     with serving() as running:

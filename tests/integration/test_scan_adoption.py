@@ -18,11 +18,8 @@ FIXTURE = FIXTURES / "downstream"
 TEST_USE = "import trl\n\ntrl.only_a_test_uses_this = 1\n"
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    """Nothing here reads the package index: scan places by names alone."""
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+# Nothing here reads the package index: scan places by names alone.
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 @pytest.fixture

@@ -141,11 +141,8 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    """Nothing here reads the package index: without --source, scan places by names alone."""
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+# Nothing here reads the package index: without --source, scan places by names alone.
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 def summary(check: dict) -> tuple:

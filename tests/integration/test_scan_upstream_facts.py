@@ -51,10 +51,7 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 def proposals(tmp_path: Path, downstream: str) -> dict[str, dict]:

@@ -155,10 +155,7 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 def scan(source: Path | None = UPSTREAM) -> str:

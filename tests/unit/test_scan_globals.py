@@ -29,10 +29,7 @@ UPSTREAM = FIXTURES / "scan_globals_upstream"
 LORA = "peft.tuners.lora"
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 def scanned(path=DOWNSTREAM, *source: str) -> tuple[str, list[dict]]:

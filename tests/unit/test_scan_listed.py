@@ -22,10 +22,7 @@ PREPARE = "model = self._prepare_peft_model(model, peft_config, args)\n"
 GET_PEFT = "get_peft_model(model, peft_config)"
 
 
-@pytest.fixture(autouse=True)
-def _no_index(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("CANARY_OFFLINE", "1")
-    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+pytestmark = pytest.mark.usefixtures("no_index")
 
 
 def texts(*source: str) -> set[tuple[str, str | None, str]]:
