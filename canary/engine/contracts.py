@@ -263,13 +263,6 @@ def _first_holding(variants: Sequence[T], verdict_of: Callable[[T], Verdict]) ->
     return verdict
 
 
-def _class_variants(module: ModuleInfo, name: str) -> ClassRef | Verdict:
-    variants = module.classes.get(name)
-    if not variants:
-        return _missing_name(module, name, "class", module.classes)
-    return ClassRef(module, tuple(variants))
-
-
 def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None = None) -> Verdict:
     """Whether the contract holds on the version whose modules `hierarchy` reads."""
     namespace = hierarchy.namespace
@@ -292,9 +285,10 @@ def _evaluate_in(
     if isinstance(subject, SymbolSubject):
         return _evaluate_symbol(module, subject.name, contract, hierarchy.namespace)
     if isinstance(subject, ClassSubject):
-        ref = _class_variants(module, subject.name)
-        if isinstance(ref, Verdict):
-            return ref
+        found = defined(module, subject.name, contract, hierarchy.namespace, "classes")
+        if isinstance(found, Verdict):
+            return found
+        ref = ClassRef(found[0], tuple(found[1]))
         return _first_holding(
             list(ref.variants), lambda cls: _class_verdict(hierarchy, ref, cls, contract)
         )
@@ -387,28 +381,34 @@ def defined(
     """The module that defines the function or class `name` (its `table`) and its
     definitions: `module`, or, for `globals_bound`, the one `module`'s imports lead to (the
     client finds the name in `module`'s namespace)."""
-    what = "function" if table == "functions" else "class"
     here = getattr(module, table)
     if name in here:
         return module, here[name]
-    missing = _missing_name(module, name, what, here)
-    if not contract.globals_bound:
-        return missing
+    followed = _through_imports(module, name, namespace, table) if contract.globals_bound else None
+    if followed is not None:
+        return followed
+    return _missing_name(module, name, "function" if table == "functions" else "class", here)
+
+
+def _through_imports(
+    module: ModuleInfo, name: str, namespace: Namespace, table: str
+) -> tuple[ModuleInfo, list] | None:
+    """Where the imports binding `name` in `module` lead, within the upstream, to its
+    definitions in `table`; None where they leave the upstream or end without one."""
     upstream, where, wanted = module.name.split(".")[0], module, name
     for _ in range(_MAX_IMPORT_HOPS):
         found = namespace.find(where, wanted)
         if isinstance(found, str) or not found.bindings:
-            return missing
-        defined = getattr(found.module, table).get(wanted)
-        if defined:
-            return found.module, defined
-        origin = found.bindings[-1].origin or ""
-        owner, _, wanted = origin.rpartition(".")
+            return None
+        definitions = getattr(found.module, table).get(wanted)
+        if definitions:
+            return found.module, definitions
+        owner, _, wanted = (found.bindings[-1].origin or "").rpartition(".")
         following = namespace.lookup(owner) if owner.split(".")[0] == upstream else None
         if following is None:
-            return missing
+            return None
         where = following
-    return missing
+    return None
 
 
 def evaluate_any(
