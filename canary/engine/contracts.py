@@ -65,6 +65,11 @@ def without_hints() -> Iterator[None]:
         _hints.reset(token)
 
 
+def hints_on() -> bool:
+    """Whether failures judged here name near names (false within `without_hints`)."""
+    return _hints.get()
+
+
 def _similar(name: str, candidates: Iterable[str], label: str) -> str:
     if not _hints.get():
         return ""

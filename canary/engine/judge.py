@@ -78,13 +78,13 @@ class VersionRun:
             why=check.why if status is Status.FAIL else "",
         )
 
-    def evaluate(self, check: Check, version: Version | None, hints: bool = True) -> Verdict:
+    def evaluate(self, check: Check, version: Version | None) -> Verdict:
         """Whether the check's contract holds on this version, and what is wrong if not (a
         verdict judged on the same module contents reused where there is one)."""
         if self.reuse is None:
             return _evaluate(check, self.hierarchy, version)
         return self.reuse.verdict(
-            check, version, self.modules, lambda: self._afresh(check, version), hints
+            check, version, self.modules, lambda: self._afresh(check, version)
         )
 
     def _afresh(self, check: Check, version: Version | None) -> Verdict:
@@ -110,10 +110,9 @@ class VersionRun:
             at = version or self.target.version
             with contextlib.nullcontext() if hints else without_hints():
                 if self.verdicts is None:
-                    verdict = self.evaluate(check, at, hints)
+                    verdict = self.evaluate(check, at)
                 else:
-                    judged = lambda: self.evaluate(check, at, hints)  # noqa: E731
-                    verdict = self.verdicts.verdict(check, judged, hints)
+                    verdict = self.verdicts.verdict(check, lambda: self.evaluate(check, at))
         except (SourceError, ParseError, RegexError) as exc:
             return Status.ERROR, str(exc)
         detail = None if verdict.holds else verdict.detail

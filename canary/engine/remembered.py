@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from canary.cache.fingerprint import code_fingerprint
 from canary.cache.store import Cache
-from canary.engine.contracts import Verdict
+from canary.engine.contracts import Verdict, hints_on
 from canary.matrix.model import Check
 from canary.sources.tree import SourceError
 
@@ -94,12 +94,12 @@ class Verdicts:
         the release (without `hints`: for its status alone)."""
         return all(self._known_as(check_key(c), hints) or c.gated_out(version) for c in checks)
 
-    def verdict(self, check: Check, evaluate: Callable[[], Verdict], hints: bool = True) -> Verdict:
+    def verdict(self, check: Check, evaluate: Callable[[], Verdict]) -> Verdict:
         """The remembered verdict of `check`, else `evaluate()` (remembered unless it raises).
 
-        Without `hints`, `evaluate` may leave a failure's "did you mean" hints out: such a
-        failure is remembered apart (`_BARE`), for callers that want a status only."""
-        key = check_key(check)
+        Within contracts.without_hints, `evaluate` may leave a failure's "did you mean" hints
+        out: such a failure is remembered apart (`_BARE`), for callers that want a status only."""
+        key, hints = check_key(check), hints_on()
         known = self._known_as(key, hints)
         if known is not None:
             holds, detail = known

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from packaging.version import Version
 
-from canary.engine.contracts import Verdict
+from canary.engine.contracts import Verdict, hints_on
 from canary.engine.loader import ModuleLoader, Print, Reads
 from canary.matrix.model import Check
 
@@ -62,11 +62,10 @@ class VerdictReuse:
         version: Version | None,
         loader: ModuleLoader,
         judge: Callable[[], Verdict],
-        hints: bool = True,
     ) -> Verdict:
         """The check's verdict on the version `loader` reads: one judged on the same reads, else
         `judge()`'s (which must look modules up through `loader` only). A failure judged
-        without its hints (`hints` False) is not kept: a later judging would show it."""
+        without its hints (contracts.without_hints) is not kept: a later judging would show it."""
         if id(check) in self._spoiled:
             return judge()
         root = self._root(check, version)
@@ -80,7 +79,7 @@ class VerdictReuse:
         finally:
             loader.reads = None
         self.judged += 1
-        if not reads.opaque and len(reads.names) <= _MOST_NAMES and (hints or verdict.holds):
+        if not reads.opaque and len(reads.names) <= _MOST_NAMES and (verdict.holds or hints_on()):
             self._keep(check, root, reads.names, verdict)
         return verdict
 
