@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from canary.scan.imports import Ref
+from canary.scan.source_helpers import chain
 from canary.scan.spelled import (
     CLASSES,
     FILES,
@@ -94,12 +95,9 @@ def column_of(
 ) -> tuple[Column, tuple[str, ...]] | None:
     """`function.forward` of a loop variable unpacking listed classes: (its column, the
     attributes read)."""
-    attrs: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        attrs.insert(0, expr.attr)
-        expr = expr.value
-    bound = lookup(expr.id) if isinstance(expr, ast.Name) else None
-    return (bound, tuple(attrs)) if isinstance(bound, Column) else None
+    found = chain(expr)
+    bound = lookup(found[0]) if found else None
+    return (bound, found[1]) if found and isinstance(bound, Column) else None
 
 
 @dataclass(frozen=True)
@@ -381,11 +379,8 @@ def _called(func: ast.expr) -> str:
 
 
 def _dotted(node: ast.expr) -> tuple[str, ...]:
-    names: list[str] = []
-    while isinstance(node, ast.Attribute):
-        names.append(node.attr)
-        node = node.value
-    return (node.id, *reversed(names)) if isinstance(node, ast.Name) else ()
+    found = chain(node)
+    return (found[0], *found[1]) if found else ()
 
 
 def _index(node: ast.expr) -> int | None:

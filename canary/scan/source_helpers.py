@@ -64,7 +64,7 @@ def _dedented(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def _chain(expr: ast.expr) -> tuple[str, tuple[str, ...]] | None:
+def chain(expr: ast.expr) -> tuple[str, tuple[str, ...]] | None:
     """`p` or `p.a.b` -> ("p", ("a", "b"))."""
     attrs: list[str] = []
     while isinstance(expr, ast.Attribute):
@@ -122,10 +122,10 @@ def returned_source(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Returned | No
             expr = _dedented(first)
         if not (isinstance(expr, ast.Call) and _is_getsource(expr.func) and expr.args):
             return None
-        chain = _chain(expr.args[0])
-        if chain is None or chain[0] not in params or chain[0] in assigned:
+        found = chain(expr.args[0])
+        if found is None or found[0] not in params or found[0] in assigned:
             return None
-        return chain
+        return found
 
     for node in nodes:
         if not isinstance(node, ast.Return) or node.value is None:
