@@ -70,7 +70,7 @@ def measure_floor(files: list[tuple[str, IndexFile]], cache_root: Path) -> Floor
             result.missing.append(file.filename)
             continue
         listing = Listing.from_bytes(raw, file.filename)
-        entries = [listing.entry(name) for name in listing.entries]
+        entries = [listing.entry(name) for name in listing.names]
         result.directories += file.size - max(e.end for e in entries)
         for entry in entries:
             content = member_key(canonicalize_name(project), entry)

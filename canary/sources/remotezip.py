@@ -23,8 +23,7 @@ import re
 import struct
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, KeysView
 from typing import TypeVar
 
 from canary.cache.store import Cache
@@ -38,6 +37,7 @@ from canary.sources.zipformat import (
     ZIP64_EOCD_SIZE,
     Directory,
     Member,
+    Table,
     ZipFormatError,
     find_directory,
     holds,
@@ -58,7 +58,6 @@ class CorruptArchive(SourceError):
 _STORED_HEAD = struct.Struct("<QQ")
 
 
-@dataclass(frozen=True)
 class Listing:
     """The verified member table of an archive.
 
@@ -66,28 +65,36 @@ class Listing:
     nothing, where encoding thousands of entries cost a cold run a second, and parsing it
     again is as fast as decoding any other form of it."""
 
-    entries: dict[str, Member]
+    def __init__(self, table: Table, index: dict[str, int]) -> None:
+        self._table = table
+        self._index = index  # each name's place in the table
 
     def entry(self, name: str) -> Member:
-        return self.entries[name]
+        return self._table.member(self._index[name])
 
-    @functools.cached_property
-    def names(self) -> frozenset[str]:
-        return frozenset(self.entries)
+    @property
+    def names(self) -> KeysView[str]:
+        return self._index.keys()
+
+    def same_as(self, other: Listing) -> bool:
+        """The same members, each stated the same (a listing fetched again is compared)."""
+        return self.names == other.names and all(
+            self.entry(n) == other.entry(n) for n in self.names
+        )
 
     @classmethod
     def parse(cls, raw: bytes, directory: Directory, label: str) -> Listing:
         """The listing of the central directory `raw`; SourceError for an unsafe or doubled
         member name (before any of the archive's bytes are believed)."""
-        parsed = parse_directory(raw, directory)
-        entries = {entry.name: entry for entry in parsed}
-        unsafe = first_unsafe([entry.name for entry in parsed])
+        table = parse_directory(raw, directory)
+        index = dict(zip(table.names, range(len(table.names)), strict=True))
+        unsafe = first_unsafe(table.names)
         if unsafe is not None:
             raise SourceError(f"{label}: unsafe member name {unsafe!r}")
-        if len(entries) < len(parsed):
-            twice = next(n for n, count in Counter(e.name for e in parsed).items() if count > 1)
+        if len(index) < len(table.names):
+            twice = next(n for n, count in Counter(table.names).items() if count > 1)
             raise ZipFormatError(f"member {twice!r} appears twice")
-        return cls(entries)
+        return cls(table, index)
 
     @staticmethod
     def stored(raw: bytes, directory: Directory) -> bytes:
@@ -217,7 +224,7 @@ class RemoteZip:
         self._listing: Listing | None = None
         self._lock = threading.Lock()
 
-    def names(self) -> frozenset[str]:
+    def names(self) -> KeysView[str]:
         """Every member name, decided from the (cached) central directory."""
         return self.listing().names
 
@@ -325,9 +332,7 @@ class RemoteZip:
         not: None, and the member's error stands).
         """
         fresh, stored = self._retrying(self._fetch_listing)
-        if fresh.entries.keys() != old.entries.keys() or any(
-            fresh.entry(n) != old.entry(n) for n in fresh.entries
-        ):
+        if not fresh.same_as(old):
             self.cache.put(listing_key(self.key), stored)
             with self._lock:
                 self._listing = fresh
@@ -394,7 +399,7 @@ class RemoteZip:
         listing, stored = self._parse(buffer, directory)
         needed_from = directory.offset
         if self._needs_record():  # asked again: the directory's own request may have been plain
-            needed_from = min(needed_from, self._check_record(listing.entries, buffer))
+            needed_from = min(needed_from, self._check_record(listing, buffer))
         self.hints.learn(self.project, total, total - needed_from)
         return listing, stored
 
@@ -409,15 +414,15 @@ class RemoteZip:
         raw = buffer.slice(directory.offset, directory.offset + directory.size)
         return Listing.parse(raw, directory, self.reader.label), Listing.stored(raw, directory)
 
-    def _check_record(self, entries: dict[str, Member], buffer: _Buffer) -> int:
+    def _check_record(self, listing: Listing, buffer: _Buffer) -> int:
         """Check that RECORD names exactly the archive's files; where RECORD starts."""
-        found = [name for name in entries if _RECORD.fullmatch(name)]
+        found = [name for name in listing.names if _RECORD.fullmatch(name)]
         if len(found) != 1:
             raise ZipFormatError(f"wheel has {len(found)} .dist-info/RECORD files, not one")
-        entry = entries[found[0]]
+        entry = listing.entry(found[0])
         text = member_data(entry, buffer.slice(entry.offset, entry.end), self.limits.max_member)
         listed = _record_paths(text) - {entry.name}
-        files = {n for n in entries if not n.endswith("/")} - {entry.name}
+        files = {n for n in listing.names if not n.endswith("/")} - {entry.name}
         files -= {entry.name + s for s in _SIGNATURES}
         if files != listed:
             odd = sorted(files ^ listed)[:3]

@@ -6,10 +6,12 @@ archive can never yield wrong bytes.
 from __future__ import annotations
 
 import bz2
+import functools
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import add, itemgetter, sub
 from typing import NamedTuple
 
 from canary.errors import CanaryError, ExitCode
@@ -116,8 +118,66 @@ def _checked(directory: Directory, end_record_at: int) -> Directory:
     return directory
 
 
-def parse_directory(data: bytes, directory: Directory) -> list[Member]:
+class Table(NamedTuple):
+    """The central directory's entries in offset order: every name, and each entry's Member
+    built when asked for (a listing holds thousands; a run reads a few dozen of them)."""
+
+    names: list[str]
+    member: Callable[[int], Member]
+
+
+def parse_directory(data: bytes, directory: Directory) -> Table:
     """The entries of the central directory `data`, sorted by offset, each with its `end`."""
+    table = _plain(data, directory)
+    if table is not None:
+        return table
+    members = _exact(data, directory)
+    return Table([member.name for member in members], members.__getitem__)
+
+
+def _plain(data: bytes, directory: Directory) -> Table | None:
+    """The usual archive read with no work per entry beyond its bounds: ASCII names, no Zip64
+    field, members in offset order. None for any other (a field that merely looks like a
+    Zip64 marker too): _exact reads it then, and names its fault. Where this answers, _exact
+    answers the same (tests/unit/test_zipformat.py)."""
+    rows: list[tuple[int, ...]] = []
+    encoded: list[bytes] = []
+    unpack = _CENTRAL.unpack_from
+    pos = 0
+    size = len(data)
+    for _ in range(directory.count):
+        if pos + _CENTRAL_SIZE > size:
+            return None
+        row = unpack(data, pos)
+        if row[0] != 0x02014B50 or 0xFFFFFFFF in row:
+            return None
+        name_at = pos + _CENTRAL_SIZE
+        pos = name_at + row[6]
+        encoded.append(data[name_at:pos])
+        pos += row[7] + row[8]
+        rows.append(row)
+    joined = b"\x00".join(encoded)
+    if pos != size or not rows or not joined.isascii():
+        return None
+    names = joined.decode("ascii").split("\x00")  # one decoding, not one per name
+    offsets = list(map(itemgetter(9), rows))
+    ends = [*offsets[1:], directory.offset]
+    records = map(add, offsets, map(itemgetter(4), rows))  # offset + compressed size
+    if len(names) != len(rows) or min(map(sub, ends, records)) < LOCAL_HEADER_SIZE:
+        return None  # a NUL in a name; members out of order, or overlapping
+    return Table(names, functools.partial(_plain_member, names, rows, ends))
+
+
+def _plain_member(
+    names: list[str], rows: list[tuple[int, ...]], ends: list[int], at: int
+) -> Member:
+    _sig, flags, method, crc, csize, usize, _n, _e, _c, offset = rows[at]
+    return Member(names[at], offset, ends[at], csize, usize, method, crc, flags)
+
+
+def _exact(data: bytes, directory: Directory) -> list[Member]:
+    """Every entry decoded on its own and checked in the directory's order, the first fault
+    raised: any archive _plain leaves."""
     raw: list[tuple[str, int, int, int, int, int, int]] = []
     pos = 0
     unpack = _CENTRAL.unpack_from

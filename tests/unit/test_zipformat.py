@@ -6,11 +6,23 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+from collections.abc import Callable
 
 import pytest
-from servers import make_wheel
+from hypothesis import given
+from hypothesis import strategies as st
+from servers import make_wheel, make_zip64_wheel
 
-from canary.sources.zipformat import EOCD_SIZE, ZipFormatError, find_directory
+from canary.sources.zipformat import (
+    EOCD_SIZE,
+    Directory,
+    Member,
+    ZipFormatError,
+    _exact,
+    _plain,
+    find_directory,
+    parse_directory,
+)
 
 
 def with_comment(archive: bytes, comment: bytes) -> bytes:
@@ -49,3 +61,61 @@ def test_a_signature_beyond_the_comment_window_is_not_found():
         find_directory(far, 0, len(far))
     with pytest.raises(zipfile.BadZipFile):
         zipfile.ZipFile(io.BytesIO(far))
+
+
+def central_directory(archive: bytes) -> tuple[bytes, Directory]:
+    directory = find_directory(archive, 0, len(archive))
+    return archive[directory.offset : directory.offset + directory.size], directory
+
+
+def outcome(read: Callable[[], list[Member]]) -> object:
+    try:
+        return read()
+    except ZipFormatError as exc:
+        return str(exc)
+
+
+FILES = {f"pkg/m{i}.py": b"x = 1\n" * i for i in range(6)}
+WHEELS = [make_wheel("pkg", "1.0", FILES), make_zip64_wheel("pkg", "1.0", FILES)]
+
+
+@given(
+    st.sampled_from(WHEELS),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=3),
+)
+def test_the_plain_reading_answers_as_the_exact_one_or_leaves_it(wheel, flips):
+    """Any byte of a directory changed: where _plain reads it, _exact reads the same members."""
+    data, directory = central_directory(wheel)
+    changed = bytearray(data)
+    for at, value in flips:
+        changed[at % len(changed)] = value
+    plain = _plain(bytes(changed), directory)
+    exact = outcome(lambda: _exact(bytes(changed), directory))
+    if plain is not None:
+        assert [plain.member(i) for i in range(len(plain.names))] == exact
+        assert plain.names == [member.name for member in exact]
+
+
+@pytest.mark.parametrize("name", ["pkg/caf\u00e9.py", "pkg/a\x00b.py"])
+def test_names_plain_cannot_split_are_read_exactly(name):
+    """Not ASCII (the UTF-8 flag set), or with a NUL, which _plain joins the names by."""
+    wheel = make_wheel("pkg", "1.0", {name.replace("\x00", "_"): b"x = 1\n"})
+    data, directory = central_directory(wheel)
+    data = data.replace(name.replace("\x00", "_").encode(), name.encode())
+    assert _plain(data, directory) is None
+    table = parse_directory(data, directory)
+    assert name in table.names
+    assert table.member(table.names.index(name)).name == name
+
+
+def test_members_out_of_offset_order_are_read_exactly():
+    """Directory entries in another order than their records: sorted, each bounded by the next."""
+    wheel = make_wheel("pkg", "1.0", {"pkg/a.py": b"a = 1\n", "pkg/b.py": b"b = 2\n"})
+    data, directory = central_directory(wheel)
+    first = 46 + struct.unpack_from("<HHH", data, 28)[0] + sum(struct.unpack_from("<HH", data, 30))
+    swapped = data[first:] + data[:first]  # the second record's entry first, and so on
+    assert _plain(swapped, directory) is None
+    table = parse_directory(swapped, directory)
+    members = [table.member(i) for i in range(len(table.names))]
+    assert members == _exact(data, directory)
+    assert [m.offset for m in members] == sorted(m.offset for m in members)
