@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
 from canary.analysis.model import Exports
@@ -137,7 +138,7 @@ class ModuleLoader:
             file = _module_file(self.tree, name)
             if file is not None:
                 path, is_package, data = file
-                digest = hashlib.sha256(data).hexdigest()
+                digest = _DIGESTS.of(data)
                 self._prints[name] = (path, digest)
                 return self.cache.get(data, name, path, is_package=is_package, digest=digest)
         except (SourceError, ParseError) as exc:
@@ -160,6 +161,39 @@ class ModuleLoader:
                 except (SourceError, ParseError) as exc:
                     return exc
         return None
+
+
+class _Digests:
+    """The sha256 hex of the texts read lately, by the texts themselves: the next release of a
+    project reads its unchanged modules again, most often as the very bytes the cache kept in
+    memory (a lookup then costs nothing: the hash is kept in the bytes, and equality is
+    identity). Any other lookup compares the whole bytes: a digest is always of these bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._size = 0
+        self._digests: OrderedDict[bytes, str] = OrderedDict()  # oldest first
+        self._lock = threading.Lock()
+
+    def of(self, data: bytes) -> str:
+        with self._lock:
+            digest = self._digests.get(data)
+            if digest is not None:
+                self._digests.move_to_end(data)
+                return digest
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            if data not in self._digests:
+                self._digests[data] = digest
+                self._size += len(data)
+            while self._size > self._budget:
+                self._size -= len(self._digests.popitem(last=False)[0])
+        return digest
+
+
+#: Shared by every version (and run) of the process, as the texts are: a version's modules
+#: are read again by the next one, a few MB later (canary.cache.store keeps 16 MB).
+_DIGESTS = _Digests(16 << 20)
 
 
 def _module_file(tree: Tree, name: str) -> tuple[str, bool, bytes] | None:
