@@ -132,7 +132,7 @@ class SourceContext:
         return ReleaseTree(
             pypi_name,
             file,
-            self.http,
+            lambda: self.http,  # built on the first byte fetched: never, over the cache
             self.cache,
             self.limits,
             hints,

@@ -30,19 +30,20 @@ class RangeReader:
     """Reads [start, stop) slices of the file at `url`, whose size and sha256 the index gave.
 
     `url` may be a callable: a lock records no URL (file hosts change, and their names stay out
-    of the repo), so the index is asked for it only when a byte is actually needed.
+    of the repo), so the index is asked for it only when a byte is actually needed. `http`
+    gives the run's client when a byte is fetched: a run over the cache never builds one.
     """
 
     def __init__(
         self,
-        http: Http,
+        http: Callable[[], Http],
         url: str | Callable[[], str],
         size: int | None,
         sha256: str | None,
         limits: Limits,
         label: str = "",
     ) -> None:
-        self.http = http
+        self._http = http
         self._url = url
         self._label = label
         self.size = size
@@ -120,7 +121,7 @@ class RangeReader:
     def _range(self, spec: str) -> Reply | None:
         """A range reply, or None when the server sent the whole file (kept, not re-fetched)."""
         reply = self._heard(
-            self.http.get(
+            self._http().get(
                 self.url,
                 {"Range": spec, **_IDENTITY},
                 allow=(416,),
@@ -132,7 +133,7 @@ class RangeReader:
         if reply.status == 200:
             with self._lock:
                 if self._whole is None and self._verified(reply.content) is None:
-                    self.http.stats.add(whole_downloads=1)
+                    self._http().stats.add(whole_downloads=1)
                     self._whole = reply.content
         return None
 
@@ -159,9 +160,9 @@ class RangeReader:
         problem = ""
         for _ in range(2):
             reply = self._heard(
-                self.http.get(self.url, _IDENTITY, allow=(), max_bytes=self.limits.max_download)
+                self._http().get(self.url, _IDENTITY, allow=(), max_bytes=self.limits.max_download)
             )
-            self.http.stats.add(whole_downloads=1)
+            self._http().stats.add(whole_downloads=1)
             problem = self._verified(reply.content) or ""
             if not problem:
                 self.size = len(reply.content)

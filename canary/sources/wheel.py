@@ -32,7 +32,7 @@ class ReleaseTree:
         self,
         project: str,
         file: IndexFile,
-        http: Http,
+        http: Callable[[], Http],
         cache: Cache,
         limits: Limits | None = None,
         hints: TailHints | None = None,
