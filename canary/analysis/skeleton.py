@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: Comments, then strings (triple-quoted first): what may hide quotes, brackets and newlines;
-#: in a group, for `split`. Spelled for `re`'s speed (tests pin the plain spelling's tokens): a
-#: string's characters as ranges (a negated class costs twice as much per character), and a
-#: last branch that never matches (the text holds no NUL) so that the search for a token's first
-#: character tests one bitmap, where it tested two ranges: 1.3 s to 0.8 s over a re-judge's texts.
+#: in a group, for `split`. Spelled for `re`'s speed (the same tokens, tests/unit/test_masking.py
+#: says): a string's characters as ranges (a negated class costs twice as much per character),
+#: and a last branch that never matches (the text holds no NUL), so that the search for a
+#: token's first character tests one bitmap where it tested two ranges.
 _TOKENS = re.compile(
     r"(#[^\n]*"
     r"|'''[\0-&(-\[\]-\U0010ffff]*(?:(?:\\.|'(?!''))[\0-&(-\[\]-\U0010ffff]*)*'''"
@@ -68,9 +68,8 @@ def _dedent_at(indent: int) -> re.Pattern[str]:
     return re.compile(rf"\n(?= {{0,{indent}}}+[^\s\0])")
 
 
-def balance(masked: str, start: int, end: int) -> int:
-    """Brackets opened less brackets closed in masked[start:end] (six calls spelled out: the
-    outline asks for every statement of every file, and a generator cost twice as much)."""
+def _balance(masked: str, start: int, end: int) -> int:
+    """Brackets opened less brackets closed in masked[start:end]."""
     count = masked.count
     return (
         count("(", start, end)
@@ -107,7 +106,7 @@ def _body_end(masked: str, body: int, indent: int) -> int | None:
     while True:
         match = pattern.search(masked, search_from)
         end = match.start() if match else len(masked)
-        if balance(masked, body, end) == 0 and (match is None or masked[end - 1] != "\\"):
+        if _balance(masked, body, end) == 0 and (match is None or masked[end - 1] != "\\"):
             return end
         if match is None:
             return None

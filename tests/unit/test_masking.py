@@ -1,14 +1,16 @@
-"""Masking, spelled for speed (canary.analysis.skeleton.mask_text splits on one regex written
-as ranges): it must give exactly what a walk over the characters gives, on generated tricky
-texts."""
+"""Masking and outlining, spelled for speed (canary.analysis.skeleton.mask_text splits on one
+regex written as ranges, canary.analysis.outline counts every bracket as a round one): each
+must give exactly what a walk over the characters gives, on generated tricky texts."""
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from canary.analysis.outline import outline
 from canary.analysis.skeleton import mask_text
 
 
@@ -55,6 +57,38 @@ def _walk_mask(text: str) -> str | None:
     return masked
 
 
+_WORD = re.compile(r"\w*")
+_CLAUSES = ("else", "elif", "except", "finally")  # they continue the statement above
+
+
+def _walk_outline(masked: str, indent: int = 0) -> tuple[tuple[int, ...], ...] | None:
+    """outline()'s bounds and heads, the bracket depth counted one character at a time, then
+    each line of code outside brackets read by its first word."""
+    depth, lines = 0, []  # the newline before each line of code outside brackets
+    for at, char in enumerate(masked):
+        if char == "\n":
+            start = masked[at + 1 : at + 2 + indent]  # its indent, and one character more
+            code = start.lstrip(" ")[:1]
+            if code and not code.isspace() and code != "\0":
+                if len(start) - len(start.lstrip(" ")) < indent or depth < 0:
+                    return None
+                if depth == 0 and (at == 0 or masked[at - 1] != "\\"):
+                    lines.append(at)
+        depth += (char in "([{") - (char in ")]}")
+    if depth:
+        return None
+    bounds, heads, decorated = [0], [0], False
+    for at in lines:
+        if at and _WORD.match(masked, at + 1 + indent).group() in _CLAUSES:
+            continue  # the statement above goes on
+        if at and not decorated:
+            bounds.append(at)
+            heads.append(at)
+        heads[-1] = at
+        decorated = masked[at + 1 + indent] == "@"
+    return (*bounds, len(masked) - 1), tuple(heads)
+
+
 #: quotes, backslashes and what the token pattern's ranges end at
 _CHARS = st.sampled_from(
     [*"a #'\"\\!&()[]{}\x0b\té\U0001f600\U0010ffff", "''", '""', "\\'", '\\"', "\\\\", "\\\n"]
@@ -98,3 +132,25 @@ def test_every_character_in_every_kind_of_token_masks_as_the_walk():
     for (opening, closing), char in itertools.product(tokens, chars):
         text = f"x = {opening}a{char}b\\{char}{char}{char}{closing}\ny = 1\n"
         assert mask_text(text) == _walk_mask(text), text
+
+
+#: lines of code, with brackets of each kind left open or closed at column 0
+_LINES = st.one_of(
+    st.sampled_from(["x = (", "x = [", "y = {", ")", "]", "}", "(1,", "2)", "{4: (5,", "6)}"]),
+    st.sampled_from(["@deco", "@d(", "def f():", "class C(", "else:", "elif x:", "except E:"]),
+    st.sampled_from(["finally:", "elsewhere = 1", "y = 1 \\", "'(' + x", '"]"', "# (", "pass"]),
+    st.sampled_from(['"""a\n(\n"""', "f(''')\n[''')", ""]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from([0, 4]),
+    st.lists(st.tuples(st.sampled_from(["", "", " ", "    ", "      "]), _LINES), max_size=12),
+)
+def test_outlining_is_the_walk_over_the_characters(indent, lines):
+    masked = mask_text("\n".join(" " * indent + deeper + line for deeper, line in lines))
+    assert masked is not None
+    for block in {0, indent}:
+        shape = outline(masked, block)
+        assert (shape and (shape.bounds, shape.heads)) == _walk_outline(masked, block)
