@@ -34,6 +34,8 @@ _TOKENS = re.compile(
     r"|\0(?!))",
     re.DOTALL,
 )
+#: Every byte as `x` but the newline.
+_EXES = b"x" * 10 + b"\n" + b"x" * 245
 _DEF = re.compile(r"( *)(?:async +)?def +(\w+)")
 _HEADER = re.compile(r"[()\[\]{}:]")
 _UNSURE_INDENT = re.compile(r"\n *[\t\f]")  # from a newline: `re` tries `^` at every offset
@@ -57,6 +59,8 @@ class Skeleton:
 def _lines(token: str) -> str:
     """A string token over lines masked: same length and newlines, and a line that starts inside
     the string starts with NUL, so it is never taken for the start of a statement."""
+    if token.isascii():  # most are: a byte table masks them in one pass, a third faster
+        return token.encode().translate(_EXES).decode().replace("\nx", "\n\0")
     first, *rest = token.split("\n")
     return "\n".join(["x" * len(first), *("\0" + "x" * (len(p) - 1) if p else "" for p in rest)])
 
