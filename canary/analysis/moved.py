@@ -68,8 +68,14 @@ def _class_relined(record: ClassInfo, line_of: Callable[[int], int]) -> ClassInf
 
 
 def _field_relined(field: Field, line_of: Callable[[int], int]) -> Field:
+    """A field on its new line: copied by its attributes (`replace` cost 3 us a field, and a
+    config class has hundreds)."""
     line = line_of(field.line)
-    return field if line == field.line else replace(field, line=line)
+    if line == field.line:
+        return field
+    moved = object.__new__(Field)
+    moved.__dict__.update(field.__dict__, line=line)
+    return moved
 
 
 def _relined_table(

@@ -23,6 +23,7 @@ MODEL = textwrap.dedent(
             return a
     {grown}
         y = 2
+        w: list = field(default_factory=list, init=False)
         if HAS:
             def extra(self): ...
             z: str = "z"
@@ -70,8 +71,12 @@ def test_a_shell_met_again_is_relined_where_the_methods_between_grew(monkeypatch
     (model,) = sparse_module(new, "up.moved_shell", "up/moved_shell.py", is_package=False).classes[
         "Model"
     ]
-    assert (model.span.start, model.span.end, model.assigned) == (4, 20, {"x": 6, "y": 14})
-    assert [f.span.start for fs in model.methods.values() for f in fs] == [8, 16, 19]
+    assert (model.span.start, model.span.end, model.assigned) == (4, 21, {"x": 6, "y": 14, "w": 15})
+    assert [f.span.start for fs in model.methods.values() for f in fs] == [8, 17, 20]
+    assert [(f.name, f.line, f.default, f.init) for f in model.fields] == [
+        ("x", 6, "1", True),
+        ("w", 15, "<factory>", False),
+    ]
     assert sum(text.startswith("@decorator") for text in shells) == 1  # one shell parsed
 
 
