@@ -30,6 +30,7 @@ from canary.analysis.budget import check_cost
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import index_text
 from canary.analysis.lazyclass import LazyClass, class_statement
+from canary.analysis.lines import Lines
 from canary.analysis.model import ModuleInfo
 from canary.analysis.moved import TextMemo, moved_module
 from canary.analysis.outline import Outline, kept, outline
@@ -122,6 +123,7 @@ class _Statements:
         self._parsed: dict[tuple[int, ...] | None, ModuleInfo] = {}
         self._records: dict[tuple[str, str], list[Any] | None] = {}
         self._flights = Flights()  # releases judged at once read the same names of one file
+        self._lines = Lines(text)  # where each statement parsed stands
 
     def index(self, chosen: tuple[int, ...]) -> ModuleInfo:
         """The index of the `chosen` statements alone (raises ParseError)."""
@@ -140,7 +142,7 @@ class _Statements:
         last = start + len(shape.masked[start + 1 : end + 1].rstrip())
         end = min(end, self.text.find("\n", last) + 1 or end)
         spans[-1:] = [(spans[-1][0], end)] if spans else []
-        line = self.text.count("\n", 0, start) + 1
+        line = self._lines.line_of(start)
         text = self.text[start:end]
         masked = shape.masked[start : end + 1]  # the newline before it, then its masked text
         cut = [(at - start, to - start) for at, to in spans]
