@@ -126,11 +126,11 @@ def test_masking_is_the_walk_over_the_characters(text):
 
 def test_every_character_in_every_kind_of_token_masks_as_the_walk():
     # the token pattern lists a string's characters as ranges: each edge, before and after a
-    # backslash, in each kind of string, and in a comment
+    # backslash, in each kind of string, and in a comment; then code, strings and a comment
     chars = [chr(c) for c in range(1, 128)] + ["é", "\U0001f600", "\U0010ffff"]
     tokens = [("'", "'"), ('"', '"'), ("'''", "\n'''"), ('"""', '\n"""'), ("#", "")]
     for (opening, closing), char in itertools.product(tokens, chars):
-        text = f"x = {opening}a{char}b\\{char}{char}{char}{closing}\ny = 1\n"
+        text = f"x = {opening}a{char}b\\{char}{char}{char}{closing}\ny = 'c' + \"d\"  # e\n"
         assert mask_text(text) == _walk_mask(text), text
 
 
