@@ -5,7 +5,8 @@ A class binds NAME by a class-level assignment or annotation, a dataclass field,
 `__slots__`, or `self.NAME = ...` / `self.NAME: T = ...` in one of its methods. Class-level
 bindings come from the index; the methods' bodies (which the index does not keep) are parsed
 from the class's source when a check asks, once per class, and only those whose text holds an
-assignment target on the method's receiver.
+assignment target on the method's receiver (once per text: in another release, where the
+method stands on other lines, its targets' lines are moved).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
 from canary.analysis.generated import generator_of
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis.moved import TextMemo
 from canary.analysis.reads import function_tree
 
 #: Decorators that make a method a property; the setter forms make it assignable.
@@ -26,6 +28,9 @@ _ASSIGNABLE_PROPERTY = ("cached_property", "functools.cached_property")
 _ACCESSORS = (".setter", ".getter", ".deleter")
 #: Between tokens: spaces, newlines, a backslash continuation, a comment.
 _GAP = r"(?:[\s\\]|#[^\n]*)*"
+#: what a method's body assigns on its receiver (lines counted from the method's first), by its
+#: text, up to this many characters of text
+_ASSIGNED: TextMemo[tuple[tuple[str, int], ...]] = TextMemo(2_000_000, lambda key: len(key[0]))
 
 
 @dataclass(frozen=True)
@@ -95,20 +100,35 @@ def _instance_assignments(module: ModuleInfo, cls: ClassInfo) -> dict[str, tuple
         for fn in functions:
             if not fn.params or "staticmethod" in fn.decorators:
                 continue
-            receiver = fn.params[0].name
-            source = module.segment(fn.span)
-            if not _may_assign(receiver).search(source):
-                continue  # no `receiver.NAME` as a target: its body need not be parsed
-            tree, offset = function_tree(module, fn, source)
-            for node in ast.walk(tree):
-                for target in _targets(node):
-                    if (
-                        isinstance(target, ast.Attribute)
-                        and isinstance(target.value, ast.Name)
-                        and target.value.id == receiver
-                    ):
-                        found.setdefault(target.attr, (name, offset + target.lineno))
+            for target, line in _assigned(module, fn, fn.params[0].name):
+                found.setdefault(target, (name, line))
     return found
+
+
+def _assigned(module: ModuleInfo, fn: FunctionInfo, receiver: str) -> list[tuple[str, int]]:
+    """Each `receiver.NAME` the method's body assigns, with its line, in `ast.walk`'s order;
+    found by the method's text (the same in most releases of its class) once it parses alone."""
+    source = module.segment(fn.span)
+    above = fn.span.start - 1
+    key = (source, receiver)
+    known = _ASSIGNED.get(key)
+    if known is None:
+        if not _may_assign(receiver).search(source):
+            known = ()  # no `receiver.NAME` as a target: its body need not be parsed
+        else:
+            tree, offset = function_tree(module, fn, source)
+            known = tuple(
+                (target.attr, offset - above + target.lineno)
+                for node in ast.walk(tree)
+                for target in _targets(node)
+                if isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == receiver
+            )
+            if offset != above:  # read from the module's whole parse: not the text's alone
+                return [(target, above + line) for target, line in known]
+        _ASSIGNED.put(key, known)
+    return [(target, above + line) for target, line in known]
 
 
 @functools.lru_cache(maxsize=64)

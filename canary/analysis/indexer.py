@@ -241,9 +241,17 @@ def index_module(data: bytes, name: str, path: str, *, is_package: bool) -> Modu
 
 
 def index_text(
-    text: str, name: str, path: str, *, is_package: bool, masked: str | None = None
+    text: str,
+    name: str,
+    path: str,
+    *,
+    is_package: bool,
+    masked: str | None = None,
+    line: int = 1,
 ) -> ModuleInfo:
-    """The index of decoded source (whose `mask_text` may be given); raises ParseError."""
+    """The index of decoded source (whose `mask_text` may be given); raises ParseError, naming
+    the lines of the file the text starts on `line` of (statements cut from a module are
+    indexed from line 1, canary.analysis.moved, and an error names where they stand)."""
     skeleton = blank_bodies(python_newlines(text), masked)
     try:
         tree = _parse(skeleton.text, path) if skeleton else None
@@ -251,7 +259,14 @@ def index_text(
         tree = None  # parsed whole below, so the error names the real line
     if tree is None:
         skeleton = None
-        tree = _parse(text, path)
+        try:
+            tree = _parse(text, path)
+        except ParseError:
+            if line == 1:
+                raise
+            # parsed where it stands: a message may name lines (an unclosed bracket's)
+            _parse("\n" * (line - 1) + text, path)
+            raise
     info = ModuleInfo(name=name, path=path, text=text)
     try:
         _Indexer(info, is_package, skeleton.ends if skeleton else {}).run(tree)

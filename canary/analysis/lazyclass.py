@@ -19,19 +19,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import replace
 
 from canary.analysis.indexer import index_text
-from canary.analysis.model import (
-    ClassInfo,
-    Decoded,
-    FunctionInfo,
-    ModuleInfo,
-    ParseError,
-    Span,
-)
+from canary.analysis.model import ClassInfo, Decoded, FunctionInfo, ModuleInfo, ParseError
+from canary.analysis.moved import TextMemo, moved, moved_module, relined_module
 from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import header_end
 
@@ -40,41 +32,22 @@ _HOLDER = "class _:\n"  # a method is parsed alone inside a class of its own, on
 _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasses are
 
 
-class _Parsed:
-    """Methods parsed alone, by their text and their file (its record before the shift to its
-    line): a big class changes in a few methods per release, and its other methods were parsed
-    again with each new text of the file (3,017 method parses for 897 distinct methods in a
-    re-judge of the shipped matrices)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[tuple[str, str, str, bool], FunctionInfo] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str, str, bool]) -> FunctionInfo | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, str, str, bool], function: FunctionInfo) -> None:
-        with self._lock:
-            self._items[key] = function
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-
-
-_PARSED = _Parsed(2048)
+#: methods parsed alone, by their text and their file (their records before the move to their
+#: line): a big class changes in a few methods per release, and its other methods were parsed
+#: again with each new text of the file (3,017 method parses for 897 distinct methods in a
+#: re-judge of the shipped matrices)
+_PARSED: TextMemo[FunctionInfo] = TextMemo(2048, lambda _key: 1)
+#: class shells indexed from line 1, by their text, up to this many characters: a big class's
+#: header, class-level statements and last method stay while its other methods change
+_SHELLS: TextMemo[ModuleInfo] = TextMemo(4_000_000, lambda key: len(key[0]))
 
 
 class _Body:
     """One class statement's text, its body's outline, and where each body statement starts."""
 
-    def __init__(self, text: str, masked: str, start: int, body: int, shape: Outline):
-        self.text = text
-        self.masked = masked  # the module's masked text (canary.analysis.outline.Outline)
-        self.start = start  # text offset of the class statement
+    def __init__(self, text: str, masked: str, body: int, shape: Outline):
+        self.text = text  # the class statement's text (its first line is line 1)
+        self.masked = masked  # its masked text after a newline (canary.analysis.outline)
         self.body = body  # text offset of the body's first line of code
         self.shape = shape
         ends = [body + at for at in shape.bounds]
@@ -84,42 +57,39 @@ class _Body:
         for start_at, end_at in self.spans[:-1]:
             self.lines.append(self.lines[-1] + text.count("\n", start_at, end_at))
 
-    def method(self, j: int, name: str, path: str, is_package: bool) -> FunctionInfo:
-        """The record of body statement `j`, a `def`, parsed alone."""
+    def method(self, j: int, name: str, path: str, is_package: bool, lines: int) -> FunctionInfo:
+        """The record of body statement `j`, a `def`, parsed alone, for the class `lines` lines
+        down from line 1."""
         start, end = self.spans[j]
         key = (self.text[start:end], name, path, is_package)
         function = _PARSED.get(key)
+        above = self.lines[j] - 2 + lines  # the holder's line stands where the `def`'s is
         if function is None:
-            function = self._parse(j, name, path, is_package)
+            function = self._parse(j, name, path, is_package, above + 1)
             _PARSED.put(key, function)
-        shift = self.lines[j] - 2
-        return replace(function, span=Span(function.span.start + shift, function.span.end + shift))
+        return moved(function, above)
 
-    def _parse(self, j: int, name: str, path: str, is_package: bool) -> FunctionInfo:
-        """Body statement `j` parsed alone, its span counted from the line above it."""
+    def _parse(self, j: int, name: str, path: str, is_package: bool, line: int) -> FunctionInfo:
+        """Body statement `j` parsed alone, its span counted from the line above it (an error
+        names `line`'s file lines)."""
         start, end = self.spans[j]
         masked = "\n" + _HOLDER + self.masked[start + 1 : end + 1]
-        try:
-            held = index_text(
-                _HOLDER + self.text[start:end], name, path, is_package=is_package, masked=masked
-            )
-        except ParseError:  # parsed again where it stands, so the error names its real line
-            index_text(
-                "\n" * (self.lines[j] - 2) + _HOLDER + self.text[start:end],
-                name,
-                path,
-                is_package=is_package,
-            )
-            raise
+        held = index_text(
+            _HOLDER + self.text[start:end],
+            name,
+            path,
+            is_package=is_package,
+            masked=masked,
+            line=line,
+        )
         return next(iter(held.classes["_"][0].methods.values()))[0]
 
 
-def _body(text: str, shape: Outline, i: int) -> _Body | None:
-    """The body of top-level class statement `i`, outlined, or None when this reading cannot be
-    sure of it."""
-    masked = shape.masked
-    end = shape.bounds[i + 1] + 1  # masked offsets are one past the text's
-    colon = header_end(masked, shape.heads[i] + 1)
+def _body(text: str, masked: str, head: int) -> _Body | None:
+    """The body of the class statement `text` (its `class` line at offset `head`), outlined,
+    or None when this reading cannot be sure of it."""
+    end = len(masked)
+    colon = header_end(masked, head + 1)
     if colon is None or colon >= end:
         return None
     newline = masked.find("\n", colon, end)
@@ -131,7 +101,7 @@ def _body(text: str, shape: Outline, i: int) -> _Body | None:
     body = outline(masked[first.start() : end], len(first.group(1)))
     if body is None:
         return None
-    return _Body(text, masked, shape.bounds[i], first.start(), body)
+    return _Body(text, masked, first.start(), body)
 
 
 def _plan(
@@ -166,12 +136,43 @@ def _plan(
     return plan
 
 
+class LazyClass:
+    """A class statement indexed from line 1, its methods parsed as they are read: the same
+    class text stands on other lines in other releases of its file, and is indexed once."""
+
+    def __init__(self, info: ModuleInfo, body: _Body, plan: dict, is_package: bool):
+        self._info = info  # the shell's index
+        self._body = body
+        self._plan = plan  # each method name's records (canary.analysis.lazyclass._plan)
+        self._is_package = is_package
+
+    def at(self, line: int) -> ModuleInfo:
+        """The index of the class statement standing on `line` of its file."""
+        lines = line - 1
+        info, body, is_package = self._info, self._body, self._is_package
+        ((defined, (cls,)),) = info.classes.items()
+
+        def methods(_name: str, planned: list[FunctionInfo | int]) -> list[FunctionInfo]:
+            """A name's methods, those not yet parsed (by class-level statement number)
+            parsed alone the first time the name is read."""
+            return [
+                body.method(x, info.name, info.path, is_package, lines)
+                if isinstance(x, int)
+                else moved(x, lines)
+                for x in planned
+            ]
+
+        cls = moved(replace(cls, methods=Decoded(self._plan, methods)), lines)
+        return replace(moved_module(info, lines), classes={defined: [cls]})
+
+
 def class_statement(
-    text: str, shape: Outline, i: int, name: str, path: str, *, is_package: bool
-) -> ModuleInfo | None:
-    """The index of top-level class statement `i` alone, its methods parsed as they are read;
-    None when it must be indexed whole (raises ParseError when its shell does not parse)."""
-    body = _body(text, shape, i)
+    text: str, masked: str, head: int, line: int, name: str, path: str, is_package: bool
+) -> LazyClass | None:
+    """The class statement `text` alone (its `masked` text after a newline, its `class` line at
+    offset `head`) indexed from line 1; None when it must be indexed whole (raises ParseError
+    when its shell does not parse, naming the lines of its file, where it stands on `line`)."""
+    body = _body(text, masked, head)
     if body is None:
         return None
     inner = body.shape
@@ -185,18 +186,44 @@ def class_statement(
         for j in range(count)
         if j not in functions or functions[j] == _INIT_SUBCLASS or j == count - 1
     ]
-    spans = [(body.start, body.body), *(body.spans[j] for j in shell)]
-    masked = shape.masked_of(spans)
-    info = index_text(kept(text, spans), name, path, is_package=is_package, masked=masked)
-    ((defined, (cls,)),) = info.classes.items()
-    plan = _plan(body, functions, cls)
+    spans = [(0, body.body), *(body.spans[j] for j in shell)]
+    starts = [1, *(body.lines[j] for j in shell)]  # the line each span starts on
+    info = _shell(text, masked, spans, starts, name, path, is_package, line)
+    ((_, (cls,)),) = info.classes.items()
+    return LazyClass(info, body, _plan(body, functions, cls), is_package)
 
-    def methods(_name: str, planned: list[FunctionInfo | int]) -> list[FunctionInfo]:
-        """A name's methods, those not yet parsed (by class-level statement number) parsed
-        alone the first time the name is read."""
-        return [
-            body.method(x, name, path, is_package) if isinstance(x, int) else x for x in planned
-        ]
 
-    info.classes = {defined: [replace(cls, methods=Decoded(plan, methods))]}
-    return info
+def _shell(
+    text: str,
+    masked: str,
+    spans: list[tuple[int, int]],
+    starts: list[int],
+    name: str,
+    path: str,
+    is_package: bool,
+    line: int,
+) -> ModuleInfo:
+    """The index of the class's shell, its statement `spans` (that start on lines `starts`)
+    parsed together with nothing between them: a big class's shell stays the same across
+    releases while its methods change, and is indexed once. Raises ParseError naming the lines
+    of its file (where the class stands on `line`)."""
+    shell = "".join(text[start:end] for start, end in spans)
+    key = (shell, name, path, is_package)
+    info = _SHELLS.get(key)
+    if info is None:
+        shell_masked = "\n" + "".join(masked[start + 1 : end + 1] for start, end in spans)
+        try:
+            info = index_text(shell, name, path, is_package=is_package, masked=shell_masked)
+        except ParseError:  # parsed where it stands, so the error names its lines
+            index_text(kept(text, spans), name, path, is_package=is_package, line=line)
+            raise
+        _SHELLS.put(key, info)
+    firsts = [1]  # the line each span starts on in the shell
+    for start, end in spans[:-1]:
+        firsts.append(firsts[-1] + text.count("\n", start, end))
+
+    def line_of(at: int) -> int:
+        k = bisect.bisect_right(firsts, at) - 1
+        return at - firsts[k] + starts[k]
+
+    return relined_module(info, line_of)

@@ -16,8 +16,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from canary.analysis.skeleton import balance
-
 #: Clauses that continue the compound statement above them.
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
 _FIRST_WORD = re.compile(r"\w+")
@@ -93,6 +91,9 @@ def outline(masked: str, indent: int = 0) -> Outline | None:
     """The outline of a masked text (canary.analysis.skeleton.mask_text), or None. With an
     `indent`, the statements of a block indented so (from the newline before its first line),
     or None when a line of code is indented less (even inside brackets, where it is legal)."""
+    # every bracket as a round one: the depth of a stretch in two counts, where it took six
+    brackets = masked.replace("[", "(").replace("{", "(").replace("]", ")").replace("}", ")")
+    count = brackets.count
     bounds, heads = [0], [0]
     depth, counted = 0, 0
     head = ""  # first character of the statement the last line started or continued
@@ -100,7 +101,7 @@ def outline(masked: str, indent: int = 0) -> Outline | None:
         at = match.start()
         if match.end() - at - 1 < indent:
             return None  # a line of code indented less (one pass finds both kinds of line)
-        depth += balance(masked, counted, at)
+        depth += count("(", counted, at) - count(")", counted, at)
         counted = at
         if depth < 0:
             return None
@@ -117,7 +118,7 @@ def outline(masked: str, indent: int = 0) -> Outline | None:
         head = first
         bounds.append(at)
         heads.append(at)
-    if depth + balance(masked, counted, len(masked)) != 0:
+    if depth + count("(", counted) - count(")", counted) != 0:
         return None
     bounds.append(len(masked) - 1)
     return Outline(masked, tuple(bounds), tuple(heads))

@@ -5,10 +5,11 @@ and indexing the whole module was most of a cold run's CPU. Every record the ind
 under a name (its bindings, its class with the methods, its function) comes from top-level
 statements (canary.analysis.outline) whose text holds that name where a statement binds or
 defines one (`class NAME`, `NAME =`, `import NAME`, `as NAME`, ...), so those statements alone
-are parsed, with every other line blank (spans and errors name the module's real lines), and
-indexed by the same indexer: the records are the ones a whole parse makes (the oracle:
-`python -m bench.oracle` over the files the shipped matrices read, and property tests on
-generated modules).
+are parsed, from line 1, and indexed by the same indexer, their records then moved to the
+module's real lines (canary.analysis.moved: a statement met again in another release's text is
+not parsed again; errors name the real lines). The records are the ones a whole parse makes
+(the oracle: `python -m bench.oracle` over the files the shipped matrices read, and property
+tests on generated modules).
 
 Listing every name of a table (a did-you-mean hint) takes the whole index. A module whose
 exports may be served by statements that do not name what they serve (a lazy module, a
@@ -22,14 +23,16 @@ is not seen (as one inside a function body never was), and a module check reads 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from canary.analysis.budget import check_cost
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import index_text
-from canary.analysis.lazyclass import class_statement
+from canary.analysis.lazyclass import LazyClass, class_statement
+from canary.analysis.lines import Lines
 from canary.analysis.model import ModuleInfo
+from canary.analysis.moved import TextMemo, moved_module
 from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import mask_text, python_newlines
 
@@ -100,6 +103,10 @@ def _getattr(masked: str, match: re.Match[str]) -> bool:
 
 
 _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
+#: statements indexed from line 1, by their text (and their module's name and file), up to
+#: this many characters of text: a file changes between releases in a few statements
+_MEMO: TextMemo[Any] = TextMemo(8_000_000, lambda key: len(key[1]))
+_WHOLE = "whole"  # a class statement the lazy reading cannot be sure of: indexed whole
 
 
 class _Statements:
@@ -116,6 +123,7 @@ class _Statements:
         self._parsed: dict[tuple[int, ...] | None, ModuleInfo] = {}
         self._records: dict[tuple[str, str], list[Any] | None] = {}
         self._flights = Flights()  # releases judged at once read the same names of one file
+        self._lines = Lines(text)  # where each statement parsed stands
 
     def index(self, chosen: tuple[int, ...]) -> ModuleInfo:
         """The index of the `chosen` statements alone (raises ParseError)."""
@@ -124,19 +132,58 @@ class _Statements:
         )
 
     def _of(self, chosen: tuple[int, ...]) -> ModuleInfo:
+        """The `chosen` statements indexed from the first one's line, found by their text
+        when another text of the file (another release) held them too, wherever it stood and
+        whatever blank lines and comments followed it."""
         shape = self.outline
-        info = None
+        spans = shape.spans(chosen)
+        start, end = (spans[0][0], spans[-1][1]) if spans else (0, 0)
+        # the blank and comment lines after the last line of code count for nothing: cut
+        last = start + len(shape.masked[start + 1 : end + 1].rstrip())
+        end = min(end, self.text.find("\n", last) + 1 or end)
+        spans[-1:] = [(spans[-1][0], end)] if spans else []
+        line = self._lines.line_of(start)
+        text = self.text[start:end]
+        masked = shape.masked[start : end + 1]  # the newline before it, then its masked text
+        cut = [(at - start, to - start) for at, to in spans]
         if len(chosen) == 1 and shape.keyword(chosen[0]) == "class":
-            info = class_statement(
-                self.text, shape, chosen[0], self.name, self.path, is_package=self.is_package
+            head = shape.heads[chosen[0]] - start
+            found = self._memo(
+                "class",
+                text,
+                lambda: (
+                    class_statement(text, masked, head, line, self.name, self.path, self.is_package)
+                    or _WHOLE
+                ),
             )
-        if info is None:
-            spans = shape.spans(chosen)
-            text = kept(self.text, spans)
-            masked = shape.masked_of(spans)
-            info = index_text(text, self.name, self.path, is_package=self.is_package, masked=masked)
-        self._parsed[chosen] = info
+            if isinstance(found, LazyClass):
+                info = self._parsed[chosen] = found.at(line)
+                return info
+        text = kept(text, cut)
+        found = self._memo(
+            "statements",
+            text,
+            lambda: index_text(
+                text,
+                self.name,
+                self.path,
+                is_package=self.is_package,
+                masked=kept(masked, [(at + 1, to + 1) for at, to in cut]),
+                line=line,
+            ),
+        )
+        info = self._parsed[chosen] = moved_module(found, line - 1)
         return info
+
+    def _memo(self, kind: str, text: str, make: Callable[[], Any]) -> Any:
+        """What `make` makes of the statements' `text` (read from line 1), made once in a run
+        for this module name and file."""
+        key = (kind, text, self.name, self.path, self.is_package)
+        found = _MEMO.get(key)
+        if found is None:
+            found = make()
+            _MEMO.put(key, found)
+        return found
 
     def records(self, table: str, key: str) -> list[Any] | None:
         """The `table` records of `key` (None: it has none), from the statements that may hold

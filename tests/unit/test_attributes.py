@@ -199,3 +199,25 @@ def test_a_body_is_read_for_every_spelling_of_a_target(tmp_path):
     )
     assert bound.status is Status.PASS, bound.detail
     assert read.status is Status.FAIL
+
+
+def test_a_method_met_again_on_other_lines_names_its_own_lines(tmp_path):
+    # the second tree's methods are the first's, four lines lower: their targets are read by
+    # their text once, and each tree's detail names its own lines
+    moved = "import os\nimport sys\n\n\n" + LAYER
+    details = []
+    for layer in (LAYER, moved):
+        tree = {**TREE, "up/layer.py": layer}
+        (result,) = judge_inline(
+            tmp_path / str(len(details)),
+            "up",
+            tree,
+            "- {id: a, module: up.layer, class: Attention, attributes: [first, set_later]}",
+            "1.0.0",
+        )
+        details.append(result.detail)
+    assert details == [
+        f"first: self.first set in __init__ (line {line(layer, 'self.first,')}); "
+        f"set_later: self.set_later set in later (line {line(layer, 'self.set_later')})"
+        for layer in (LAYER, moved)
+    ]
