@@ -107,6 +107,7 @@ _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
 #: this many characters of text: a file changes between releases in a few statements
 _MEMO: TextMemo[Any] = TextMemo(8_000_000, lambda key: len(key[1]))
 _WHOLE = "whole"  # a class statement the lazy reading cannot be sure of: indexed whole
+_BLANK = " \t\f\n"  # what Python's tokenizer skips on a line (comments are masked as spaces)
 
 
 class _Statements:
@@ -139,7 +140,8 @@ class _Statements:
         spans = shape.spans(chosen)
         start, end = (spans[0][0], spans[-1][1]) if spans else (0, 0)
         # the blank and comment lines after the last line of code count for nothing: cut
-        last = start + len(shape.masked[start + 1 : end + 1].rstrip())
+        # (blank as Python's tokenizer reads it: another character there is an error)
+        last = start + len(shape.masked[start + 1 : end + 1].rstrip(_BLANK))
         end = min(end, self.text.find("\n", last) + 1 or end)
         spans[-1:] = [(spans[-1][0], end)] if spans else []
         line = self._lines.line_of(start)

@@ -95,6 +95,8 @@ def test_a_statement_met_again_on_other_lines_has_the_records_of_its_new_place(m
     [
         ("class C:\n    x = (1,\n         2]\n\n    def f(self): ...\n", "C", "classes"),
         ("def f(a,\n      b c): ...\n", "f", "functions"),
+        # cut after its last line of code, but not before a character Python does not skip
+        ("def f(): ...\n  # a comment\n\x1c\n\nX = 1\n", "f", "functions"),
     ],
 )
 def test_a_syntax_error_names_the_line_the_statement_stands_on(statement, name, table):
