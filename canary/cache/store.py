@@ -54,7 +54,7 @@ _TOUCH_EVERY = 86400.0
 #: Bytes of the members read last kept in memory: a release's unchanged files are read again
 #: by the next release of its project (a re-judge of the shipped matrices reads 6,199 members,
 #: 3,495 of them again, each within the last hundred members read, 4 MB at most).
-_RECENT_BYTES = 16 << 20
+_RECENT_BYTES = 8 << 20
 _held = threading.local()  # the cache lock paths the current thread holds
 
 

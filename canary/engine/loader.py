@@ -192,8 +192,8 @@ class _Digests:
 
 
 #: Shared by every version (and run) of the process, as the texts are: a version's modules
-#: are read again by the next one, a few MB later (canary.cache.store keeps 16 MB).
-_DIGESTS = _Digests(16 << 20)
+#: are read again by the next one, a few MB later (canary.cache.store keeps 8 MB).
+_DIGESTS = _Digests(8 << 20)
 
 
 def _module_file(tree: Tree, name: str) -> tuple[str, bool, bytes] | None:
