@@ -234,7 +234,7 @@ class RemoteZip:
                 built: list[Listing] = []
 
                 def fetch() -> bytes:
-                    listing, stored = self._retrying(self._fetch_listing)
+                    listing, stored = self._fetched_listing()
                     built.append(listing)
                     return stored
 
@@ -331,7 +331,7 @@ class RemoteZip:
         more tells a corrupt listing (it changes: replace it) from a corrupt archive (it does
         not: None, and the member's error stands).
         """
-        fresh, stored = self._retrying(self._fetch_listing)
+        fresh, stored = self._fetched_listing()
         if not fresh.same_as(old):
             self.cache.put(listing_key(self.key), stored)
             with self._lock:
@@ -369,15 +369,25 @@ class RemoteZip:
         limit = self.limits.max_member
         return {e.name: member_data(e, data[e.offset - base : e.end - base], limit) for e in group}
 
-    def _fetch_listing(self) -> tuple[Listing, bytes]:
-        """The listing, and its stored form (not kept with it: a run holds every listing)."""
+    def _fetched_listing(self) -> tuple[Listing, bytes]:
+        """The listing, fetched once more when its bytes were inconsistent: the same request
+        again, whatever other releases of the project taught the hints meanwhile (a retry that
+        moved with them asked for other bytes, depending on the threads' timing)."""
+        want = self._tail_wanted()
+        return self._retrying(lambda: self._fetch_listing(want))
+
+    def _tail_wanted(self) -> int:
+        """How many bytes from the archive's end the first request for the listing asks."""
         size = self.reader.size
-        want = self.limits.tail_min  # the size is unknown: a suffix range
-        if size is not None:
-            want = self.hints.predict(self.project, size) or min(
-                int(size * self.limits.tail_share) + self.limits.tail_extra,
-                self.limits.tail_guess_max,
-            )
+        if size is None:
+            return self.limits.tail_min  # a suffix range
+        return self.hints.predict(self.project, size) or min(
+            int(size * self.limits.tail_share) + self.limits.tail_extra,
+            self.limits.tail_guess_max,
+        )
+
+    def _fetch_listing(self, want: int) -> tuple[Listing, bytes]:
+        """The listing, and its stored form (not kept with it: a run holds every listing)."""
         start, tail = self.reader.tail(want)
         buffer = _Buffer(self.reader, start, tail)
         total = start + len(tail)

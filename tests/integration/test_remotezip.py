@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from campaign_faults import directory_entry
 from hypothesis import given
 from hypothesis import strategies as st
 from servers import (
@@ -23,6 +24,7 @@ from servers import (
     serving,
 )
 
+from canary.sources import remotezip
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
 from canary.sources.limits import Limits
@@ -171,6 +173,41 @@ def test_transient_faults_end_in_the_right_bytes(server, tmp_path, fault, when):
     server.fault(WHEEL_PATH, fault)
     assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
     assert ctx.stats.as_dict()["whole_downloads"] == 0
+
+
+class _DriftingHints(remotezip.TailHints):
+    """Predicts a different tail at each call, as other releases of a project teach the hints
+    while one release's listing is being fetched; the first is `first` bytes."""
+
+    first = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def predict(self, project: str, size: int) -> int | None:
+        self.calls += 1
+        return self.first + 1000 * (self.calls - 1)
+
+
+def test_a_listing_retried_asks_the_same_bytes_again(server, tmp_path, monkeypatch):
+    """A listing whose bytes disagree is fetched once more with the very request of the first
+    try, even when the project's tail hints moved in between (they did, by timing, in a fault
+    campaign, and the retry met a fault of its own)."""
+    wheel = make_wheel("pkg", "1.0", SOURCES)
+    name_at = directory_entry(wheel, "pkg/core.py") + 46 + len("pkg/")
+    # the server flips the middle byte of the first reply: here the `c` of pkg/core.py in the
+    # central directory, which RECORD (read over plain HTTP) then disagrees with
+    _DriftingHints.first = 2 * (len(wheel) - name_at)
+    monkeypatch.setattr(remotezip, "TailHints", _DriftingHints)
+    file = publish(server, wheel)
+    server.fault(WHEEL_PATH, "flip")
+    tree = context(tmp_path).release_tree("pkg", "1.0", file)
+    assert tree.read("pkg/absent.py") is None  # the listing alone
+    asked = [logged.headers["Range"] for logged in server.requests_to(WHEEL_PATH)]
+    tries = len(asked) // 2  # the tail, then RECORD's bytes before it: each try asks both
+    assert len(asked) == 2 * tries and asked[:tries] == asked[tries:], asked
+    assert tree.read("pkg/core.py") == SOURCES["pkg/core.py"]
 
 
 def test_faults_that_never_clear_are_errors_naming_the_url(server, tmp_path):
