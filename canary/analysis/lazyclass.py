@@ -39,7 +39,7 @@ _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasse
 _PARSED: TextMemo[FunctionInfo] = TextMemo(2048, lambda _key: 1)
 #: class shells indexed from line 1, by their text, up to this many characters: a big class's
 #: header, class-level statements and last method stay while its other methods change
-_SHELLS: TextMemo[ModuleInfo] = TextMemo(4_000_000, lambda key: len(key[0]))
+_SHELLS: TextMemo[ModuleInfo] = TextMemo(2_000_000, lambda key: len(key[0]))
 
 
 class _Body:

@@ -105,7 +105,7 @@ def _getattr(masked: str, match: re.Match[str]) -> bool:
 _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
 #: statements indexed from line 1, by their text (and their module's name and file), up to
 #: this many characters of text: a file changes between releases in a few statements
-_MEMO: TextMemo[Any] = TextMemo(8_000_000, lambda key: len(key[1]))
+_MEMO: TextMemo[Any] = TextMemo(4_000_000, lambda key: len(key[1]))
 _WHOLE = "whole"  # a class statement the lazy reading cannot be sure of: indexed whole
 _BLANK = " \t\f\n"  # what Python's tokenizer skips on a line (comments are masked as spaces)
 
