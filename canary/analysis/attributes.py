@@ -15,12 +15,13 @@ import ast
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from canary.analysis.bases import ClassRef, Hierarchy, Unresolved
 from canary.analysis.generated import generator_of
 from canary.analysis.model import ClassInfo, FunctionInfo, ModuleInfo
-from canary.analysis.moved import TextMemo
 from canary.analysis.reads import function_tree
+from canary.cache.memo import Memo
 
 #: Decorators that make a method a property; the setter forms make it assignable.
 _PROPERTY = ("property", "cached_property", "functools.cached_property")
@@ -30,7 +31,9 @@ _ACCESSORS = (".setter", ".getter", ".deleter")
 _GAP = r"(?:[\s\\]|#[^\n]*)*"
 #: what a method's body assigns on its receiver (lines counted from the method's first), by its
 #: text, up to this many characters of text
-_ASSIGNED: TextMemo[tuple[tuple[str, int], ...]] = TextMemo(2_000_000, lambda key: len(key[0]))
+_ASSIGNED: Memo[tuple[Any, ...], tuple[tuple[str, int], ...]] = Memo(
+    2_000_000, lambda key, _: len(key[0])
+)
 
 
 @dataclass(frozen=True)

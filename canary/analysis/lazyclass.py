@@ -20,12 +20,14 @@ import bisect
 import itertools
 import re
 from dataclasses import replace
+from typing import Any
 
 from canary.analysis.indexer import index_text
 from canary.analysis.model import ClassInfo, Decoded, FunctionInfo, ModuleInfo, ParseError
-from canary.analysis.moved import TextMemo, moved, moved_module, relined_module
+from canary.analysis.moved import moved, moved_module, relined_module
 from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import header_end
+from canary.cache.memo import Memo
 
 _BODY = re.compile(r"\n( +)(?=[^\s\0])")  # the body's first line of code, with its indent
 _HOLDER = "class _:\n"  # a method is parsed alone inside a class of its own, on the line above
@@ -36,10 +38,10 @@ _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasse
 #: line): a big class changes in a few methods per release, and its other methods were parsed
 #: again with each new text of the file (3,017 method parses for 897 distinct methods in a
 #: re-judge of the shipped matrices)
-_PARSED: TextMemo[FunctionInfo] = TextMemo(2048, lambda _key: 1)
+_PARSED: Memo[tuple[Any, ...], FunctionInfo] = Memo(2048, lambda _key, _value: 1)
 #: class shells indexed from line 1, by their text, up to this many characters: a big class's
 #: header, class-level statements and last method stay while its other methods change
-_SHELLS: TextMemo[ModuleInfo] = TextMemo(2_000_000, lambda key: len(key[0]))
+_SHELLS: Memo[tuple[Any, ...], ModuleInfo] = Memo(2_000_000, lambda key, _: len(key[0]))
 
 
 class _Body:

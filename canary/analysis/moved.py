@@ -7,11 +7,9 @@ the same `__all__`), but not on the same line: it is indexed once from line 1, a
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from canary.analysis.model import (
     Binding,
@@ -25,7 +23,6 @@ from canary.analysis.model import (
 
 R = TypeVar("R", Binding, FunctionInfo, ClassInfo)
 S = TypeVar("S", Binding, FunctionInfo)
-V = TypeVar("V")
 
 
 def moved(record: R, lines: int) -> R:
@@ -99,32 +96,3 @@ def relined_module(info: ModuleInfo, line_of: Callable[[int], int]) -> ModuleInf
 def moved_module(info: ModuleInfo, lines: int) -> ModuleInfo:
     """The index of statements indexed from line 1, for where they stand `lines` further down."""
     return info if lines == 0 else relined_module(info, lambda line: line + lines)
-
-
-class TextMemo(Generic[V]):
-    """The newest values made from texts (a statement's, a method's), up to `capacity` in the
-    keys' `weight` (characters of their text, so a memo of big classes stays bounded)."""
-
-    def __init__(self, capacity: int, weight: Callable[[tuple[Any, ...]], int]) -> None:
-        self.capacity = capacity
-        self._weight = weight
-        self._held = 0
-        self._items: OrderedDict[tuple[Any, ...], V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> V | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[Any, ...], value: V) -> None:
-        with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = value
-            self._held += self._weight(key)
-            while self._held > self.capacity and self._items:
-                old, _ = self._items.popitem(last=False)
-                self._held -= self._weight(old)

@@ -32,9 +32,10 @@ from canary.analysis.indexer import index_text
 from canary.analysis.lazyclass import LazyClass, class_statement
 from canary.analysis.lines import Lines
 from canary.analysis.model import ModuleInfo
-from canary.analysis.moved import TextMemo, moved_module
+from canary.analysis.moved import moved_module
 from canary.analysis.outline import Outline, kept, outline
 from canary.analysis.skeleton import mask_text, python_newlines
+from canary.cache.memo import Memo
 
 #: Words after which a module's exports may depend on statements that need not name what they
 #: export (a lazy module, an import hook): such a module is indexed whole.
@@ -105,7 +106,7 @@ def _getattr(masked: str, match: re.Match[str]) -> bool:
 _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}
 #: statements indexed from line 1, by their text (and their module's name and file), up to
 #: this many characters of text: a file changes between releases in a few statements
-_MEMO: TextMemo[Any] = TextMemo(4_000_000, lambda key: len(key[1]))
+_MEMO: Memo[tuple[Any, ...], Any] = Memo(4_000_000, lambda key, _: len(key[1]))
 _WHOLE = "whole"  # a class statement the lazy reading cannot be sure of: indexed whole
 _BLANK = " \t\f\n"  # what Python's tokenizer skips on a line (comments are masked as spaces)
 

@@ -20,13 +20,13 @@ import os
 import shutil
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from canary.cache.memo import Memo
 from canary.safety.writes import atomic_replace
 from canary.settings import default_cache_dir
 from canary.sources.stats import Stats
@@ -89,9 +89,7 @@ class Cache:
         self.max_age = max_age
         self.lock_timeout = lock_timeout
         self._folder = os.path.join(self.root, _LAYOUT)
-        self._recent: OrderedDict[str, bytes] = OrderedDict()  # members by key, oldest first
-        self._recent_size = 0
-        self._recent_lock = threading.Lock()
+        self._recent: Memo[str, bytes] = Memo(_RECENT_BYTES, lambda _key, data: len(data))
 
     # -- immutable entries ------------------------------------------------------------------
 
@@ -113,26 +111,15 @@ class Cache:
         the module's content key is its own sha256, so one digest per member read, not two.
         An entry that fails it is deleted (and fetched again). A member read lately is answered
         from memory, checked when it was read: its key names what `holds` checks."""
-        with self._recent_lock:
-            data = self._recent.get(key)
-            if data is not None:
-                self._recent.move_to_end(key)
+        data = self._recent.get(key)
         if data is None:
             entry = self._load("member", key, verify=holds)
             if entry is None:
                 return None
             data = entry.data
-            self._remember(key, data)
+            self._recent.put(key, data)
         self.stats.add(cache_hits=1)
         return data
-
-    def _remember(self, key: str, data: bytes) -> None:
-        with self._recent_lock:
-            if key not in self._recent:
-                self._recent[key] = data
-                self._recent_size += len(data)
-            while self._recent_size > _RECENT_BYTES:
-                self._recent_size -= len(self._recent.popitem(last=False)[1])
 
     def put_member(self, key: str, data: bytes) -> None:
         """Store a member already verified against what its key names."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
 from canary.analysis.model import Exports
+from canary.cache.memo import Memo
 from canary.sources.tree import SourceError, Tree
 
 
@@ -138,7 +138,7 @@ class ModuleLoader:
             file = _module_file(self.tree, name)
             if file is not None:
                 path, is_package, data = file
-                digest = _DIGESTS.of(data)
+                digest = _digest(data)
                 self._prints[name] = (path, digest)
                 return self.cache.get(data, name, path, is_package=is_package, digest=digest)
         except (SourceError, ParseError) as exc:
@@ -163,37 +163,22 @@ class ModuleLoader:
         return None
 
 
-class _Digests:
-    """The sha256 hex of the texts read lately, by the texts themselves: the next release of a
-    project reads its unchanged modules again, most often as the very bytes the cache kept in
-    memory (a lookup then costs nothing: the hash is kept in the bytes, and equality is
-    identity). Any other lookup compares the whole bytes: a digest is always of these bytes."""
-
-    def __init__(self, budget: int) -> None:
-        self._budget = budget
-        self._size = 0
-        self._digests: OrderedDict[bytes, str] = OrderedDict()  # oldest first
-        self._lock = threading.Lock()
-
-    def of(self, data: bytes) -> str:
-        with self._lock:
-            digest = self._digests.get(data)
-            if digest is not None:
-                self._digests.move_to_end(data)
-                return digest
-        digest = hashlib.sha256(data).hexdigest()
-        with self._lock:
-            if data not in self._digests:
-                self._digests[data] = digest
-                self._size += len(data)
-            while self._size > self._budget:
-                self._size -= len(self._digests.popitem(last=False)[0])
-        return digest
-
-
 #: Shared by every version (and run) of the process, as the texts are: a version's modules
 #: are read again by the next one, a few MB later (canary.cache.store keeps 8 MB).
-_DIGESTS = _Digests(8 << 20)
+_DIGESTS: Memo[bytes, str] = Memo(8 << 20, lambda data, _digest: len(data))
+
+
+def _digest(data: bytes) -> str:
+    """The sha256 hex of `data`, looked up by the bytes themselves when read lately: the next
+    release of a project reads its unchanged modules again, most often as the very bytes the
+    cache kept in memory (a lookup then costs nothing: the hash is kept in the bytes, and
+    equality is identity). Any other lookup compares the whole bytes: a digest is always of
+    these bytes."""
+    digest = _DIGESTS.get(data)
+    if digest is None:
+        digest = hashlib.sha256(data).hexdigest()
+        _DIGESTS.put(data, digest)
+    return digest
 
 
 def _module_file(tree: Tree, name: str) -> tuple[str, bool, bytes] | None:
