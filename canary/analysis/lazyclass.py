@@ -64,11 +64,8 @@ class _Body:
         down from line 1."""
         start, end = self.spans[j]
         key = (self.text[start:end], name, path, is_package)
-        function = _PARSED.get(key)
         above = self.lines[j] - 2 + lines  # the holder's line stands where the `def`'s is
-        if function is None:
-            function = self._parse(j, name, path, is_package, above + 1)
-            _PARSED.put(key, function)
+        function = _PARSED.made(key, lambda: self._parse(j, name, path, is_package, above + 1))
         return moved(function, above)
 
     def _parse(self, j: int, name: str, path: str, is_package: bool, line: int) -> FunctionInfo:

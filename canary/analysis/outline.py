@@ -61,12 +61,6 @@ class Outline:
         """The text offsets of the `chosen` statements, for `kept`."""
         return [(self.bounds[i], self.bounds[i + 1]) for i in chosen]
 
-    def masked_of(self, spans: list[tuple[int, int]]) -> str:
-        """The masked text of `kept(text, spans)` (text offsets), after its newline: cut from
-        the masked text where it stands (a copy of the whole, per statement parsed, was 400 MB
-        in a re-judge)."""
-        return kept(self.masked, [(start + 1, end + 1) for start, end in spans])
-
 
 def kept(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with only the (start, end) offset `spans` kept, in order: every other line

@@ -181,12 +181,7 @@ class _Statements:
     def _memo(self, kind: str, text: str, make: Callable[[], Any]) -> Any:
         """What `make` makes of the statements' `text` (read from line 1), made once in a run
         for this module name and file."""
-        key = (kind, text, self.name, self.path, self.is_package)
-        found = _MEMO.get(key)
-        if found is None:
-            found = make()
-            _MEMO.put(key, found)
-        return found
+        return _MEMO.made((kind, text, self.name, self.path, self.is_package), make)
 
     def records(self, table: str, key: str) -> list[Any] | None:
         """The `table` records of `key` (None: it has none), from the statements that may hold

@@ -31,6 +31,15 @@ class Memo(Generic[K, V]):
                 self._items.move_to_end(key)
             return found
 
+    def made(self, key: K, make: Callable[[], V]) -> V:
+        """The value held for `key`, else what `make` makes of it, then held (two threads
+        asking at once may both make it: the first one held stays)."""
+        found = self.get(key)
+        if found is None:
+            found = make()
+            self.put(key, found)
+        return found
+
     def put(self, key: K, value: V) -> None:
         with self._lock:
             if key in self._items:

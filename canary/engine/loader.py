@@ -174,11 +174,7 @@ def _digest(data: bytes) -> str:
     cache kept in memory (a lookup then costs nothing: the hash is kept in the bytes, and
     equality is identity). Any other lookup compares the whole bytes: a digest is always of
     these bytes."""
-    digest = _DIGESTS.get(data)
-    if digest is None:
-        digest = hashlib.sha256(data).hexdigest()
-        _DIGESTS.put(data, digest)
-    return digest
+    return _DIGESTS.made(data, lambda: hashlib.sha256(data).hexdigest())
 
 
 def _module_file(tree: Tree, name: str) -> tuple[str, bool, bytes] | None:

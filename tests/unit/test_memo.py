@@ -28,3 +28,16 @@ def test_an_entry_heavier_than_the_whole_memo_is_not_kept():
     memo: Memo[str, bytes] = Memo(2, lambda _key, data: len(data))
     memo.put("big", b"12345")
     assert memo.get("big") is None
+
+
+def test_made_makes_a_value_once_then_holds_it():
+    memo: Memo[str, int] = Memo(10, lambda _key, _value: 1)
+    made: list[str] = []
+
+    def make() -> int:
+        made.append("x")
+        return len(made)
+
+    assert memo.made("a", make) == 1
+    assert memo.made("a", make) == 1
+    assert made == ["x"]
