@@ -8,7 +8,7 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from canary.action.command import STEPS
 
-    parser.add_argument("step", choices=list(STEPS))
+    parser.add_argument("step", choices=list(STEPS), help="the step to run, as action.yml names it")
 
 
 def run(args: argparse.Namespace) -> int:

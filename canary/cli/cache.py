@@ -8,7 +8,12 @@ from canary.errors import ExitCode
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["info", "clear", "prune"])
+    parser.add_argument(
+        "action",
+        choices=["info", "clear", "prune"],
+        help="info: where the cache is and what it holds; clear: delete it all; "
+        "prune: delete what --older-than names",
+    )
     parser.add_argument(
         "--older-than",
         type=_days,

@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "matrices", nargs="*", metavar="MATRIX", help="as for check; none: every matrices/*.yaml"
     )
     parser.add_argument("--versions", default="releases", help="as for check")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the explanation's format"
+    )
     parser.add_argument("--offline", action="store_true", help="use the cache alone")
 
 

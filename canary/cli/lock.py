@@ -11,7 +11,9 @@ from canary.cli.help import EXIT_CODES
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXIT_CODES
-    parser.add_argument("matrices", nargs="*", metavar="MATRIX")
+    parser.add_argument(
+        "matrices", nargs="*", metavar="MATRIX", help="as for check; none: every matrix"
+    )
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     parser.add_argument(
         "--accept-changed",

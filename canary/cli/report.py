@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=FORMATS, help="default: text; github under GitHub Actions"
     )
-    parser.add_argument("--output", metavar="FILE")
+    parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
 
 
 def run(args: argparse.Namespace) -> int:

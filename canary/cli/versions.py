@@ -12,7 +12,9 @@ from canary.matrix.model import load_matrix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("matrix", metavar="MATRIX")
+    parser.add_argument(
+        "matrix", metavar="MATRIX", help="a matrix file or a name (trl: matrices/trl.yaml)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from canary.matrix import yamlmarks
 
-_KEYS = ("id", "reason")
+KEYS = ("id", "reason")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def read_ignored(
     for index, item in enumerate(data):
         at = yamlmarks.line_of(data, index, line)
         if isinstance(item, yamlmarks.MarkedDict):
-            unknown = [key for key in item if key not in _KEYS]
+            unknown = [key for key in item if key not in KEYS]
             if unknown:
                 raise fail(at, f"ignore: {unknown[0]}: unknown key (an entry has id and reason)")
             check_id, reason = item.get("id"), item.get("reason", "")

@@ -45,11 +45,13 @@ def build(project: Path, site: Path) -> subprocess.CompletedProcess[str]:
 
 
 def copy_project(tmp_path: Path) -> Path:
-    """mkdocs.yml and docs/ in a folder of their own, to break without touching the repository."""
+    """mkdocs.yml, docs/ and docgen/ (its hook) in a folder of their own, to break without
+    touching the repository."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
     shutil.copytree(ROOT / "docs", project / "docs")
+    shutil.copytree(ROOT / "docgen", project / "docgen")
     return project
 
 

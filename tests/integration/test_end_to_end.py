@@ -12,6 +12,7 @@ import pytest
 from servers import make_wheel, serving
 
 from canary.cli.main import main
+from docgen.jsonfields import undocumented
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
@@ -105,6 +106,13 @@ def test_releases_by_range_main_and_tags_from_github(upstream, tmp_path):
     }
     wheel_reads = [r for r in upstream.log if r.path.endswith(".whl")]
     assert wheel_reads and all(r.headers.get("Range", "").startswith("bytes=") for r in wheel_reads)
+
+
+def test_every_field_a_real_run_writes_is_in_the_json_reference(upstream, tmp_path):
+    """The reference's fields come from a sample report; a real run (its `run` fields too)
+    writes none the reference lacks."""
+    _, data = run(tmp_path, "--versions", "all")
+    assert data["run"] and not undocumented(data)
 
 
 def test_default_selection_never_touches_a_branch(upstream, tmp_path):
