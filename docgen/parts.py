@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from docgen.architecture import architecture
 from docgen.commands import commands_page
 from docgen.environment import environment_variables, exit_statuses
 from docgen.jsonfields import json_fields
@@ -18,6 +19,7 @@ PARTS: dict[str, Callable[[], str]] = {
     "json-fields": json_fields,
     "environment": environment_variables,
     "exit-statuses": exit_statuses,
+    "architecture": architecture,
 }
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
 

@@ -1,12 +1,28 @@
 """The static model of an upstream's source, one module per concern (as griffe's agents are):
 
-- `model`: the records an index holds; `lines`: lines as `ast` counts them;
-- `indexer`: one pass over a module's AST; `parameters`: signatures and renaming decorators;
-  `parselock`: the one lock every `ast` parse takes; `reads`: the globals a function reads;
-- `outline`: a module's top-level statements from its masked text; `sparse`: indexes built
-  name by name from the statements that name it;
-- `modules`: indexes keyed by content; `store`: indexes persisted in the cache; `pool`: parse
-  worker processes.
+- `model.py`: the records an index holds;
+- `lines.py`: lines as `ast` counts them;
+- `indexer.py`: one pass over a module's AST records what it binds and defines;
+- `parameters.py`: signatures as written, and the keywords a deprecation decorator renames;
+- `parselock.py`: the one lock every `ast` parse of a run takes;
+- `reads.py`: the global names a function reads, as Python's scoping decides;
+- `exports.py`: what a module exports beyond its plain bindings (`__all__`, lazy modules, aliases);
+- `namespace.py`: what `from M import X` finds at run time, across an upstream's modules;
+- `bases.py`: bases and the method resolution order, across an upstream's modules;
+- `attributes.py`: the attributes a class binds, for `attributes:` checks;
+- `classbody.py`: what a class body binds at class level (fields, names, `__slots__`, generators);
+- `generated.py`: the `__init__`s Python generates (dataclasses, NamedTuple, attrs);
+- `similar.py`: did-you-mean suggestions among the names of a module or a release;
+- `budget.py`: what parsing one source may cost (tokens), checked before `ast` runs;
+- `skeleton.py`: function bodies blanked before `ast.parse` (strings and comments masked);
+- `outline.py`: a module's top-level statements from its masked text, without a parse;
+- `sparse.py`: indexes built name by name from the statements that name it;
+- `moved.py`: records of statements indexed from line 1, moved to where the statements stand;
+- `lazyclass.py`: a class statement indexed with its methods parsed as a check reads them;
+- `flight.py`: one maker per key among threads asking for the same index at once;
+- `modules.py`: module indexes keyed by content, identical files parsed once;
+- `store.py`: module indexes persisted in the cache, keyed by content and code fingerprint;
+- `pool.py`: parsing in worker processes (`ast.parse` holds the GIL).
 
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """

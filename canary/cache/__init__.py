@@ -1,3 +1,6 @@
-"""The on-disk cache every layer shares: `store` (files, verdicts and indexes, with locking and
-pruning) and `fingerprint` (canary's own code, so nothing an older engine concluded is believed).
+"""The on-disk cache every layer shares.
+
+- `store.py`: files, verdicts and indexes on disk, with locking, verification and pruning;
+- `fingerprint.py`: canary's own code, so nothing an older engine concluded is believed;
+- `memo.py`: what a run made lately (statements, members, digests), kept within a weight.
 """

@@ -8,6 +8,10 @@ The plugin is installed in every environment that has canary, so this module is 
 session without a matrix loads none of canary's machinery (engine, sources, parsing); the
 first matrix file collected loads it (canary/pytest_plugin/items.py), and registers the
 plugin object that judges the versions and runs the items.
+
+- `selection.py`: which files of a session are matrices;
+- `items.py`: what judges a session's matrices and runs their items, loaded at the first matrix;
+- `xdist.py`: check items under `pytest -n N`: the controller runs them, workers the rest.
 """
 
 from __future__ import annotations

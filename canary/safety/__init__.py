@@ -2,10 +2,10 @@
 into a tree that may carry links. The lowest layer: it imports nothing of canary but
 `canary.errors`, so every layer above may use it.
 
-- `untrusted`: text from outside canary (upstream sources, index pages, file names, results
+- `untrusted.py`: text from outside canary (upstream sources, index pages, file names, results
   files) made safe to print: one line, no escape sequence a terminal or a CI runner acts on;
-- `reads`: a file of a tree canary does not own, read never through a link, never from a FIFO,
+- `reads.py`: a file of a tree canary does not own, read never through a link, never from a FIFO,
   never past a budget;
-- `writes`: every file canary writes: never through a symbolic link, never outside the folder
+- `writes.py`: every file canary writes: never through a symbolic link, never outside the folder
   named, never left half-written.
 """

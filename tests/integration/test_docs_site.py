@@ -45,13 +45,15 @@ def build(project: Path, site: Path) -> subprocess.CompletedProcess[str]:
 
 
 def copy_project(tmp_path: Path) -> Path:
-    """mkdocs.yml, docs/ and docgen/ (its hook) in a folder of their own, to break without
-    touching the repository."""
+    """mkdocs.yml, docs/, docgen/ (its hook) and the layer contract in a folder of their own, to
+    break without touching the repository."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
     shutil.copytree(ROOT / "docs", project / "docs")
     shutil.copytree(ROOT / "docgen", project / "docgen")
+    (project / "tests" / "unit").mkdir(parents=True)  # the layer contract the map is read from
+    shutil.copy(ROOT / "tests" / "unit" / "test_layers.py", project / "tests" / "unit")
     return project
 
 
