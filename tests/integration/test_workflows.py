@@ -166,6 +166,33 @@ def test_pr_workflow_installs_and_tests_as_the_readme_says():
         assert not odd, f"job {name!r} runs pytest not as `{shlex.join(test)} ...`: {odd}"
 
 
+def ci_run_checks() -> list[list[str]]:
+    """What .ci/run runs between installing the test extra and the README's test command."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    section = text.split("-e '.[test]'\n", 1)[1].split("\ncommand=", 1)[0]
+    runs = [words for words in shell_commands(section) if words[0] not in ("echo", "#")]
+    return [[w for w in words if "=" not in w or w.startswith("-")] for words in runs]
+
+
+def same_check(ours: list[str], theirs: list[str]) -> bool:
+    """The same tool on the same thing: pytest by the files it runs, mkdocs by its build."""
+    if "pytest" in ours:
+        return [w for w in ours if w.endswith(".py")] == [w for w in theirs if w.endswith(".py")]
+    return theirs[: len(ours)] == ours or ours[: len(theirs)] == theirs
+
+
+def test_pr_workflow_checks_what_ci_run_checks_before_the_tests():
+    """Style, types, the layer contract and the docs build: what .ci/run runs before the test
+    command, the PR workflow's `checks` job runs too (after the README's install)."""
+    install, _ = readme_pair(1)
+    job = job_commands(load(PR_WORKFLOW)["jobs"]["checks"])
+    assert install in job
+    expected = ci_run_checks()
+    assert {words[0] for words in expected} >= {"ruff", "mypy", "python", "mkdocs"}, expected
+    for words in expected:
+        assert any(same_check(words, ran) for ran in job), f"the checks job never runs {words}"
+
+
 def test_nightly_runs_the_repositorys_own_action():
     """The nightly uses canary as an adopting repository would: through action.yml, in nightly
     mode, on this repository's matrices (test_action.py checks that the Action installs with
