@@ -14,6 +14,7 @@ import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from canary.action.rest import GitHub
 from canary.action.runner import (
@@ -54,7 +55,7 @@ class Baseline:
     """The previous night's results file and the run that uploaded it."""
 
     path: Path
-    run: dict
+    run: dict[str, Any]
 
     def named(self) -> str:
         """The run, as the job summary names it: number, event, branch, when, link."""
@@ -119,11 +120,11 @@ def previous_results(api: GitHub, artifact: str) -> Baseline | None:
     return None
 
 
-def _own(run: dict, repository: int, *keys: str) -> bool:
+def _own(run: dict[str, Any], repository: int, *keys: str) -> bool:
     return all(isinstance(run.get(k), int) and run[k] == repository for k in keys)
 
 
-def _refused(run: dict, repository: int, workflow: int, branch: str) -> str:
+def _refused(run: dict[str, Any], repository: int, workflow: int, branch: str) -> str:
     """Why a run's results cannot be the baseline; empty when they can."""
     repos = {
         "repository": (run.get("repository") or {}).get("id"),
@@ -141,7 +142,7 @@ def _refused(run: dict, repository: int, workflow: int, branch: str) -> str:
     return ""
 
 
-def _unpacked(api: GitHub, artifact: dict, name: str) -> Path:
+def _unpacked(api: GitHub, artifact: dict[str, Any], name: str) -> Path:
     """results.json out of the artifact's zip, both capped (a small zip can inflate a lot)."""
     run = int(artifact["workflow_run"]["id"])
     data = api.download(artifact["archive_download_url"], MAX_ARTIFACT)

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from canary.analysis.budget import check_cost
 from canary.analysis.classbody import body_records, generator, subclass_generator
@@ -62,7 +64,9 @@ def _type_checking(test: ast.expr) -> bool | None:
     return None
 
 
-def _flatten(body: list[ast.stmt], typing_only: bool = False):
+def _flatten(
+    body: list[ast.stmt], typing_only: bool = False
+) -> Iterator[tuple[ast.stmt, int, bool]]:
     """Statements of a scope with the block that holds each (if/else branches differ), and
     whether they run for type checkers only (under `if TYPE_CHECKING:`)."""
     for node in body:
@@ -80,7 +84,7 @@ class _Definitions:
     run time; definitions in different if/else branches are alternatives, all kept."""
 
     def __init__(self) -> None:
-        self.table: dict[str, list] = {}
+        self.table: dict[str, list[Any]] = {}
         self._blocks: dict[str, list[int]] = {}
 
     def add(self, name: str, item: object, block: int) -> None:
@@ -93,7 +97,7 @@ class _Definitions:
             items.append(item)
 
 
-def _target_names(target: ast.expr):
+def _target_names(target: ast.expr) -> Iterator[str]:
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, ast.Tuple | ast.List):

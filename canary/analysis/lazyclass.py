@@ -139,7 +139,13 @@ class LazyClass:
     """A class statement indexed from line 1, its methods parsed as they are read: the same
     class text stands on other lines in other releases of its file, and is indexed once."""
 
-    def __init__(self, info: ModuleInfo, body: _Body, plan: dict, is_package: bool):
+    def __init__(
+        self,
+        info: ModuleInfo,
+        body: _Body,
+        plan: dict[str, list[FunctionInfo | int]],
+        is_package: bool,
+    ):
         self._info = info  # the shell's index
         self._body = body
         self._plan = plan  # each method name's records (canary.analysis.lazyclass._plan)

@@ -204,7 +204,7 @@ class Decoded(Mapping[str, V]):
             made = self._made[key] = self._make(key, self._raw[key])
         return made
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self._raw else default
 
     def __contains__(self, key: object) -> bool:

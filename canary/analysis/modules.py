@@ -7,11 +7,20 @@ import hashlib
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import MAX_SOURCE_BYTES, Exports, ModuleInfo
 from canary.analysis.sparse import sparse_module
+
+if TYPE_CHECKING:
+    from canary.analysis.store import IndexStore
+
+
+#: a parser for ModuleCache: (data, name, path, is_package=) -> (index, its stored form or None)
+Parse = Callable[..., tuple[ModuleInfo, Any]]
 
 
 def parse_here(data: bytes, name: str, path: str, *, is_package: bool) -> tuple[ModuleInfo, None]:
@@ -23,7 +32,13 @@ class ModuleCache:
     """Indexes keyed by (content hash, module name): identical files across releases parse once,
     and with a `store` (an IndexStore) once across runs too."""
 
-    def __init__(self, capacity: int = 64, store=None, parse=parse_here, sparse: bool = True):
+    def __init__(
+        self,
+        capacity: int = 64,
+        store: IndexStore | None = None,
+        parse: Parse = parse_here,
+        sparse: bool = True,
+    ):
         self.capacity = capacity
         self.store = store
         self.sparse = sparse  # index name by name where it can (else always whole, and stored)

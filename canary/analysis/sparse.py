@@ -241,7 +241,7 @@ class _ByName(Mapping[str, Any]):
             raise KeyError(key)
         return records
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         records = self._statements.records(self._table, key)
         return default if records is None else records
 
@@ -249,7 +249,8 @@ class _ByName(Mapping[str, Any]):
         return isinstance(key, str) and self._statements.records(self._table, key) is not None
 
     def _all(self) -> Mapping[str, Any]:
-        return getattr(self._statements.whole(), self._table)
+        table: Mapping[str, Any] = getattr(self._statements.whole(), self._table)
+        return table
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())

@@ -80,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(argv).parse_args(argv)
     args.argv = argv
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except KeyboardInterrupt:  # outside a run's judging (the lock's resolution, scan, init)
         from canary.engine.interrupted import Interrupted  # not loaded by `canary cache info`
 

@@ -57,6 +57,8 @@ class SetupErrorText(pytest.Item):
     def setup_error_text(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         return None
 
-    def _repr_failure_py(self, excinfo, style=None):
+    def _repr_failure_py(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> Any:
         text = self.setup_error_text(excinfo)
         return text if text is not None else super()._repr_failure_py(excinfo, style=style)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from packaging.version import Version
 
@@ -382,7 +382,7 @@ def _evaluate_function(
 
 def defined(
     module: ModuleInfo, name: str, contract: Contract, namespace: Namespace, table: str
-) -> tuple[ModuleInfo, list] | Verdict:
+) -> tuple[ModuleInfo, list[Any]] | Verdict:
     """The module that defines the function or class `name` (its `table`) and its
     definitions: `module`, or, for `globals_bound`, the one `module`'s imports lead to (the
     client finds the name in `module`'s namespace)."""
@@ -397,7 +397,7 @@ def defined(
 
 def _through_imports(
     module: ModuleInfo, name: str, namespace: Namespace, table: str
-) -> tuple[ModuleInfo, list] | None:
+) -> tuple[ModuleInfo, list[Any]] | None:
     """Where the imports binding `name` in `module` lead, within the upstream, to its
     definitions in `table`; None where they leave the upstream or end without one."""
     upstream, where, wanted = module.name.split(".")[0], module, name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from typing import Any
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
 from canary.analysis.model import Exports
@@ -22,7 +23,7 @@ def module_files(name: str) -> tuple[tuple[str, bool], ...]:
 #: What decided a name's lookup: the file it was read from and the digest of its bytes, or
 #: ("-", (name, print)...) for a name found in no file, with the lookups its alias search made;
 #: None when a fault had a part in it (nothing keyed by it may be reused).
-Print = tuple | None
+Print = tuple[Any, ...] | None
 
 
 class Reads:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from canary.safety.untrusted import showable, showable_lines
 
@@ -43,7 +44,7 @@ class Place:
         return {"text": self.text, "path": self.path, "line": self.line}
 
     @classmethod
-    def from_json(cls, data: dict) -> Place:
+    def from_json(cls, data: dict[str, Any]) -> Place:
         return cls(str(data.get("text", "")), str(data.get("path", "")), int(data.get("line", 0)))
 
 
@@ -65,9 +66,9 @@ class Became:
     def key(self) -> str:
         return BECAME_KEYS[self.what]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         first = self.places[0].to_json() if self.places else Place("").to_json()
-        data: dict = {"what": self.what, **first}
+        data: dict[str, Any] = {"what": self.what, **first}
         if len(self.places) > 1:
             data["also"] = [p.to_json() for p in self.places[1:]]
         if self.what == "definition":
@@ -75,7 +76,7 @@ class Became:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> Became:
+    def from_json(cls, data: dict[str, Any]) -> Became:
         what = str(data.get("what", ""))
         if what not in BECAME_KEYS:
             raise ValueError(f"what {what!r}")
@@ -119,8 +120,8 @@ class Result:
         if shown != self.diff:
             object.__setattr__(self, "diff", shown)
 
-    def to_json(self) -> dict:
-        data: dict = {
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "upstream": self.upstream,
             "check": self.check,
             "version": self.version,
@@ -139,7 +140,7 @@ class Result:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> Result:
+    def from_json(cls, data: dict[str, Any]) -> Result:
         became = next((data[key] for key in ("closest", "moved_to") if key in data), None)
         return cls(
             upstream=data["upstream"],

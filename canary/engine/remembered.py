@@ -81,9 +81,9 @@ class Verdicts:
         self.release = release
         self.key = f"{release}@{code_fingerprint()}"
         self._known = self._read()
-        self._new: dict[str, list] = {}
+        self._new: dict[str, list[Any]] = {}
 
-    def _read(self) -> dict[str, list]:
+    def _read(self) -> dict[str, list[Any]]:
         data = self.cache.load_json(_KIND, self.key)
         if not isinstance(data, dict) or not all(_is_verdict(v) for v in data.values()):
             return {}
@@ -108,7 +108,7 @@ class Verdicts:
         self._new[key if hints or verdict.holds else key + _BARE] = [verdict.holds, verdict.detail]
         return verdict
 
-    def _known_as(self, key: str, hints: bool) -> list | None:
+    def _known_as(self, key: str, hints: bool) -> list[Any] | None:
         """The remembered [holds, detail] of a check's key; without `hints`, a failure
         remembered without them too."""
         found = self._known.get(key)

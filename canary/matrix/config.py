@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from canary.errors import CanaryError
 from canary.safety.reads import Refused, TooLarge, read_regular
@@ -149,7 +150,7 @@ def _config_bytes(path: Path, follow: bool) -> bytes | None:
     return blob
 
 
-def _table(path: Path, follow: bool = True) -> dict | None:
+def _table(path: Path, follow: bool = True) -> dict[str, Any] | None:
     """The `[tool.canary]` table of one pyproject.toml; one over MAX_CONFIG_BYTES is not read
     (scan reads the scanned tree's: a downstream's file is untrusted, and read whole it could
     exhaust memory)."""
@@ -187,7 +188,7 @@ def _key_line(path: Path, key: str) -> int | None:
     return None
 
 
-def _from_table(path: Path, table: dict) -> Config:
+def _from_table(path: Path, table: dict[str, Any]) -> Config:
     errors = []
     for key in table:
         if key not in KEYS:

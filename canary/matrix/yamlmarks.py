@@ -33,14 +33,14 @@ def reader_error_line(text: str, error: yaml.reader.ReaderError) -> int:
     return line_at(text, position)
 
 
-class MarkedDict(dict):
+class MarkedDict(dict[Any, Any]):
     """A mapping that knows its own line and the line of each key."""
 
     line: int
     lines: dict[Any, int]
 
 
-class MarkedList(list):
+class MarkedList(list[Any]):
     """A sequence that knows its own line and the line of each item."""
 
     line: int

@@ -17,9 +17,11 @@ import functools
 import gc
 import os
 import warnings
+from collections.abc import Iterator
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -121,7 +123,9 @@ class Judging:
             self.results[key] = {result.check: result for result in islice(concluded, len(batch))}
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> bool | None:
         if isinstance(item, CheckItem) and item.runs_alone(nextitem):
             item.run_protocol()
             return True
@@ -139,7 +143,7 @@ def _freeze_at_exit() -> None:
 
 
 class MatrixFile(pytest.File):
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         if not collects_here(self.config, self.path):
             return
         selection = self.config.getoption("canary_versions")
@@ -152,7 +156,7 @@ class MatrixFile(pytest.File):
 
 
 class UpstreamNode(pytest.Collector):
-    def __init__(self, *, matrix: Matrix, targets: list[Target], **kwargs):
+    def __init__(self, *, matrix: Matrix, targets: list[Target], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.matrix = matrix
         self.targets = targets
@@ -168,7 +172,7 @@ class UpstreamNode(pytest.Collector):
         resolves each item's path again."""
         return node_relpath(self.session, self.path)
 
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         for target in self.targets:
             for check in self.matrix.checks:
                 name = f"{check.id}[{target.label}]"
@@ -181,7 +185,7 @@ class UpstreamNode(pytest.Collector):
 
 
 class CheckItem(CheckItemBase, SetupErrorText):
-    def __init__(self, *, check: Check, target: Target, **kwargs):
+    def __init__(self, *, check: Check, target: Target, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.check = check
         self.target = target
@@ -225,7 +229,7 @@ class CheckItem(CheckItemBase, SetupErrorText):
         hooks.pytest_runtest_logstart(nodeid=nodeid, location=location)
         keywords = dict.fromkeys(self.keywords, 1)
 
-        def report(when: str, outcome: str = "passed", longrepr=None, **extra: str) -> None:
+        def report(when: str, outcome: str = "passed", longrepr: Any = None, **extra: str) -> None:
             made = phase_report(nodeid, location, keywords, outcome, longrepr, when, **extra)
             hooks.pytest_runtest_logreport(report=made)
 
@@ -286,7 +290,7 @@ class CheckItem(CheckItemBase, SetupErrorText):
         elif status is Status.WARN:
             self.warn_info(self.failure_text(self.result))
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         # The reason alone: pytest prints the item's id above it and before it in the short
         # summary line, so repeating the id would only push the reason off a narrow line.
         if isinstance(excinfo.value, CheckFailed | SourceUnavailable):
@@ -297,7 +301,7 @@ class CheckItem(CheckItemBase, SetupErrorText):
         # an unavailable source is a message for the maintainer, not a canary traceback
         return str(excinfo.value) if isinstance(excinfo.value, SourceUnavailable) else None
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.check.line - 1, f"{self.matrix.upstream}::{self.name}"
 
     @cached_property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from canary.engine.became import Explanation, SubjectText
 from canary.engine.outcomes import Result, Status
@@ -28,7 +29,7 @@ class CheckStory:
     compare: str  # the upstream's compare link, "" without `github`
 
 
-def verdict_runs(row: list[Result]) -> list[dict]:
+def verdict_runs(row: list[Result]) -> list[dict[str, Any]]:
     """Consecutive versions sharing a status, each with the detail of its first version."""
     out = []
     at = 0
@@ -60,7 +61,7 @@ def _never(story: CheckStory) -> str:
     return "it failed only where no earlier version held it"
 
 
-def _subject(subject: SubjectText | None) -> dict | None:
+def _subject(subject: SubjectText | None) -> dict[str, Any] | None:
     if subject is None:
         return None
     end = subject.start + max(0, len(subject.text.splitlines()) - 1)
@@ -68,7 +69,7 @@ def _subject(subject: SubjectText | None) -> dict | None:
 
 
 def story_json(story: CheckStory) -> str:
-    data: dict = {
+    data: dict[str, Any] = {
         "check": story.id,
         "matrix": story.matrix,
         "line": story.line,

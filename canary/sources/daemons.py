@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
-_Task = tuple[Future, Callable[..., Any], tuple[Any, ...]]
+_Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
 
 
 class DaemonPool:

@@ -60,7 +60,7 @@ class RetryPolicy:
     def delay(self, retry: int) -> float:
         """Exponential backoff with jitter for the given retry (0-based)."""
         ceiling = min(self.backoff_cap, self.backoff * (2**retry))
-        return ceiling * (0.5 + random.random() / 2)
+        return float(ceiling * (0.5 + random.random() / 2))
 
 
 @dataclass(frozen=True)

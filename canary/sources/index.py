@@ -10,6 +10,7 @@ import sys
 import threading
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.utils import (
@@ -272,7 +273,7 @@ def _label(value: object) -> str | None:
     return value
 
 
-def _from_json(name: str, data: dict, page_url: str) -> Project:
+def _from_json(name: str, data: dict[str, Any], page_url: str) -> Project:
     major = str(data.get("meta", {}).get("api-version", "1.0")).split(".")[0]
     if major != "1":
         raise SourceError(f"{redact(page_url)}: unsupported simple API version {major}")
@@ -298,7 +299,7 @@ def _from_json(name: str, data: dict, page_url: str) -> Project:
     return Project(name, labels, files, problems)
 
 
-def _file_entry(item: dict, filename: str, page_url: str) -> IndexFile:
+def _file_entry(item: dict[str, Any], filename: str, page_url: str) -> IndexFile:
     hashes = item.get("hashes") or {}
     if not isinstance(hashes, dict):
         raise _BadEntry(f"hashes is {type(hashes).__name__}, not an object")
