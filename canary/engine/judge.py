@@ -16,10 +16,10 @@ from canary.engine.loader import ModuleLoader
 from canary.engine.outcomes import Result, Status
 from canary.engine.remembered import Verdicts
 from canary.engine.reuse import VerdictReuse
-from canary.matrix.model import Acknowledgement, Check, Matrix
+from canary.matrix.model import Acknowledgement, Check, Matrix, Severity
 from canary.matrix.targets import Target
 from canary.sources.declared import VersionUnknown, declared_version
-from canary.sources.tree import SourceError, Tree
+from canary.sources.tree import SourceError, SourceKind, Tree
 
 
 class VersionRun:
@@ -50,7 +50,7 @@ class VersionRun:
 
     @property
     def source(self) -> str:
-        return "" if isinstance(self.tree, SourceError) else self.tree.kind
+        return "" if isinstance(self.tree, SourceError) else SourceKind(self.tree.kind).value
 
     def gate_version(self) -> Version:
         """The release's own version, or what a branch's source declares."""
@@ -126,7 +126,7 @@ class VersionRun:
             return Status.XFAIL, f"{detail} [known broken: {broken}]"
         if detail is None:
             return Status.PASS, verdict.detail
-        if check.severity == "info":
+        if check.severity is Severity.INFO:
             return Status.WARN, detail
         return Status.FAIL, detail
 

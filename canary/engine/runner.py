@@ -30,7 +30,7 @@ from canary.settings import Settings
 from canary.sources.daemons import DaemonPool
 from canary.sources.index_file import release_key
 from canary.sources.local import LocalTree
-from canary.sources.tree import SourceError, Tree
+from canary.sources.tree import SourceError, SourceKind, Tree
 
 if TYPE_CHECKING:
     from canary.sources.context import SourceContext
@@ -366,7 +366,7 @@ def _covered(
 class _Deferred:
     """A tree opened on first read, so a version answered from its verdicts is never opened."""
 
-    kind = "index"
+    kind = SourceKind.INDEX
 
     def __init__(self, open_tree: Callable[[], Tree]) -> None:
         self._open = open_tree

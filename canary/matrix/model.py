@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import enum
 import functools
 import re
 from collections.abc import Callable
@@ -56,7 +57,6 @@ CALL_KEYS = ("args", "keywords")
 GATE_KEYS = ("since", "until", "versions")
 CHECK_KEYS = ("id", "why", "severity", "any_of", "broken", *GATE_KEYS, *CONTRACT_KEYS)
 ACK_KEYS = ("reason", "until_date")
-SEVERITIES = ("error", "info")
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -191,12 +191,19 @@ class Acknowledgement:
         return self.until_date is not None and today > self.until_date
 
 
+class Severity(str, enum.Enum):
+    """How red a failure of a check is: an `info` failure is a `warn`, never red."""
+
+    ERROR = "error"
+    INFO = "info"
+
+
 @dataclass(frozen=True)
 class Check:
     id: str
     why: str
     line: int
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     gate: SpecifierSet | None = None
     contract: Contract | None = None
     any_of: tuple[Contract, ...] = ()
@@ -576,11 +583,10 @@ class _CheckReader(_Reader):
         self.unknown_keys(data, CHECK_KEYS, "a check")
         check_id = self.string(data, "id", required=True, pattern=_ID) or self.label
         why = self.string(data, "why") or ""
-        severity = self.string(data, "severity") or "error"
-        if severity not in SEVERITIES:
-            raise self.fail(
-                data.lines["severity"], f"severity: must be one of {', '.join(SEVERITIES)}"
-            )
+        severity = self.string(data, "severity") or Severity.ERROR.value
+        if severity not in {kind.value for kind in Severity}:
+            known = ", ".join(kind.value for kind in Severity)
+            raise self.fail(data.lines["severity"], f"severity: must be one of {known}")
         gate = self.gate(data)
         broken = self.acknowledgements(data)
         alternatives = self.alternatives(data) if "any_of" in data else ()
@@ -589,7 +595,7 @@ class _CheckReader(_Reader):
             id=check_id,
             why=why,
             line=line,
-            severity=severity,
+            severity=Severity(severity),
             gate=gate,
             contract=contract,
             any_of=alternatives,

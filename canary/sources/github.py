@@ -23,7 +23,7 @@ from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.redact import redact
 from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar
-from canary.sources.tree import SourceError
+from canary.sources.tree import SourceError, SourceKind
 
 if TYPE_CHECKING:
     from canary.sources.http import Http, Reply
@@ -38,7 +38,7 @@ _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 class GitHubTree:
     """Tree protocol over `repo` at `ref`, with the package under `src` in the repository."""
 
-    kind = "github"
+    kind = SourceKind.GITHUB
 
     def __init__(
         self,

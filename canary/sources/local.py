@@ -12,7 +12,7 @@ from pathlib import Path
 
 from canary.safety.reads import Refused, read_regular
 from canary.sources.limits import Limits
-from canary.sources.tree import SourceError
+from canary.sources.tree import SourceError, SourceKind
 
 #: A checkout holds a few thousand modules; a folder past this is listed no further.
 MAX_LISTED = 100_000
@@ -21,7 +21,7 @@ MAX_LISTED = 100_000
 class LocalTree:
     """Finds the package at the top of the folder, or under the matrix's `src` (or `src/`)."""
 
-    kind = "local"
+    kind = SourceKind.LOCAL
 
     def __init__(
         self, folder: Path | str, package: str, src: str = "", limits: Limits | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -18,6 +19,14 @@ class SourceError(CanaryError):
     exit_code = ExitCode.FAILED
 
 
+class SourceKind(str, enum.Enum):
+    """Where a version was read, as a result's `source` says it."""
+
+    INDEX = "index"
+    GITHUB = "github"
+    LOCAL = "local"
+
+
 class Tree(Protocol):
     """Read-only view of one version of one upstream package.
 
@@ -25,8 +34,8 @@ class Tree(Protocol):
     (so `trl/models/utils.py`), whatever the source's own layout (`src/` in a checkout).
     """
 
-    #: short label for reports: "index", "github", "local", "cache"
-    kind: str
+    #: where the files come from, for reports
+    kind: SourceKind
 
     def read(self, path: str) -> bytes | None:
         """The file's bytes, or None when the file does not exist in this version.

@@ -17,7 +17,7 @@ from canary.sources.ranges import RangeReader
 from canary.sources.redact import redact
 from canary.sources.remotezip import Claims, RemoteZip, TailHints
 from canary.sources.tarball import RemoteTar, is_safe
-from canary.sources.tree import SourceError
+from canary.sources.tree import SourceError, SourceKind
 
 if TYPE_CHECKING:
     from canary.sources.http import Http
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class ReleaseTree:
     """Tree protocol over a wheel or sdist, read with range requests and the shared cache."""
 
-    kind = "index"
+    kind = SourceKind.INDEX
 
     def __init__(
         self,
