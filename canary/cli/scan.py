@@ -48,8 +48,8 @@ def scan_progress(offline: bool = False) -> api.ScanProgressFactory | None:
 
 def run(args: argparse.Namespace) -> int:
     from canary.compat.malloc import fewer_arenas
-    from canary.scan.command import emit, output_folder, upstream_names
-    from canary.scan.merging import matrices_in
+    from canary.scan.downstream.package import emit, output_folder, upstream_names
+    from canary.scan.writing.merging import matrices_in
 
     fewer_arenas()  # before the fetch threads start: what they free is not held apart
     folder = output_folder(args.output, args.merge)  # a bad --output before a long scan

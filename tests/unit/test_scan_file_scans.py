@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 from canary.cache.store import Cache
-from canary.scan import command
-from canary.scan.callsites import CallSites
-from canary.scan.command import scan_path
-from canary.scan.file_scans import FileScans
-from canary.scan.findings import Role
+from canary.scan.downstream import package as command
+from canary.scan.downstream.callsites import CallSites
+from canary.scan.downstream.file_scans import FileScans
+from canary.scan.downstream.findings import Role
+from canary.scan.downstream.package import scan_path
 from canary.sources.stats import Stats
 
 UPSTREAMS = frozenset({"transformers"})

@@ -1,0 +1,1 @@
+"""(mapped in the next commit)"""
