@@ -1,52 +1,37 @@
-"""`canary scan PATH`: scan the downstream files, propose checks, print or write the matrices."""
+"""Reading a downstream package: every file it holds scanned in two passes (what the package
+passes to its own functions, then what each function does with it), remembered per file.
+
+The driver of the per-file visitor (patterns.py): it reads the files selection.py chose,
+gathers what their first passes saw (callsites.py), follows module names from function to
+function for a few rounds, and collects every use of an upstream object the second passes find.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
-import sys
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
-
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from typing import Any
 
 from canary.analysis import MAX_SOURCE_BYTES
 from canary.analysis.budget import over_budget
 from canary.analysis.parselock import parse_locked
 from canary.cache.store import Cache
-from canary.engine.runner import Runner
-from canary.errors import ExitCode, UsageError
 from canary.matrix.config import find_config
-from canary.matrix.model import Matrix
-from canary.reports.progress import Progress
 from canary.safety.reads import TooLarge, read_regular
 from canary.safety.untrusted import showable
-from canary.safety.writes import replace_file
 from canary.scan.downstream.callsites import CallSites
 from canary.scan.downstream.file_scans import FileScans
-from canary.scan.downstream.findings import Role, Use
+from canary.scan.downstream.findings import Use
 from canary.scan.downstream.patterns import scan_tree
-from canary.scan.downstream.requirements import declared_releases, searched_folders
+from canary.scan.downstream.requirements import searched_folders
 from canary.scan.downstream.rewriters import declared_registries, inferred_registries
 from canary.scan.downstream.selection import Selection
 from canary.scan.downstream.spelled import NamesIn
-from canary.scan.proposing.judging import GATED, settle
-from canary.scan.proposing.propose import Proposal, propose
-from canary.scan.proposing.split_texts import split_texts
-from canary.scan.upstream.names import import_name, matrix_file
-from canary.scan.upstream.releases import Reading, load_text, read_releases
-from canary.scan.upstream.wildcards import placed_wild
-from canary.scan.writing.emit import MergeError, Releases, merge_text, render_matrix
-from canary.scan.writing.merging import Existing, merge_target
-from canary.settings import Settings
 
-DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 # text of a file that may format a name into a module path (rewriters.inferred_registries)
 _FORMATS_PATHS = re.compile(rb"\b(?:eval|exec|import_module)\(")
-_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 @dataclass
@@ -248,312 +233,3 @@ def _scan_file(
         if calls.frozen:
             result.not_scanned(name, exc)
         return None
-
-
-@dataclass
-class Proposed:
-    """The proposed matrix of one upstream: its text (comments on what fails included)."""
-
-    upstream: str
-    proposals: list[Proposal]
-    releases: Releases
-    reading: Reading | None = None
-    left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
-    not_scanned: str = ""  # the downstream folders and globs scan did not read
-    unplaced: str = ""  # the rewrites of sources scan could not tell of what, by file
-    unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
-    unheld: list[Proposal] = field(default_factory=list)  # texts no release in range holds
-
-    def text(self) -> str:
-        """A complete new matrix file; comments above checks say where they fail."""
-        return render_matrix(self.upstream, self.proposals, self.releases, self._header())
-
-    def _header(self) -> list[str]:
-        scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
-        return scanned + ([self.unplaced] if self.unplaced else []) + self._reading_header()
-
-    def _reading_header(self) -> list[str]:
-        reading = self.reading
-        if reading is None:
-            return []
-        if reading.problem:
-            return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
-        labels = ", ".join(run.target.label for run in reading.runs)
-        head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
-        if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
-            head.append(
-                f"`{GATED} from V on` above a check: gated since V, where it starts holding; unless"
-                " your code reaches it only on newer releases, your declared range is wrong there"
-            )
-        if self.left_out:
-            head.append(
-                f"left out: {len(self.left_out)} use{'s' * (len(self.left_out) > 1)} the client"
-                " guards (try/except, hasattr) of"
-                f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
-                " (dead code for this range?):"
-            )
-        head += [f"  {_name(p)} -- {p.why}" for p in self.left_out]
-        if self.unreached:
-            head.append(
-                f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
-                " gates to releases outside the range (no locked release would check it):"
-            )
-        head += [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
-        unheld, elsewhere = _listed_apart(self.unheld, self.proposals)
-        if elsewhere:
-            head.append(
-                f"left out: {elsewhere} text{'s' * (elsewhere > 1)} a rewrite of every module a"
-                " listing names (`dir()` filtered) seeks in modules no release in the range"
-                " has them in, checked in the modules that have them"
-            )
-        if unheld:
-            head.append(
-                f"left out: {len(unheld)} text{'s' * (len(unheld) > 1)} no release in"
-                " the range holds (written for older releases?), red on every one:"
-            )
-        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in unheld]
-
-    def settle(self) -> None:
-        """Judge the proposals on the releases read: gate or annotate what fails there, and
-        leave out the guarded names absent on both ends."""
-        if self.reading is not None and self.reading.runs:
-            labels = [Version(label) for label in self.reading.labels]
-            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
-            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
-            self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
-            matrix = self._matrix_of(self.proposals)
-            self.left_out, self.unheld = settle(matrix, self.proposals, self.reading)
-            gone = {id(p) for p in self.left_out + self.unheld}
-            self.proposals = [p for p in self.proposals if id(p) not in gone]
-
-    def _matrix_of(self, proposals: list[Proposal]) -> Matrix:
-        """The matrix `proposals` make, a check per proposal in order, as written out."""
-        text = render_matrix(self.upstream, proposals, self.releases, self._header())
-        return load_text(self.upstream, text)
-
-    def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
-        """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
-        are ids other matrices of the upstream state or ignore."""
-        return merge_text(existing, name, self.proposals, declined)
-
-
-def _listed_apart(unheld: list[Proposal], kept: list[Proposal]) -> tuple[list[Proposal], int]:
-    """The texts no release holds to list, and how many others there are: texts sought in
-    every module of a listing (Use.listed) that a kept check finds in another module."""
-    found = {(p.assertion, tuple(p.values)) for p in kept}
-    shown = [
-        p
-        for p in unheld
-        if not all(use.listed for use in p.uses) or (p.assertion, tuple(p.values)) not in found
-    ]
-    return shown, len(unheld) - len(shown)
-
-
-def _reaches(gate: str, releases: list[Version]) -> bool:
-    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
-    if not gate or not releases:
-        return True
-    spec = SpecifierSet(gate)
-    return any(spec.contains(release, prereleases=True) for release in releases)
-
-
-def _unplaced(findings: list[Use]) -> str:
-    """ "N source rewrites not placed: a.py:3,9, b.py:7": the sites of rewrites (`.replace`,
-    `re.sub`, `in`, ...) of sources scan could not tell of what, which no check covers."""
-    lines: dict[str, set[int]] = {}
-    for finding in findings:
-        if finding.role is Role.UNPLACED:
-            lines.setdefault(finding.file, set()).add(finding.line)
-    count = sum(len(numbers) for numbers in lines.values())
-    if not count:
-        return ""
-    sites = ", ".join(
-        f"{file}:{','.join(map(str, sorted(numbers)))}" for file, numbers in sorted(lines.items())
-    )
-    return (
-        f"{count} source rewrite{'s' * (count > 1)} not placed (of what, scan cannot tell): {sites}"
-    )
-
-
-def _name(proposal: Proposal) -> str:
-    subject = proposal.subject
-    return f"{subject.module}.{subject.name}" if subject.name else subject.module
-
-
-def scan(
-    root: Path,
-    upstreams: Iterable[str] = DEFAULT_UPSTREAMS,
-    source: Path | None = None,
-    read_upstream: bool = True,
-    exclude: tuple[str, ...] = (),
-    settings: Settings | None = None,
-    progress: Callable[[Callable[[], float]], Progress | None] | None = None,
-) -> tuple[ScanResult, dict[str, Proposed]]:
-    """Scan a downstream tree and propose a matrix per upstream it uses.
-
-    Each upstream is read (the newest and lowest release in the range the downstream declares,
-    or the `source` folder) to place and judge the proposals; `read_upstream=False` places
-    them by naming conventions alone, reading nothing; `exclude` globs leave files out;
-    `settings` configure the reading (the environment's when not given); `progress` makes
-    the status line (given what was downloaded so far), on a terminal.
-    """
-    names = frozenset(upstreams)
-    runner = Runner(settings=settings or Settings.from_environment(), source_path=source)
-    from_index = source is None and read_upstream  # else the cache stays untouched
-    status = progress(lambda: runner.stats().get("bytes_downloaded", 0)) if progress else None
-    if status is not None:  # reading the client's files takes seconds on a first scan
-        status.begin(f"scan: reading the files of {showable(root.name or str(root))}")
-    early: dict[str, Reading] = {}  # read while scanning the files (the names they list)
-
-    def names_in(parts: tuple[str, ...]) -> tuple[str, ...] | None:
-        if not read_upstream or parts[0] not in names:
-            return None
-        if parts[0] not in early:
-            early[parts[0]] = read_releases(parts[0], declared_releases(root, parts[0]), runner)
-        views = early[parts[0]].views  # the newest first: what users have today
-        return tuple(sorted(views[0].listed(parts))) or None if views else None
-
-    try:  # the status line erased whatever happens
-        cache = runner.context.cache if from_index else None
-        result = scan_path(root, names, cache, exclude, names_in)
-        used = sorted({f.ref.root for f in result.findings} & names)
-        releases = {name: declared_releases(root, name) for name in used}
-        unread = [name for name in used if name not in early]
-        if status is not None and read_upstream:
-            status.start(2 * len(unread), 2 * len(unread) if from_index else 0, unread)
-        readings = {
-            name: early[name]
-            if name in early
-            else read_releases(name, releases[name], runner, status)
-            for name in used
-            if read_upstream
-        }
-        views = {name: reading.views for name, reading in readings.items()}
-        result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
-        placed = [f for f in result.findings if f.role is not Role.UNPLACED]
-        proposed = propose(placed, result.modules, views)
-        for reading in readings.values():
-            reading.keep_places()
-        matrices = {
-            name: Proposed(
-                name,
-                proposed.get(name, []),
-                readings[name].releases if name in readings else releases[name] or Releases(),
-                readings.get(name),
-                not_scanned=result.left_out,
-                unplaced=_unplaced(result.findings),
-            )
-            for name in used
-            if proposed.get(name)
-        }
-        for matrix in matrices.values():
-            matrix.settle()
-    finally:
-        if status is not None:
-            status.close()
-    return result, matrices
-
-
-def _write_new(folder: Path, proposed: Proposed, out: TextIO) -> None:
-    target = folder / matrix_file(proposed.upstream)
-    replace_file(folder, target, proposed.text())
-    out.write(f"wrote {showable(str(target))}: {len(proposed.proposals)} checks\n")
-
-
-def _merge(existing: list[Existing], proposed: Proposed, out: TextIO) -> None:
-    target, others = merge_target(proposed.upstream, existing)
-    with open(target.path, encoding="utf-8", newline="") as handle:  # its own line ends
-        text = handle.read()
-    merged, added = proposed.merged(text, str(target.path), others)
-    if added:
-        replace_file(target.path.parent, target.path, in_line_ends_of(text, merged))
-    total = len(proposed.proposals)
-    out.write(f"merged into {showable(str(target.path))}: {added} new checks of {total} proposed\n")
-
-
-def in_line_ends_of(original: str, merged: str) -> str:
-    """`merged` with the new lines ended as every line of `original` is, when that is CRLF."""
-    if "\r\n" in original and not _LONE_LF.search(original):
-        return _LONE_LF.sub("\r\n", merged)
-    return merged
-
-
-def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
-    """`--upstream` as top-level import names (the default three when not given): an import
-    name or a distribution's name (`sentence_transformers`, `sentence-transformers`)."""
-    given = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
-    names = [import_name(n) for n in given]
-    if not names or None in names:
-        raise UsageError(
-            f"scan: --upstream wants import or distribution names of packages, got {given}"
-        )
-    return list(dict.fromkeys(n for n in names if n))
-
-
-def output_folder(output: str | None, merge: str | None) -> Path:
-    """Where `--output` (created) or `--merge` (an existing folder) writes; `.` for neither."""
-    if output and merge:
-        raise UsageError("scan: --output and --merge are alternatives; give one")
-    if merge and not Path(merge).is_dir():
-        raise UsageError(f"scan: {merge}: not a folder")
-    if output:
-        try:
-            Path(output).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"scan: --output {output}: cannot create: {exc}") from None
-    return Path(output or merge or ".")
-
-
-def notes(result: ScanResult | None, path: str, unused: list[str]) -> list[str]:
-    """What scan says beside its matrices, as `#` comments: the files it could not read and
-    how many it scanned (given `result`), and the upstreams in `unused` it saw no use of."""
-    said = [f"# {problem}" for problem in result.problems] if result is not None else []
-    if result is not None:
-        left_out = f" (not scanned: {result.left_out})" if result.left_out else ""
-        said.append(f"# scanned {result.files} files under {showable(path)}{left_out}")
-    return said + [f"# no uses of {upstream} found" for upstream in unused]
-
-
-def emit(
-    result: ScanResult,
-    proposed: dict[str, Proposed],
-    path: str,
-    names: list[str],
-    folder: Path,
-    output: str | None,
-    merge: str | None,
-    existing: dict[str, list[Existing]],
-    out: TextIO,
-) -> int:
-    """Print the proposals, write them as new files (`output`, into `folder`) or merge them
-    into the `existing` matrices of the merge folder (a new file for an upstream it has none
-    of), and say what was scanned; a matrix that cannot be written is said on stderr and makes
-    the status 2."""
-    out.writelines(f"{note}\n" for note in notes(result, path, []))
-    status = 0
-    for upstream in sorted(names):
-        matrix = proposed.get(upstream)
-        if matrix is None:
-            out.writelines(f"{note}\n" for note in notes(None, path, [upstream]))
-        elif output:
-            if (folder / matrix_file(upstream)).exists():
-                status = _refused(f"{folder / matrix_file(upstream)} exists; use --merge")
-                continue
-            _write_new(folder, matrix, out)
-        elif upstream in existing:
-            try:
-                _merge(existing[upstream], matrix, out)
-            except MergeError as exc:
-                status = _refused(str(exc))
-        elif merge:
-            _write_new(folder, matrix, out)
-        else:
-            out.write(f"---\n# matrices/{matrix_file(upstream)}\n")
-            out.write(matrix.text())
-    return status
-
-
-def _refused(message: str) -> int:
-    """One matrix not written: said on stderr, as every command says a usage error."""
-    print(f"canary: scan: {showable(message)}", file=sys.stderr)
-    return int(ExitCode.USAGE_ERROR)

@@ -11,8 +11,14 @@ are the name itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
+
+from canary.errors import UsageError
+
+#: the upstreams scanned when `--upstream` is not given
+DEFAULT_UPSTREAMS = ("trl", "peft", "transformers")
 
 _IMPORT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # a distribution's name as the package index accepts it (PEP 508)
@@ -43,3 +49,15 @@ def distribution(package: str) -> str:
 def matrix_file(package: str) -> str:
     """The file a new matrix for `package` is written as."""
     return f"{distribution(package)}.yaml"
+
+
+def upstream_names(upstreams: Iterable[str] | None) -> list[str]:
+    """`--upstream` as top-level import names (the default three when not given): an import
+    name or a distribution's name (`sentence_transformers`, `sentence-transformers`)."""
+    given = [n.strip() for n in upstreams or DEFAULT_UPSTREAMS if n.strip()]
+    names = [import_name(n) for n in given]
+    if not names or None in names:
+        raise UsageError(
+            f"scan: --upstream wants import or distribution names of packages, got {given}"
+        )
+    return list(dict.fromkeys(n for n in names if n))
