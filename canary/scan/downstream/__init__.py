@@ -1,6 +1,6 @@
 """Reading the downstream: which of its files scan reads, and what each does with upstream objects.
 
-- `package.py`: the package's files scanned in two passes (arguments to its own functions, then uses).
+- `package.py`: the files scanned in two passes (what goes to its own functions, then uses).
 - `selection.py`: which files: a repository's own code, not its tests, scripts or examples.
 - `requirements.py`: the release range the downstream declares for an upstream.
 - `file_scans.py`: each file's passes remembered in the cache, so a rescan parses what changed.
