@@ -10,6 +10,8 @@ import re
 import pytest
 from paths import ROOT
 
+from canary.analysis.parselock import parse_locked
+
 #: packages whose docstring lists their contents (folders under the repository's root)
 PACKAGES = (
     "canary/scan",
@@ -24,7 +26,7 @@ _LINE = re.compile(r"^- `(\w+(?:\.py|/))`: \S", re.MULTILINE)
 
 def listed(package: str) -> list[str]:
     """The modules and sub-packages the package's docstring names, in its order."""
-    tree = ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8"))
+    tree = parse_locked((ROOT / package / "__init__.py").read_text(encoding="utf-8"))
     return _LINE.findall(ast.get_docstring(tree) or "")
 
 
