@@ -24,7 +24,7 @@ from canary.safety.untrusted import showable
 from canary.scan.downstream.callsites import CallSites
 from canary.scan.downstream.file_scans import FileScans
 from canary.scan.downstream.findings import Use
-from canary.scan.downstream.patterns import scan_tree
+from canary.scan.downstream.patterns import FileScanner, scan_tree
 from canary.scan.downstream.requirements import searched_folders
 from canary.scan.downstream.rewriters import declared_registries, inferred_registries
 from canary.scan.downstream.selection import Selection
@@ -226,7 +226,7 @@ def _scan_file(
     own: frozenset[str],
     result: ScanResult,
     names_in: NamesIn | None = None,
-):
+) -> FileScanner | None:
     try:
         return scan_tree(tree, name, upstreams, calls, own, names_in)
     except RecursionError as exc:

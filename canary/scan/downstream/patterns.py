@@ -38,12 +38,18 @@ from canary.scan.downstream.node_values import (
 from canary.scan.downstream.recorder import Recorder
 from canary.scan.downstream.rewriters import registrations, rewriter_params
 from canary.scan.downstream.self_attributes import HeldBySelf
-from canary.scan.downstream.spelled import Names, decided, paired_values, recording, walked_values
+from canary.scan.downstream.spelled import (
+    Names,
+    NamesIn,
+    decided,
+    paired_values,
+    recording,
+    walked_values,
+)
 from canary.scan.downstream.spread import Branches, call_uses, rekey
 from canary.scan.downstream.stale import needed
 from canary.scan.downstream.text_calls import sought
 from canary.scan.downstream.text_flow import (
-    NamesIn,
     Pattern,
     Source,
     TextFlow,
@@ -86,7 +92,7 @@ class FileScanner(ast.NodeVisitor):
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
         return ref if ref and ref.root in self.upstreams else None
 
-    def _guarded(self, guards: list[Guard], body: list[ast.stmt]) -> None:
+    def _guarded(self, guards: list[Guard], body: Sequence[ast.AST]) -> None:
         """Visit `body` under these guards."""
         depth = len(self.record.guards)
         self.record.guards += guards
@@ -247,7 +253,7 @@ class FileScanner(ast.NodeVisitor):
 
     def _in_scope(
         self,
-        body: list,
+        body: Sequence[ast.AST],
         args: ast.arguments | None,
         passed: Mapping[str, object] | None = None,
         is_class: bool = False,

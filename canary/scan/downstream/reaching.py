@@ -54,7 +54,7 @@ def _into(stmt: ast.stmt, name: str, at: ast.AST, defs: Defs) -> Defs:
     return defs  # in the statement's test or header, or a def or class body of its own
 
 
-def _try_parts(stmt: ast.Try, name: str, defs: Defs) -> list[tuple[list, Defs]]:
+def _try_parts(stmt: ast.Try, name: str, defs: Defs) -> list[tuple[list[ast.stmt], Defs]]:
     """Each part of a try with the defs bound where it starts: a handler may follow any point
     of the body (what it bound or not), `else` its end, `finally` any of their ends."""
     done = _after_all(stmt.body, name, defs)

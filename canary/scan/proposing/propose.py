@@ -185,7 +185,9 @@ def _read_place(
     return ProposedSubject(target.module, key, name), seeks, values
 
 
-def _target(finding: Use, views: Sequence[UpstreamView], modules: Collection[str]):
+def _target(
+    finding: Use, views: Sequence[UpstreamView], modules: Collection[str]
+) -> Placement | None:
     """Where a finding points: on the releases read when there are any, else by names."""
     if not views:
         return locate(finding.ref, modules)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -157,7 +158,7 @@ def render_matrix(
 _Fact = tuple[str | None, str | None, str | None, str | None, set[str]]
 
 
-def _content(check: dict) -> list[_Fact]:
+def _content(check: dict[str, Any]) -> list[_Fact]:
     """The facts a user's check states."""
     keys: list[str | None] = [k for k in ("symbol", "class", "function") if k in check] or [None]
     subject = check.get(keys[0]) if keys[0] else None
@@ -181,7 +182,9 @@ def _content(check: dict) -> list[_Fact]:
     return facts
 
 
-def missing(proposals: list[Proposal], existing: list[dict], declined: set[str]) -> list[Proposal]:
+def missing(
+    proposals: list[Proposal], existing: list[dict[str, Any]], declined: set[str]
+) -> list[Proposal]:
     """The proposals (or the part of their values) that the existing checks do not state.
 
     Decisions stick: a proposal whose id (as a new file would name it) is a check of the file
@@ -214,7 +217,7 @@ def missing(proposals: list[Proposal], existing: list[dict], declined: set[str])
     return result
 
 
-def declined_ids(data: dict) -> set[str]:
+def declined_ids(data: dict[str, Any]) -> set[str]:
     """The ids under a matrix's `ignore:` (`- ID` or `- {id: ID, reason: ...}`), read leniently:
     the loader is what reports a malformed entry."""
     entries = data.get("ignore")
