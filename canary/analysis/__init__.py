@@ -27,22 +27,50 @@
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """
 
-from canary.analysis.indexer import decode, index_module
-from canary.analysis.model import (
-    MAX_SOURCE_BYTES,
-    Binding,
-    ClassInfo,
-    Field,
-    FunctionInfo,
-    Generator,
-    LazyExports,
-    ModuleInfo,
-    Param,
-    ParseError,
-    Rename,
-    Span,
-)
-from canary.analysis.modules import ModuleCache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from canary.analysis.indexer import decode, index_module
+    from canary.analysis.model import (
+        MAX_SOURCE_BYTES,
+        Binding,
+        ClassInfo,
+        Field,
+        FunctionInfo,
+        Generator,
+        LazyExports,
+        ModuleInfo,
+        Param,
+        ParseError,
+        Rename,
+        Span,
+    )
+    from canary.analysis.modules import ModuleCache
+
+#: each name this package exports, by the module that defines it: loaded on first use, so a
+#: caller of one module (load_matrix reads `parameters` alone) loads no indexer, no cache
+_WHERE = {
+    "decode": "canary.analysis.indexer",
+    "index_module": "canary.analysis.indexer",
+    "ModuleCache": "canary.analysis.modules",
+    **dict.fromkeys(
+        (
+            "MAX_SOURCE_BYTES",
+            "Binding",
+            "ClassInfo",
+            "Field",
+            "FunctionInfo",
+            "Generator",
+            "LazyExports",
+            "ModuleInfo",
+            "Param",
+            "ParseError",
+            "Rename",
+            "Span",
+        ),
+        "canary.analysis.model",
+    ),
+}
 
 __all__ = [
     "MAX_SOURCE_BYTES",
@@ -61,3 +89,11 @@ __all__ = [
     "decode",
     "index_module",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'canary.analysis' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_WHERE[name]), name)

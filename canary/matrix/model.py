@@ -20,7 +20,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from canary.analysis import Param
+from canary.analysis.model import Param
 from canary.analysis.parameters import parse_signature
 from canary.errors import CanaryError
 from canary.matrix import yamlmarks

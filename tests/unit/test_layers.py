@@ -6,6 +6,8 @@ the command line."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -163,3 +165,24 @@ def test_there_is_no_import_circle(graph):
         if state[name] == 0:
             visit(name)
     assert circles == []
+
+
+def test_loading_a_matrix_loads_no_indexer_cache_or_source():
+    """`load_matrix` is the pre-commit hook's path (`canary validate`): it reads signatures
+    (`canary.analysis.parameters`) and nothing of the engine's machinery (16 analysis modules
+    and the cache's memo came along with `canary.analysis` before its names loaded lazily)."""
+    code = (
+        "import sys; from canary.matrix.model import load_matrix; "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('canary.'))))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    loaded = set(run.stdout.split())
+    analysis = {m for m in loaded if m.startswith("canary.analysis.")}
+    assert analysis <= {
+        f"canary.analysis.{m}" for m in ("model", "parameters", "lines", "parselock")
+    }
+    assert not [
+        m for m in loaded if m.startswith(("canary.cache", "canary.sources", "canary.engine"))
+    ]
