@@ -19,12 +19,12 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.matrix.lock import read_lock
 from canary.matrix.model import load_matrix
 from canary.sources.index_file import IndexFile, release_key
 from canary.sources.remotezip import Listing, listing_key, member_key
-from canary.sources.stats import Stats
 from canary.sources.zipformat import holds
 
 

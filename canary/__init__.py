@@ -57,7 +57,7 @@ _WHERE = {
     "UsageError": "canary.errors",
     "MatrixError": "canary.matrix.model",
     "ConfigError": "canary.matrix.config",
-    "SourceError": "canary.sources.tree",
+    "SourceError": "canary.errors",
     "ReportError": "canary.reports.jsonio",
     "Interrupted": "canary.engine.interrupted",
 }
@@ -66,14 +66,14 @@ if TYPE_CHECKING:
     from canary.api import Scan, check, lock, resolve, scan
     from canary.engine.interrupted import Interrupted
     from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
-    from canary.errors import CanaryError, ExitCode, UsageError
+    from canary.errors import CanaryError, ExitCode, SourceError, UsageError
     from canary.matrix.config import ConfigError
     from canary.matrix.lock import Resolution
     from canary.matrix.model import Check, Matrix, MatrixError, load_matrix
     from canary.matrix.versions import LockReport
     from canary.reports.jsonio import ReportError
     from canary.settings import Settings
-    from canary.sources.tree import SourceError
+
 
 __all__ = [
     "CanaryError",

@@ -38,3 +38,13 @@ class CanaryError(Exception):
 
 class UsageError(CanaryError):
     """Bad command-line input: exit 2 with the message, no traceback."""
+
+
+class SourceError(CanaryError):
+    """The source could not be obtained (network, corrupt archive, offline miss).
+
+    Always surfaces as the `error` outcome with this message; never as pass or fail.
+    The message names the URL (or path) and the cause.
+    """
+
+    exit_code = ExitCode.FAILED

@@ -15,10 +15,13 @@ LAYER_TEST = ROOT / "tests" / "unit" / "test_layers.py"
 #: what each layer is, by its number in LAYERS (the base layer, BASE, is 0)
 LAYER_NAMES = {
     0: "Base: imported from any layer, importing nothing of canary above it",
-    1: "Layer 1: what a maintainer writes, and the infrastructure below the engine",
-    2: "Layer 2: judging",
-    3: "Layer 3: the front ends' work",
-    4: "Layer 4: the command line",
+    1: "Layer 1: the cache",
+    2: "Layer 2: the sources, which fetch into the cache",
+    3: "Layer 3: the static analysis of what they fetch",
+    4: "Layer 4: the matrices, which name what the analysis reads",
+    5: "Layer 5: judging",
+    6: "Layer 6: the front ends' work",
+    7: "Layer 7: the command line",
 }
 
 

@@ -208,10 +208,10 @@ def ill_typed_cached_page(upstream: FakeUpstream) -> Case:
     """A verified cache entry of the project page with the wrong shape: fetched again."""
 
     def prepare(cache: Path, index_url: str) -> None:
+        from canary.cache.stats import Stats
         from canary.cache.store import Cache
         from canary.sources.http import Reply
         from canary.sources.index import JSON_TYPE
-        from canary.sources.stats import Stats
 
         url = f"{index_url}{PROJECT}/"
         reply = Reply(url, 200, {"Content-Type": JSON_TYPE}, b'{"files": 7}')

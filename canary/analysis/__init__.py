@@ -22,7 +22,8 @@
 - `flight.py`: one maker per key among threads asking for the same index at once;
 - `modules.py`: module indexes keyed by content, identical files parsed once;
 - `store.py`: module indexes persisted in the cache, keyed by content and code fingerprint;
-- `pool.py`: parsing in worker processes (`ast.parse` holds the GIL).
+- `pool.py`: parsing in worker processes (`ast.parse` holds the GIL);
+- `declared.py`: the version a branch (or any unversioned tree) declares, read statically.
 
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """

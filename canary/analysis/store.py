@@ -24,7 +24,7 @@ from canary.analysis import (
 from canary.analysis.model import Decoded
 from canary.cache.fingerprint import INDEX_CODE, code_fingerprint
 from canary.cache.store import Cache
-from canary.sources.tree import SourceError
+from canary.errors import SourceError
 
 
 def _fn(fn: FunctionInfo) -> list[Any]:

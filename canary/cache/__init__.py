@@ -2,5 +2,6 @@
 
 - `store.py`: files, verdicts and indexes on disk, with locking, verification and pruning;
 - `fingerprint.py`: canary's own code, so nothing an older engine concluded is believed;
+- `stats.py`: counters of what fetching cost (requests, bytes, cache hits), for the JSON stats;
 - `memo.py`: what a run made lately (statements, members, digests), kept within a weight.
 """

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canary.cache.memo import Memo
+from canary.cache.stats import Stats
+from canary.errors import SourceError
 from canary.safety.writes import atomic_replace
 from canary.settings import default_cache_dir
-from canary.sources.stats import Stats
-from canary.sources.tree import SourceError
 
 if TYPE_CHECKING:
     from canary.sources.http import Reply

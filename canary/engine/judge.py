@@ -9,6 +9,7 @@ from packaging.version import Version
 
 from canary.analysis import ModuleCache, ParseError
 from canary.analysis.bases import Hierarchy
+from canary.analysis.declared import VersionUnknown, declared_version
 from canary.analysis.namespace import Namespace
 from canary.engine.bounded_regex import RegexError
 from canary.engine.contracts import Verdict, evaluate, evaluate_any, without_hints
@@ -18,7 +19,6 @@ from canary.engine.remembered import Verdicts
 from canary.engine.reuse import VerdictReuse
 from canary.matrix.model import Acknowledgement, Check, Matrix, Severity
 from canary.matrix.targets import Target
-from canary.sources.declared import VersionUnknown, declared_version
 from canary.sources.tree import SourceError, SourceKind, Tree
 
 

@@ -437,7 +437,7 @@ def local_selector(folder: Path) -> Selector:
     def select(matrix: Matrix, selection: str) -> list[Target]:
         if is_explicit(selection):
             return explicit_targets(selection)
-        from canary.sources.declared import VersionUnknown, declared_version
+        from canary.analysis.declared import VersionUnknown, declared_version
 
         try:
             tree = LocalTree(folder, matrix.package, matrix.src)

@@ -10,12 +10,10 @@
 - `ranges.py`: byte ranges of one remote file, one whole download when ranges fail;
 - `tarball.py`: sdists and GitHub tarballs, streamed, sources kept;
 - `github.py`: branches and tags from GitHub's raw files and API;
-- `declared.py`: the version a branch's own source declares;
 - `http.py`: the HTTP client: retries, backoff, proxies, credentials;
 - `deadline.py`: each request's total time, redirects and retries included;
 - `limits.py`: size bounds that keep untrusted archives from exhausting memory or bandwidth;
 - `redact.py`: credentials kept out of what is written;
-- `stats.py`: the run's counters (requests, bytes, cache hits);
 - `daemons.py`: a pool of daemon threads, so that Ctrl-C ends a run at once;
 - `context.py`: what a run shares to fetch: the HTTP session, cache, stats and index client.
 """

@@ -15,11 +15,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from canary.cache.stats import Stats
 from canary.cache.store import DEFAULT_MAX_AGE, Cache
 from canary.settings import Settings
 from canary.sources.index_file import IndexFile
 from canary.sources.limits import Limits
-from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
 from canary._version import __version__
+from canary.cache.stats import Stats
 from canary.errors import CanaryError, ExitCode
 from canary.sources.deadline import Deadline, DeadlineAdapter, bounded
 from canary.sources.redact import redact
-from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 USER_AGENT = f"canary/{__version__}"

@@ -6,17 +6,9 @@ import enum
 from collections.abc import Iterable
 from typing import Protocol
 
-from canary.errors import CanaryError, ExitCode
+from canary.errors import SourceError
 
-
-class SourceError(CanaryError):
-    """The source could not be obtained (network, corrupt archive, offline miss).
-
-    Always surfaces as the `error` outcome with this message; never as pass or fail.
-    The message names the URL (or path) and the cause.
-    """
-
-    exit_code = ExitCode.FAILED
+__all__ = ["SourceError", "SourceKind", "Tree"]  # SourceError: the error a Tree raises
 
 
 class SourceKind(str, enum.Enum):

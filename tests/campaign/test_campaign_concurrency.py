@@ -23,9 +23,9 @@ from campaign_faults import FaultServer, HangPlan
 from campaign_upstream import publish, run_checks, scaled, tell, verdicts
 from paths import TESTS
 
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.engine.outcomes import Result
-from canary.sources.stats import Stats
 
 WORKER = TESTS / "campaign_worker.py"
 WORKERS = 4

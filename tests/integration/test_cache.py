@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
+from canary.cache.stats import Stats
 from canary.cache.store import (
     _LAYOUT,
     Cache,
@@ -23,7 +24,6 @@ from canary.cache.store import (
 )
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
-from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 
@@ -105,7 +105,7 @@ def test_processes_fetch_a_key_once(tmp_path):
         import sys, time
         from pathlib import Path
         from canary.cache.store import Cache
-        from canary.sources.stats import Stats
+        from canary.cache.stats import Stats
 
         root, log = Path(sys.argv[1]), Path(sys.argv[2])
         def fetch():

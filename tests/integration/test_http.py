@@ -12,8 +12,8 @@ import pytest
 from servers import FAST, loopback_certificate, serving
 
 from canary import __version__
+from canary.cache.stats import Stats
 from canary.sources.http import Http, RetryPolicy
-from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 BODY = b"payload " * 1000

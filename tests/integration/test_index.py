@@ -10,11 +10,11 @@ import sys
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
+from canary.cache.stats import Stats
 from canary.settings import Settings
 from canary.sources.context import SourceContext
 from canary.sources.http import Http
 from canary.sources.index import IndexClient, IndexFile, Project, pip_index_url
-from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"

@@ -11,8 +11,8 @@ from paths import FIXTURES
 
 from canary.analysis import ModuleCache, ParseError, index_module
 from canary.analysis.store import IndexStore
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
-from canary.sources.stats import Stats
 
 SOURCE = FIXTURES / "checkout" / "src" / "fakeup"
 

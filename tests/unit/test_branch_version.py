@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from canary.sources.declared import VersionUnknown, declared_version
+from canary.analysis.declared import VersionUnknown, declared_version
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
 

@@ -8,13 +8,13 @@ from test_reuse import DictTree, matrix
 
 from canary.analysis import ModuleCache
 from canary.analysis.namespace import Namespace
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.engine import contracts
 from canary.engine.judge import VersionRun
 from canary.engine.remembered import Verdicts
 from canary.engine.reuse import VerdictReuse
 from canary.matrix.targets import Target
-from canary.sources.stats import Stats
 
 FILES = {
     "up/__init__.py": "",

@@ -10,13 +10,13 @@ import weakref
 from collections import Counter
 from pathlib import Path
 
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.scan.downstream import package as reading
 from canary.scan.downstream.callsites import CallSites
 from canary.scan.downstream.file_scans import FileScans
 from canary.scan.downstream.findings import Role
 from canary.scan.downstream.package import scan_path
-from canary.sources.stats import Stats
 
 UPSTREAMS = frozenset({"transformers"})
 

@@ -11,10 +11,10 @@ import yaml
 from commands import canary
 from paths import FIXTURES
 
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.scan.downstream.findings import Role
 from canary.scan.downstream.package import scan_path
-from canary.sources.stats import Stats
 
 DOWNSTREAM = FIXTURES / "scan_listed" / "listedlib"
 UPSTREAM = FIXTURES / "scan_listed_upstream"

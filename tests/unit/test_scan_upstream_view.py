@@ -8,6 +8,7 @@ import pytest
 from paths import FIXTURES
 
 from canary.analysis import ModuleCache
+from canary.cache.stats import Stats
 from canary.cache.store import Cache
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
@@ -15,7 +16,6 @@ from canary.matrix.targets import Target
 from canary.scan.upstream.places import Places
 from canary.scan.upstream.view import Definition, UpstreamView
 from canary.sources.local import LocalTree
-from canary.sources.stats import Stats
 
 TREE = FIXTURES / "semantics"
 LAZY = "semup.lazy5"
