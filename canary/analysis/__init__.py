@@ -48,29 +48,12 @@ if TYPE_CHECKING:
     )
     from canary.analysis.modules import ModuleCache
 
-#: each name this package exports, by the module that defines it: loaded on first use, so a
-#: caller of one module (load_matrix reads `parameters` alone) loads no indexer, no cache
-_WHERE = {
+#: the names defined elsewhere than in `model`, by their module; each is loaded on first use,
+#: so a caller of one module (load_matrix reads `parameters` alone) loads no indexer, no cache
+_ELSEWHERE = {
     "decode": "canary.analysis.indexer",
     "index_module": "canary.analysis.indexer",
     "ModuleCache": "canary.analysis.modules",
-    **dict.fromkeys(
-        (
-            "MAX_SOURCE_BYTES",
-            "Binding",
-            "ClassInfo",
-            "Field",
-            "FunctionInfo",
-            "Generator",
-            "LazyExports",
-            "ModuleInfo",
-            "Param",
-            "ParseError",
-            "Rename",
-            "Span",
-        ),
-        "canary.analysis.model",
-    ),
 }
 
 __all__ = [
@@ -93,8 +76,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
+    if name not in __all__:
         raise AttributeError(f"module 'canary.analysis' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(_WHERE[name]), name)
+    return getattr(importlib.import_module(_ELSEWHERE.get(name, "canary.analysis.model")), name)
