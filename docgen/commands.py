@@ -1,4 +1,5 @@
-"""Every command, argument and option of `canary`, from the argument parser the command line uses.
+"""Every command, argument and option of `canary`, from the argument parser the command line uses,
+and the pytest plugin's options, from its `pytest_addoption`.
 
 Each command module's `add_arguments` fills a parser of its own here, as `canary.cli.main` fills
 the subcommand's, so a new option is on the page at the next build. An argument without help
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from typing import Any
 
+from canary import pytest_plugin as plugin
 from canary.cli.main import COMMANDS
 
 
@@ -86,3 +89,31 @@ def command_section(name: str) -> str:
 def commands_page() -> str:
     """One section per command, in the order `canary --help` lists them."""
     return "\n\n".join(command_section(name) for name in COMMANDS)
+
+
+class _OptionRecorder:
+    """What `pytest_addoption` declares, recorded as pytest's parser would be handed it: the
+    plugin's hook is called as pytest calls it, with this in place of pytest's parser."""
+
+    def __init__(self) -> None:
+        self.options: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+
+    def getgroup(self, name: str, description: str = "") -> _OptionRecorder:
+        return self
+
+    def addoption(self, *names: str, **settings: Any) -> None:
+        self.options.append((names, settings))
+
+
+def pytest_options() -> str:
+    """The pytest plugin's options, from its `pytest_addoption` hook."""
+    recorder = _OptionRecorder()
+    plugin.pytest_addoption(recorder)  # type: ignore[arg-type]  # the recorder stands in
+    rows = ["| option | what it does |", "| --- | --- |"]
+    for names, settings in recorder.options:
+        if not settings.get("help"):
+            raise Undocumented(f"pytest {', '.join(names)} has no help text")
+        takes = "" if settings.get("action") in ("store_true", "store_false") else " VALUE"
+        flags = ", ".join(f"{name}{takes}" for name in names)
+        rows.append(f"| `{flags}` | {cell(settings['help'])} |")
+    return "\n".join(rows)

@@ -7,13 +7,14 @@ import re
 from collections.abc import Callable
 
 from docgen.architecture import architecture
-from docgen.commands import commands_page
+from docgen.commands import commands_page, pytest_options
 from docgen.environment import environment_variables, exit_statuses
 from docgen.jsonfields import json_fields
 from docgen.keys import config_keys, matrix_keys
 
 PARTS: dict[str, Callable[[], str]] = {
     "commands": commands_page,
+    "pytest-options": pytest_options,
     "matrix-keys": matrix_keys,
     "config-keys": config_keys,
     "json-fields": json_fields,

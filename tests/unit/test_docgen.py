@@ -42,6 +42,12 @@ def test_every_command_and_option_is_on_the_commands_page():
         assert f"| {int(code)} | `{code.name}` |" in text
 
 
+def test_every_pytest_option_is_on_the_pytest_page():
+    text = page("guides/pytest.md")
+    for flag in ("--canary-versions VALUE", "--canary-offline", "--canary-source VALUE"):
+        assert f"`{flag}`" in text
+
+
 def test_an_option_without_help_stops_the_build():
     parser = argparse.ArgumentParser()
     action = parser.add_argument("--quietly", action="store_true")
