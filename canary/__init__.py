@@ -30,6 +30,8 @@ so `import canary` (the pytest plugin, a `--help`) costs nothing.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from canary._version import __version__
@@ -107,3 +109,18 @@ def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'canary' has no attribute {name!r}")
     return getattr(importlib.import_module(_WHERE[name]), name)
+
+
+class _Package(types.ModuleType):
+    """canary itself, whose `scan` is the API's function: importing the `canary.scan` package
+    (as calling that function does) would otherwise bind the name to the package, and a second
+    `canary.scan(...)` would call a module. A public name keeps its meaning; the package stays
+    in `sys.modules`, where every import finds it."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _WHERE and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -64,6 +64,16 @@ def test_each_public_name_is_importable_from_canary_and_defined_in_one_place(nam
         assert callable(exported) and home in top_level_definitions(name)
 
 
+def test_canary_scan_stays_the_function_once_the_scan_package_is_imported():
+    """Calling canary.scan imports the canary.scan package, which would rebind the name."""
+    code = (
+        "import canary, canary.api, canary.scan.phases; "
+        "print(canary.scan is canary.api.scan, canary.scan.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "canary.api"]
+
+
 def test_importing_canary_loads_none_of_the_public_names():
     """`import canary` costs nothing (the pytest plugin imports it in every session): the names
     are loaded on first use."""
