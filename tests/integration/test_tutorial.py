@@ -39,6 +39,17 @@ EDITS = (
 )
 
 
+def proposed_ids() -> list[str]:
+    """The `- id:` lines of the matrix the tutorial shows init writing (its step 3)."""
+    text = TUTORIAL.read_text(encoding="utf-8")
+    matrix = next(
+        b
+        for b in re.findall(r"^```yaml\n(.*?)^```", text, flags=re.M | re.S)
+        if "upstream: trl" in b
+    )
+    return [line.strip() for line in matrix.splitlines() if line.strip().startswith("- id:")]
+
+
 def shown() -> list[tuple[str, list[str]]]:
     """Each `$ canary ...` command of the tutorial's text blocks, with the output shown under
     it (up to the next command or the end of the block)."""
@@ -61,6 +72,11 @@ def test_the_tutorial_prints_the_fixture_package_and_edit():
     assert f"```python\n{patches}```" in text
     for _, added in EDITS:
         assert added in text
+    assert proposed_ids() == [
+        "- id: grpo-trainer-init-source",
+        "- id: grpo-trainer-compute-loss-accepts",
+        "- id: kto-trainer-init-source",
+    ]
     assert [command for command, _ in shown()] == [
         "canary init --upstream trl",
         "canary check",
@@ -91,8 +107,11 @@ def test_the_tutorials_commands_do_what_it_shows(tmp_path, monkeypatch):
     shutil.copytree(PACKAGE, repo)
     expected = {0: 0, 1: 1, 2: 0, 3: 0, 4: 0, 5: 0}  # the exit status of each command
     for index, (command, output) in enumerate(shown()):
+        matrix = repo / "canary" / "trl.yaml"
+        if index == 1:  # init wrote the checks the tutorial shows
+            written = [line.strip() for line in matrix.read_text(encoding="utf-8").splitlines()]
+            assert [line for line in written if line.startswith("- id:")] == proposed_ids()
         if index == 3:  # step 6: the tutorial's edit of the matrix
-            matrix = repo / "canary" / "trl.yaml"
             text = matrix.read_text(encoding="utf-8")
             for after, added in EDITS:
                 assert text.count(after) == 1
