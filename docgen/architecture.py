@@ -10,6 +10,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
+from canary.analysis.parselock import parse_locked
+
 ROOT = Path(__file__).resolve().parent.parent
 LAYER_TEST = ROOT / "tests" / "unit" / "test_layers.py"
 #: what each layer is, by its number in LAYERS (the base layer, BASE, is 0)
@@ -28,7 +30,7 @@ LAYER_NAMES = {
 def layer_table() -> dict[str, int]:
     """Each package or top-level module and its layer, as the layer contract states them."""
     found: dict[str, object] = {}
-    for node in ast.parse(LAYER_TEST.read_text(encoding="utf-8")).body:
+    for node in parse_locked(LAYER_TEST.read_text(encoding="utf-8")).body:
         target: ast.expr
         if isinstance(node, ast.AnnAssign) and node.value is not None:
             target, value = node.target, node.value
@@ -48,7 +50,7 @@ def docstring(name: str) -> str:
     """A package's or module's docstring, found without importing it."""
     module = importlib.util.find_spec(name)
     assert module is not None and module.origin is not None, name
-    tree = ast.parse(Path(module.origin).read_text(encoding="utf-8"))
+    tree = parse_locked(Path(module.origin).read_text(encoding="utf-8"))
     return ast.get_docstring(tree) or ""
 
 

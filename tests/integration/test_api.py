@@ -12,6 +12,7 @@ from paths import FIXTURES, ROOT
 
 import canary
 from canary import api
+from canary.analysis.parselock import parse_locked
 from canary.engine.outcomes import Status
 from canary.errors import CanaryError, ExitCode, UsageError
 from canary.matrix.model import MatrixError
@@ -42,7 +43,7 @@ def top_level_definitions(name: str) -> list[str]:
     assignment), imports aside."""
     found = []
     for path in sorted((ROOT / "canary").rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in parse_locked(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name:
                 found.append(path.relative_to(ROOT).as_posix())
             elif isinstance(node, ast.Assign | ast.AnnAssign):

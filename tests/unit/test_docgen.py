@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from paths import ROOT
 
+from canary.analysis.parselock import parse_locked
 from canary.cli.main import COMMANDS
 from canary.errors import ExitCode
 from canary.matrix import config, ignore, model
@@ -116,7 +117,7 @@ def variables_read(folder: Path) -> set[str]:
     nodes = (
         node
         for path in folder.rglob("*.py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parse_locked(path.read_text(encoding="utf-8")))
     )
     return {name for node in nodes if (name := variable_named(node))}
 
