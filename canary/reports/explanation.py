@@ -1,5 +1,8 @@
 """`canary explain`'s output: one check's verdicts per version as ranges, where it broke, what
 its subject became, the upstream's compare link and the subject's unified diff, as text or JSON.
+
+The diff and the subject's name and path are upstream text: shown escaped, as every report
+shows a result's diff (canary.safety.untrusted), so none of it acts on a terminal or a CI log.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from canary.engine.outcomes import Result, Status
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
 from canary.reports.transition import became_lines, transition_line
+from canary.safety.untrusted import showable, showable_lines
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ def _subject(subject: SubjectText | None) -> dict | None:
     if subject is None:
         return None
     end = subject.start + max(0, len(subject.text.splitlines()) - 1)
-    return {"name": subject.name, "path": subject.path, "start": subject.start, "end": end}
+    name, path = showable(subject.name), showable(subject.path)
+    return {"name": name, "path": path, "start": subject.start, "end": end}
 
 
 def story_json(story: CheckStory) -> str:
@@ -87,7 +92,7 @@ def story_json(story: CheckStory) -> str:
                 data[explanation.became.key] = explanation.became.to_json()
             data["old"] = _subject(explanation.old)
             data["new"] = _subject(explanation.new)
-            data["diff"] = explanation.diff
+            data["diff"] = showable_lines(explanation.diff)
         data["compare"] = story.compare
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -123,8 +128,10 @@ def story_text(story: CheckStory) -> str:
     if explanation is not None:
         name = (explanation.old or explanation.new or SubjectText("the subject", "", 1, "")).name
         lines.append(
-            f"diff of {name}: {_side(explanation.old, found.last_pass)} -> "
+            f"diff of {showable(name)}: {_side(explanation.old, found.last_pass)} -> "
             f"{_side(explanation.new, found.first_fail)}"
         )
-        lines.append(explanation.diff or "(the subject's source is the same in both)")
+        lines.append(
+            showable_lines(explanation.diff) or "(the subject's source is the same in both)"
+        )
     return "\n".join(lines) + "\n"
