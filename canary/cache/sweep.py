@@ -39,7 +39,7 @@ _NAMED = 3
 
 
 @dataclass(frozen=True)
-class Found:
+class Owned:
     """One file canary wrote: where, its group (a kind of KINDS, "old", "lock" or "temp")
     and its status, read without following a link."""
 
@@ -53,11 +53,11 @@ class Survey:
     """Everything canary wrote under a cache root, and what it did not (left alone)."""
 
     root: Path
-    found: list[Found] = field(default_factory=list)
+    found: list[Owned] = field(default_factory=list)
     foreign: list[str] = field(default_factory=list)  # relative to root, a link marked so
     folders: list[Path] = field(default_factory=list)  # walked, deepest last
 
-    def entries(self, group: str) -> list[Found]:
+    def entries(self, group: str) -> list[Owned]:
         return [f for f in self.found if f.group == group]
 
     def left(self) -> str:
@@ -145,9 +145,9 @@ def _files(found: Survey, folder: Path, group: str, named: Callable[[str], bool]
         if not entry.is_file(follow_symlinks=False):
             found.foreign.append(_described(found, entry))
         elif _is_temp(entry.name):
-            found.found.append(Found(Path(entry.path), "temp", entry.stat(follow_symlinks=False)))
+            found.found.append(Owned(Path(entry.path), "temp", entry.stat(follow_symlinks=False)))
         elif named(entry.name):
-            found.found.append(Found(Path(entry.path), group, entry.stat(follow_symlinks=False)))
+            found.found.append(Owned(Path(entry.path), group, entry.stat(follow_symlinks=False)))
         else:
             found.foreign.append(_described(found, entry))
 
@@ -161,11 +161,11 @@ def _relative(found: Survey, path: Path) -> str:
     return path.relative_to(found.root).as_posix()
 
 
-def _size(found: list[Found]) -> int:
+def _size(found: list[Owned]) -> int:
     return sum(f.status.st_size for f in found)
 
 
-def _removed(found: list[Found]) -> list[Found]:
+def _removed(found: list[Owned]) -> list[Owned]:
     """Those of `found` deleted now (one gone meanwhile, or refused, is not counted)."""
     gone = []
     for item in found:
@@ -186,7 +186,7 @@ def cache_info(root: Path | None = None) -> str:
     root = root or default_cache_dir()
     found = survey(root)
     lines = [f"cache folder: {showable(str(root))}"]
-    total: list[Found] = []
+    total: list[Owned] = []
     for group, label in _LABELS.items():
         entries = found.entries(group)
         total += entries

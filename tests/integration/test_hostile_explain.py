@@ -26,12 +26,7 @@ def release(version: str) -> dict[str, bytes]:
     body = [HELD] if version == "1.0.0" else list(HOSTILE)
     lines = "\n".join(f"        {line}" for line in body)
     source = (
-        "class Trainer:\n"
-        "    def __init__(self):\n"
-        f"{lines}\n"
-        '        """\n'
-        f"{CONTEXT}\n"
-        '        """\n'
+        f'class Trainer:\n    def __init__(self):\n{lines}\n        """\n{CONTEXT}\n        """\n'
     )
     return {
         f"{PROJECT}/__init__.py": b"",
