@@ -47,17 +47,18 @@ SUMMARY_LIMIT = 1024 * 1024
 CELL_MAX = 160
 
 
-#: what GitHub would turn into a link, an image or a mention outside code: brackets become
-#: entities, a word joiner (U+2060) follows `@` and sits inside `://`
-_LINKING = {"[": "&#91;", "]": "&#93;", "@": "@\u2060", "://": ":\u2060//"}
-_LINKING_RE = re.compile("|".join(map(re.escape, _LINKING)))
+#: what GitHub would turn into a link, an image, a mention or a reference outside code:
+#: brackets become entities; a word joiner (U+2060) follows `@`, sits inside `://` and `www.`
+#: (an autolink), and after the `#` of `#12` (`owner/repo#12`) and the `-` of `GH-12`
+_ENTITIES = {"[": "&#91;", "]": "&#93;"}
+_LINKING_RE = re.compile(r"[\[\]]|@|:(?=//)|www(?=\.)|#(?=\d)|gh-(?=\d)", re.IGNORECASE)
 
 
 def md_escape(text: str) -> str:
     """Text safe inside a table cell or HTML: no pipes, no newlines, no raw HTML, no link,
-    image or mention."""
+    image, mention or reference."""
     escaped = html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
-    return _LINKING_RE.sub(lambda m: _LINKING[m.group()], escaped)
+    return _LINKING_RE.sub(lambda m: _ENTITIES.get(m.group()) or m.group() + "\u2060", escaped)
 
 
 def code_span(text: str) -> str:
@@ -66,6 +67,12 @@ def code_span(text: str) -> str:
     the text; the padding spaces are the ones CommonMark strips."""
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     return f"{fence} {' '.join(text.split())} {fence}"
+
+
+def cell_code(text: str) -> str:
+    """Untrusted text as inline code in a table cell: GitHub splits a row at every `|` not
+    escaped, inside a code span too, and reads `\\|` there as `|`."""
+    return code_span(text).replace("|", "\\|")
 
 
 def code_block(text: str) -> str:
@@ -156,7 +163,7 @@ def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> lis
                 f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
                 f"{spans_text([c.version for c in cells], grid.versions, mark)} "
                 f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
-                f"| {code_span(in_words(detail, CELL_MAX)) if detail else NONE} |"
+                f"| {cell_code(in_words(detail, CELL_MAX)) if detail else NONE} |"
             )
             found.append((since, row))
     return [row for _, row in sorted(found, key=lambda pair: pair[0])]
