@@ -14,6 +14,7 @@ compared) and deterministic (candidates in a fixed order, ties broken by name).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import io
@@ -30,7 +31,7 @@ from canary.engine.contracts import Verdict, defined, evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
 from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
-from canary.sources.tree import SourceError, Tree
+from canary.sources.tree import MemberRefused, SourceError, Tree
 
 MAX_SEARCH_MODULES = 800
 MAX_SEARCH_BYTES = 24 * 1024 * 1024
@@ -390,13 +391,19 @@ def _opened(run: VersionRun) -> Tree:
 
 
 def _read(tree: Tree, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours)."""
+    """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours).
+    A file the source refuses (a link, a member over the cap) is passed by: one such member
+    must not cost the story of the whole release; a fault of fetching still ends it."""
     for at in range(0, len(paths), PREFETCH_CHUNK):
         chunk = paths[at : at + PREFETCH_CHUNK]
         if len(chunk) > 1:
-            tree.prefetch(chunk)
+            with contextlib.suppress(MemberRefused):  # then read one by one
+                tree.prefetch(chunk)
         for path in chunk:
-            data = tree.read(path)
+            try:
+                data = tree.read(path)
+            except MemberRefused:
+                continue
             if data is not None:
                 yield path, data
 

@@ -23,7 +23,7 @@ from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.redact import redact
 from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar
-from canary.sources.tree import SourceError
+from canary.sources.tree import MemberRefused, SourceError
 
 if TYPE_CHECKING:
     from canary.sources.http import Http, Reply
@@ -104,10 +104,10 @@ class GitHubTree:
     def _get(self, repo_path: str) -> bytes | None:
         if self._tarball is not None:
             if repo_path in self._tarball.links:
-                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
+                raise MemberRefused(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
             if repo_path in self._tarball.refused:
                 why = self._tarball.refused[repo_path]
-                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} {why}")
+                raise MemberRefused(f"{self.repo}@{self.ref}: {repo_path} {why}")
             return self._tarball.files.get(repo_path)
         url = self._url(repo_path)
 

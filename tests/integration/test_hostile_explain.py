@@ -70,3 +70,37 @@ def test_explain_escapes_what_the_upstream_wrote(tmp_path, monkeypatch, capsys):
     data = json.loads(raw)
     assert "\\x1b[2J" in data["diff"] and "\\u202e" in data["diff"]
     assert_shown_not_acted_on(data["diff"])
+
+
+def test_a_member_the_story_cannot_read_costs_no_story(tmp_path, monkeypatch, capsys):
+    """An sdist whose new release holds members canary will not read (links: one to
+    /etc/passwd, one climbing out) beside the module a removed function moved to: the search
+    passes them by, and the story still names where the function went."""
+    from campaign_upstream import publish
+    from servers import make_sdist, serving
+
+    old = {"fakepkg/__init__.py": b"", "fakepkg/core.py": b"def helper(x):\n    return x\n"}
+    new = {
+        "fakepkg/__init__.py": b"",
+        "fakepkg/core.py": b"X = 1\n",
+        "fakepkg/zz.py": old["fakepkg/core.py"],
+    }
+    links = {"fakepkg/aa.py": "/etc/passwd", "fakepkg/core_helpers.py": "../../x"}
+    archives = {
+        "fakepkg-1.0.0.tar.gz": make_sdist("fakepkg-1.0.0", old),
+        "fakepkg-2.0.0.tar.gz": make_sdist("fakepkg-2.0.0", new, links),
+    }
+    matrix = (
+        f'upstream: {PROJECT}\nversions:\n  releases: ">=1.0"\nchecks:\n'
+        f"  - {{id: helper, module: {PROJECT}.core, function: helper}}\n"
+    )
+    with serving() as server:
+        monkeypatch.setenv("CANARY_INDEX_URL", publish(server, archives))
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "matrices").mkdir()
+        (tmp_path / "matrices" / f"{PROJECT}.yaml").write_text(matrix)
+        assert main(["explain", f"{PROJECT}::helper"]) == 0
+    text = capsys.readouterr().out
+    assert "broke in 2.0.0 (held on 1.0.0)" in text
+    assert "moved to fakepkg.zz.helper in 2.0.0 (fakepkg/zz.py:1)" in text, text
