@@ -129,7 +129,7 @@ def _subfolders(found: Survey, folder: Path, named: re.Pattern[str]) -> Iterator
 def _real_folder(found: Survey, folder: Path) -> bool:
     try:
         mode = os.lstat(folder).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such folder, or a root that is a file
         return False
     if stat.S_ISDIR(mode):
         return True

@@ -349,3 +349,12 @@ def test_clear_removes_entries_locks_and_the_folders_it_empties(tmp_path):
         f"{LAYOUT}/release",
         f"{LAYOUT}/release/stray.txt",
     ]
+
+
+def test_a_cache_folder_that_is_a_file_holds_nothing(tmp_path):
+    root = tmp_path / "a-file"
+    root.write_text("not a folder")
+    assert cache_info(root).endswith("total: 0 entries, 0 B")
+    assert cache_clear(root) == f"cleared 0 entries (0 B) from {root}"
+    assert cache_prune(1, root).startswith("pruned 0 entries (0 B)")
+    assert root.read_text() == "not a folder"
