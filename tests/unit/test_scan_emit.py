@@ -100,7 +100,17 @@ def test_unknown_upstream_gets_a_github_placeholder_and_declared_releases():
     assert data["versions"] == {"releases": ">=1.0"} and data["checks"] == []
 
 
-@pytest.mark.parametrize("text", ['a"b\\c', "\x00\x1f\x7f\x85", "line\nnext\ttab", "\U0001f600 ok"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a"b\\c',
+        "\x00\x1f\x7f\x85",
+        "line\nnext\ttab",
+        "\U0001f600 ok",
+        "a \u2028 b",  # YAML breaks a line there and folds the spaces around it
+        "x = 1 \u2029  y",
+    ],
+)
 def test_quote_round_trips_any_string(text):
     assert yaml.safe_load(quote(text)) == text
 

@@ -42,7 +42,9 @@ class Releases:
 
 
 def quote(text: str) -> str:
-    """A YAML double-quoted scalar for any string (control characters escaped)."""
+    """A YAML double-quoted scalar for any string: control characters escaped, and the line and
+    paragraph separators too (YAML breaks a line at them and folds the spaces around them,
+    so `a \u2028 b` would read back as `a\u2028b`)."""
     out = []
     for char in text:
         code = ord(char)
@@ -52,7 +54,13 @@ def quote(text: str) -> str:
             out.append("\\n")
         elif char == "\t":
             out.append("\\t")
-        elif code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF or code > 0xFFFD:
+        elif (
+            code < 0x20
+            or 0x7F <= code <= 0x9F
+            or char in "\u2028\u2029"
+            or 0xD800 <= code <= 0xDFFF
+            or code > 0xFFFD
+        ):
             out.append(f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}")
         else:
             out.append(char)
