@@ -126,7 +126,7 @@ def is_folder_entry(entry: str) -> bool:
     return not any(c in entry for c in _GLOB) and not entry.endswith((".yaml", ".yml"))
 
 
-class _TooWide(Exception):
+class _TooWide(CanaryError):
     """A glob listed more folders than MAX_GLOB_FOLDERS."""
 
 
