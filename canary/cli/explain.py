@@ -114,6 +114,6 @@ def tell(matrix: Matrix, check: Check, versions: str, settings: Settings) -> Che
         return story
     found = breaks[-1].result
     old, new = targets[found.last_pass], targets[found.first_fail]
-    explanation = runner.explain(one, check, old, new, EXPLAIN_DIFF_LINES)
+    explanation = runner.explain(one, check, old, new, EXPLAIN_DIFF_LINES, advice=True)
     link = compare_link(matrix, found.last_pass, found.first_fail, grid.info.branches)
     return dataclasses.replace(story, explanation=explanation, compare=link)
