@@ -12,18 +12,24 @@ and only a file whose bytes hold the name is tokenized.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 
 from canary.engine.became import (
+    EXPLAIN_DIFF_LINES,
     MAX_SEARCH_BYTES,
     MAX_SEARCH_MODULES,
+    Explanation,
+    explain,
+    gone_name,
     logical_lines,
     opened,
     read_files,
 )
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Place
+from canary.matrix.model import Contract
 
 #: words upstream uses when it says a name is going: the message must hold one of them
 CUE = re.compile(
@@ -46,6 +52,16 @@ _CHANGELOG = re.compile(r"(?:^|/)(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE)[^/]*
 MESSAGE_CHARS = 300
 BODY_STATEMENTS = 40
 MAX_ADVICE = 3
+
+
+def advised(contract: Contract, old: VersionRun, new: VersionRun) -> Explanation:
+    """`canary explain`'s account of a break: what the subject became, its diff (up to
+    EXPLAIN_DIFF_LINES), and what `old`'s release said of the name `new` no longer has."""
+    told = explain(contract, old, new, EXPLAIN_DIFF_LINES)
+    name = gone_name(contract, new)
+    if name is None:
+        return told
+    return dataclasses.replace(told, advice=upstream_advice(old, name, contract.module))
 
 
 def upstream_advice(run: VersionRun, name: str, module: str) -> tuple[Place, ...]:
