@@ -14,7 +14,6 @@ import sys
 
 from canary.analysis.similar import close_matches
 from canary.cli.help import EXIT_CODES
-from canary.engine.became import EXPLAIN_DIFF_LINES
 from canary.engine.outcomes import Status
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
@@ -114,6 +113,6 @@ def tell(matrix: Matrix, check: Check, versions: str, settings: Settings) -> Che
         return story
     found = breaks[-1].result
     old, new = targets[found.last_pass], targets[found.first_fail]
-    explanation = runner.explain(one, check, old, new, EXPLAIN_DIFF_LINES)
+    explanation = runner.explain(one, check, old, new, for_explain=True)
     link = compare_link(matrix, found.last_pass, found.first_fail, grid.info.branches)
     return dataclasses.replace(story, explanation=explanation, compare=link)

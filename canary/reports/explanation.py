@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 
 from canary.engine.became import Explanation, SubjectText
-from canary.engine.outcomes import Result, Status
+from canary.engine.outcomes import Place, Result, Status
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
 from canary.reports.transition import became_lines, transition_line
@@ -90,11 +90,19 @@ def story_json(story: CheckStory) -> str:
         if explanation is not None:
             if explanation.became is not None:
                 data[explanation.became.key] = explanation.became.to_json()
+            data["advice"] = [
+                {**place.to_json(), "version": found.last_pass} for place in explanation.advice
+            ]
             data["old"] = _subject(explanation.old)
             data["new"] = _subject(explanation.new)
             data["diff"] = showable_lines(explanation.diff)
         data["compare"] = story.compare
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def advice_line(place: Place, version: str) -> str:
+    """`upstream said: MESSAGE (PATH:LINE, VERSION)`: the message as upstream wrote it."""
+    return f"upstream said: {place.text} ({place.path}:{place.line}, {version})"
 
 
 def _side(subject: SubjectText | None, version: str) -> str:
@@ -120,6 +128,8 @@ def story_text(story: CheckStory) -> str:
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
     explanation = story.explanation
+    if explanation is not None:  # upstream's own word first, then canary's guesses
+        lines += [advice_line(place, found.last_pass) for place in explanation.advice]
     if explanation is not None and explanation.became is not None:
         lines += became_lines(explanation.became, found.first_fail)
     lines.append(
