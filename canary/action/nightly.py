@@ -26,9 +26,10 @@ from canary.action.runner import (
     work_dir,
 )
 from canary.action.steps import artifact_name, lock_files, matrix_files, render, results_path
+from canary.engine.upcoming import carry_since
 from canary.reports.command import read_report
 from canary.reports.drift import drift
-from canary.reports.jsonio import ReportError
+from canary.reports.jsonio import ReportError, to_json
 from canary.reports.markdown import SUMMARY_LIMIT
 from canary.settings import Settings
 from canary.sources.limits import MiB
@@ -179,6 +180,8 @@ def compare() -> None:
         print(f"canary: baseline: results of {baseline.named()}")
         used = f"Baseline: the results of {baseline.named()}."
     path = baseline.path if baseline else None
+    if path is not None:
+        carry_dates(path)
     head = f"{used}\n\n"
     report = render(results_path(), "markdown", path, limit=SUMMARY_LIMIT - len(head.encode()))
     add_summary(head + report)
@@ -191,14 +194,28 @@ def compare() -> None:
 
 
 def new_breakage(baseline: Path | None) -> bool:
-    """Red tonight and not red in the baseline; without one, anything red."""
+    """Red tonight and not red in the baseline (released or upcoming); without one, anything
+    red."""
     try:
         now = read_report(str(results_path()))
         if baseline is None:
             return any(result.status.is_red for result in now.results)
-        return bool(drift(now, read_report(str(baseline))).new_failures)
+        found = drift(now, read_report(str(baseline)))
+        return bool(found.new_failures or found.new_upcoming)
     except ReportError as exc:
         raise ActionError(str(exc)) from None
+
+
+def carry_dates(baseline: Path) -> None:
+    """Tonight's results keep the date each upcoming red was first seen (from the baseline),
+    so the issue says "since" the night it turned red, and the next night reads it back;
+    run before the results are uploaded."""
+    try:
+        now = read_report(str(results_path()))
+        carry_since(now, read_report(str(baseline)))
+    except ReportError as exc:
+        raise ActionError(str(exc)) from None
+    results_path().write_text(to_json(now), encoding="utf-8")
 
 
 def issue_intro(used: str) -> str:

@@ -190,3 +190,6 @@ class RunReport:
     #: what was run, for a report read later: `date` (UTC), `canary` (its version), `command`,
     #: `cache` (the cache folder of a run that read the package index or GitHub)
     run: dict[str, str] = field(default_factory=dict)
+    #: (upstream, check) -> the date an upcoming red was first seen (canary.engine.upcoming):
+    #: carried from the previous night's results by the nightly; a run alone gives its own date
+    since: dict[tuple[str, str], str] = field(default_factory=dict)
