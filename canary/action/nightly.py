@@ -45,6 +45,9 @@ BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github
 TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
 #: artifacts looked at, newest first, before the night counts as having no baseline
 MAX_CANDIDATES = 20
+#: new breaks whose upstream commit is named in one night: each costs about four API
+#: requests (two refs, a comparison page, the pull request) and log2(commits) raw reads
+MAX_NAMED = 20
 #: largest artifact zip downloaded, and largest results.json inflated from it
 MAX_ARTIFACT = 64 * MiB
 MAX_RESULTS = 256 * MiB
@@ -181,7 +184,7 @@ def compare() -> None:
         used = f"Baseline: the results of {baseline.named()}."
     path = baseline.path if baseline else None
     if path is not None:
-        carry_dates(path)
+        follow_up(path)
     head = f"{used}\n\n"
     report = render(results_path(), "markdown", path, limit=SUMMARY_LIMIT - len(head.encode()))
     add_summary(head + report)
@@ -206,15 +209,36 @@ def new_breakage(baseline: Path | None) -> bool:
         raise ActionError(str(exc)) from None
 
 
-def carry_dates(baseline: Path) -> None:
-    """Tonight's results keep the date each upcoming red was first seen (from the baseline),
-    so the issue says "since" the night it turned red, and the next night reads it back;
-    run before the results are uploaded."""
+def follow_up(baseline: Path) -> None:
+    """Tonight's results, before they are uploaded, get what the baseline knew and what is
+    new tonight: the date each upcoming red was first seen (so the issue says "since" the night
+    it turned red, and the next night reads it back), the commits named for transitions that
+    are still the same, and the upstream commit of each new break (canary.engine.culprit), at
+    most MAX_NAMED a night; one that cannot be named is a warning saying why."""
+    from canary.engine.culprit import Culprits, carry_broken_by, name_breaks
+    from canary.engine.upcoming import key
+    from canary.matrix.model import MatrixError, load_matrix
+    from canary.sources.context import SourceContext
+
     try:
-        now = read_report(str(results_path()))
-        carry_since(now, read_report(str(baseline)))
-    except ReportError as exc:
+        now, before = read_report(str(results_path())), read_report(str(baseline))
+        matrices = [load_matrix(path) for path in matrix_files()]
+    except (ReportError, MatrixError) as exc:
         raise ActionError(str(exc)) from None
+    carry_since(now, before)
+    carry_broken_by(now, before)
+    found = drift(now, before)
+    new = {key(result) for result, _ in [*found.new_failures, *found.new_upcoming]}
+    with SourceContext() as context:
+        unnamed = name_breaks(
+            now,
+            matrices,
+            Culprits(context),
+            lambda result: key(result) in new and result.broken_by is None,
+            MAX_NAMED,
+        )
+    for line in unnamed:
+        command("warning", f"canary: the upstream change that broke {line}")
     results_path().write_text(to_json(now), encoding="utf-8")
 
 

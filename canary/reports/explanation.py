@@ -11,7 +11,7 @@ from canary.engine.became import Explanation, SubjectText
 from canary.engine.outcomes import Result, Status
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
-from canary.reports.transition import became_lines, transition_line
+from canary.reports.transition import became_lines, broken_by_line, transition_line
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class CheckStory:
     transition: Result | None  # the latest transition's first failing result
     explanation: Explanation | None
     compare: str  # the upstream's compare link, "" without `github`
+    #: why the commit that broke it was asked for (`--commit`) and not named; the commit
+    #: itself is the transition's `broken_by`
+    unnamed: str = ""
 
 
 def verdict_runs(row: list[Result]) -> list[dict]:
@@ -81,6 +84,10 @@ def story_json(story: CheckStory) -> str:
     else:
         found = story.transition
         data["transition"] = {"last_pass": found.last_pass, "first_fail": found.first_fail}
+        if found.broken_by is not None:
+            data["broken_by"] = found.broken_by.to_json()
+        if story.unnamed:
+            data["broken_by_error"] = story.unnamed
         explanation = story.explanation
         if explanation is not None:
             if explanation.became is not None:
@@ -114,6 +121,10 @@ def story_text(story: CheckStory) -> str:
         lines.append(_never(story))
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
+    if found.broken_by is not None:
+        lines.append(broken_by_line(found))
+    if story.unnamed:
+        lines.append(f"broken by: not named: {story.unnamed}")
     explanation = story.explanation
     if explanation is not None and explanation.became is not None:
         lines += became_lines(explanation.became, found.first_fail)
