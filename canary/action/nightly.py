@@ -222,23 +222,28 @@ def follow_up(baseline: Path) -> None:
 
     try:
         now, before = read_report(str(results_path())), read_report(str(baseline))
-        matrices = [load_matrix(path) for path in matrix_files()]
-    except (ReportError, MatrixError) as exc:
+    except ReportError as exc:
         raise ActionError(str(exc)) from None
     carry_since(now, before)
     carry_broken_by(now, before)
     found = drift(now, before)
     new = {key(result) for result, _ in [*found.new_failures, *found.new_upcoming]}
-    with SourceContext() as context:
-        unnamed = name_breaks(
-            now,
-            matrices,
-            Culprits(context),
-            lambda result: key(result) in new and result.broken_by is None,
-            MAX_NAMED,
-        )
-    for line in unnamed:
-        command("warning", f"canary: the upstream change that broke {line}")
+    if new:
+        try:
+            matrices = [load_matrix(path) for path in matrix_files()]
+        except (ActionError, MatrixError) as exc:
+            command("warning", f"canary: the upstream changes of new breaks not named: {exc}")
+            matrices = []
+        with SourceContext() as context:
+            unnamed = name_breaks(
+                now,
+                matrices,
+                Culprits(context),
+                lambda result: key(result) in new and result.broken_by is None,
+                MAX_NAMED,
+            )
+        for line in unnamed:
+            command("warning", f"canary: the upstream change that broke {line}")
     results_path().write_text(to_json(now), encoding="utf-8")
 
 
