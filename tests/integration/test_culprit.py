@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 
 import pytest
 from gitrepo import Repo, githost_module
@@ -17,6 +18,7 @@ from canary.cli.main import main
 from canary.engine.culprit import Culprits, first_failing
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 from canary.matrix.model import load_matrix
+from canary.reports.faults import short_cause
 from canary.reports.jsonio import load_json, to_json
 from canary.reports.markdown import render_markdown
 from canary.settings import Settings
@@ -123,7 +125,15 @@ def test_a_rate_limit_is_an_error_naming_the_reset(served, tmp_path):
     matrix, check = _matrix(tmp_path)
     with _context(host, tmp_path) as context, pytest.raises(SourceError) as caught:
         Culprits(context).name(matrix, check, "v1.0.0", "main")
-    assert "GitHub rate limit exhausted; it resets" in str(caught.value)
+    assert re.search(
+        r"GitHub rate limit exhausted; it resets in \d+ s, at ..:..:.. UTC", str(caught.value)
+    )
+    # a run's fault line keeps when it resets
+    fault = Result("demo", "c", "main", Status.ERROR, str(caught.value), "github")
+    assert re.fullmatch(
+        r"GitHub rate limit exhausted until ..:..:.. UTC \(set GITHUB_TOKEN or GH_TOKEN\)",
+        short_cause(fault),
+    )
 
 
 def test_an_unknown_ref_is_an_error(served, tmp_path):
