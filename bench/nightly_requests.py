@@ -38,9 +38,7 @@ def measure(mirrors: Path) -> int:
         for m in matrices
         if m.github and (mirrors / m.github.replace("/", "+") / "repo").is_dir()
     }
-    branches = {
-        m.upstream: [v for v in m.versions.include if not is_release(v)] for m in matrices
-    }
+    branches = {m.upstream: [v for v in m.versions.include if not is_release(v)] for m in matrices}
     with tempfile.TemporaryDirectory() as cache, GitHost(served) as host:
         settings = dataclasses.replace(
             Settings.from_environment(),
