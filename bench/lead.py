@@ -15,6 +15,9 @@ For each incident of `incidents.yaml` whose upstream and client histories are un
   that fails.
 - the first final release: red from the upload of the first broken release.
 
+With `--proposed`, the check judged is the one `canary scan` proposes on the client's tree
+before the fix that names the contract and catches it (bench.recall's), not the contract.
+
 The lead of a route is the client's fix (its commit date in the client's mirror) minus when the
 route went red, in days: positive, canary was ahead. Printed per incident, then per route the
 median lead and how many were red before the fix, as the issue's table.
@@ -36,7 +39,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from bench.githost import GitHost
-from bench.recall import Incident, load
+from bench.recall import Incident, load, verdict
 from canary import api
 from canary.engine.culprit import Culprits
 from canary.matrix.model import Matrix, load_matrix
@@ -74,8 +77,25 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _matrix(incident: Incident, folder: Path) -> Matrix:
-    """A one-check matrix of the incident's contract, with its upstream's repository facts."""
+def proposed_check(mirrors: Path, incident: Incident, scratch: Path) -> dict | None:
+    """The check `canary scan` proposes on the client's tree before the fix that names the
+    incident's contract and catches it (holds on the last good release, fails on the first
+    broken one), as bench.recall finds it; None when scan proposes none that does."""
+    try:
+        caught, said = verdict(mirrors, incident, scratch)
+    except subprocess.CalledProcessError:  # a mirror without some of the tree's blobs
+        return None
+    if not caught:
+        return None
+    ids = said.removeprefix("caught by ").split(", ")
+    written = yaml.safe_load((scratch / "out" / f"{incident.upstream}.yaml").read_text())
+    check = next(c for c in written["checks"] if c["id"] == ids[0])
+    return {key: value for key, value in check.items() if key not in ("id", "why")}
+
+
+def _matrix(incident: Incident, folder: Path, check: dict | None = None) -> Matrix:
+    """A one-check matrix of the incident's contract (or `check`), with its upstream's
+    repository facts."""
     shipped = ROOT / "matrices" / f"{incident.upstream}.yaml"
     if shipped.is_file():
         head = load_matrix(shipped)
@@ -92,7 +112,7 @@ def _matrix(incident: Incident, folder: Path) -> Matrix:
         "src": src,
         "tag": tag,
         "versions": {"releases": f">={incident.last_good}"},
-        "checks": [{"id": "contract", **incident.contract}],
+        "checks": [{"id": "contract", **(check or incident.contract)}],
     }
     path = folder / f"{incident.id}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -135,7 +155,9 @@ def _fails(matrix: Matrix, version: str, settings: Settings) -> bool | None:
     return None if status in ("error", "skip") else status in ("fail", "warn")
 
 
-def measure(mirrors: Path, incident: Incident, settings: Settings, scratch: Path) -> Lead | None:
+def measure(
+    mirrors: Path, incident: Incident, settings: Settings, scratch: Path, proposed: bool = False
+) -> Lead | None:
     matrix = _matrix(incident, scratch)
     upstream = mirrors / str(matrix.github).replace("/", "+") / "repo"
     client = mirrors / incident.client.replace("/", "+") / "repo"
@@ -143,6 +165,12 @@ def measure(mirrors: Path, incident: Incident, settings: Settings, scratch: Path
     if not upstream.is_dir() or not fixed:
         return None
     lead = Lead(incident, _when(fixed), dict.fromkeys(ROUTES))
+    if proposed:
+        check = proposed_check(mirrors, incident, Path(tempfile.mkdtemp(dir=scratch)))
+        if check is None:
+            lead.note = "scan proposes no check that catches it (or the tree is not in the mirror)"
+            return lead
+        matrix = _matrix(incident, scratch, check)
     with SourceContext(settings) as context:
         uploads = _uploads(context, matrix.pypi)
     final = uploads.get(str(Version(incident.first_broken)))
@@ -210,6 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.lead")
     parser.add_argument("mirrors", type=Path, help="folder of OWNER+NAME/repo git mirrors")
     parser.add_argument("-k", dest="only", help="only incidents whose id contains this")
+    parser.add_argument(
+        "--proposed",
+        action="store_true",
+        help="judge the check canary scan proposes on the client's tree before the fix (the "
+        "one naming the contract that catches it), not the incident's contract",
+    )
     args = parser.parse_args(argv)
     leads: list[Lead] = []
     skipped: list[str] = []
@@ -218,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         for incident in load():
             if args.only and args.only not in incident.id:
                 continue
-            lead = measure(args.mirrors, incident, settings, Path(scratch))
+            lead = measure(args.mirrors, incident, settings, Path(scratch), args.proposed)
             if lead is None:
                 skipped.append(incident.id)
                 continue
