@@ -12,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from canary.engine.outcomes import Result, RunReport
-from canary.engine.upcoming import upcoming_json, upcoming_keys
+from canary.engine.upcoming import Key, upcoming_json, upcoming_keys
 from canary.reports.faults import short_cause, split_faults
 from canary.reports.grid import build_grids, order_versions, plural, spans_text
 from canary.reports.markdown import code_span
 from canary.reports.text import checks_line
-
-Key = tuple[str, str, str]
 
 
 @dataclass
