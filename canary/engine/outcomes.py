@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from canary.safety.untrusted import showable, showable_lines
 
@@ -108,17 +109,16 @@ class BrokenBy:
             if shown != getattr(self, name):
                 object.__setattr__(self, name, shown)
 
-    def to_json(self) -> dict:
-        data: dict = {"commit": self.commit, "date": self.date, "title": self.title}
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"commit": self.commit, "date": self.date, "title": self.title}
         if self.pull:
             data["pull"] = {"number": self.pull, "title": self.pull_title, "url": self.pull_url}
         data.update(judged=self.judged, between=self.between, unsure=self.unsure)
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> BrokenBy:
-        pull = data.get("pull") if isinstance(data.get("pull"), dict) else {}
-        assert isinstance(pull, dict)
+    def from_json(cls, data: dict[str, Any]) -> BrokenBy:
+        pull: dict[str, Any] = data["pull"] if isinstance(data.get("pull"), dict) else {}
         return cls(
             str(data["commit"]),
             str(data.get("date", "")),

@@ -14,6 +14,7 @@ check broken on the newest release and still broken on main is a released red on
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from canary.engine.outcomes import Result, RunReport, Status, UpstreamInfo
 
@@ -86,7 +87,7 @@ def failing(report: RunReport, fail_on: Iterable[str] = FAIL_ON) -> list[Result]
     return chosen
 
 
-def upcoming_json(report: RunReport) -> list[dict]:
+def upcoming_json(report: RunReport) -> list[dict[str, Any]]:
     """The JSON field `upcoming`: per check red only ahead of the releases, its `versions`
     (in check order), the newest `detail` and `since`, the date it was first seen red (the
     run's own date unless carried from an earlier night)."""
