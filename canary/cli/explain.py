@@ -15,7 +15,6 @@ import sys
 from canary.analysis.similar import close_matches
 from canary.cli.help import EXIT_CODES
 from canary.engine.became import EXPLAIN_DIFF_LINES
-from canary.engine.culprit import Culprits, ref_of
 from canary.engine.outcomes import Status
 from canary.engine.runner import Runner
 from canary.errors import ExitCode, UsageError
@@ -133,6 +132,8 @@ def tell(
     story = dataclasses.replace(story, explanation=explanation, compare=link)
     if not commit:
         return story
+    from canary.engine.culprit import Culprits, ref_of  # asked for (--commit): loaded then
+
     refs = [ref_of(matrix, v, grid.info.branches) for v in (found.last_pass, found.first_fail)]
     try:
         culprit = Culprits(runner.context, runner.modules).name(one, check, *refs)
