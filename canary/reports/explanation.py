@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from canary.engine.became import Explanation, SubjectText
 from canary.engine.outcomes import Result, Status
+from canary.reports import transition
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
-from canary.reports.transition import became_lines, broken_by_line, transition_line
+from canary.reports.transition import became_lines, transition_line
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def story_text(story: CheckStory) -> str:
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
     if found.broken_by is not None:
-        lines.append(broken_by_line(found))
+        lines.append(transition.broken_by_line(found))
     if story.unnamed:
         lines.append(f"broken by: not named: {story.unnamed}")
     explanation = story.explanation
