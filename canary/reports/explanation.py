@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from canary.engine.became import Explanation, SubjectText
 from canary.engine.outcomes import Result, Status
-from canary.reports import transition
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
 from canary.reports.transition import became_lines, transition_line
@@ -122,8 +121,10 @@ def story_text(story: CheckStory) -> str:
         lines.append(_never(story))
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
-    if found.broken_by is not None:
-        lines.append(transition.broken_by_line(found))
+    if found.broken_by is not None:  # named on request (`--commit`)
+        from canary.reports.transition import broken_by_line
+
+        lines.append(broken_by_line(found))
     if story.unnamed:
         lines.append(f"broken by: not named: {story.unnamed}")
     explanation = story.explanation
