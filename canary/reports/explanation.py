@@ -30,6 +30,9 @@ class CheckStory:
     transition: Result | None  # the latest transition's first failing result
     explanation: Explanation | None
     compare: str  # the upstream's compare link, "" without `github`
+    #: why the commit that broke it was asked for (`--commit`) and not named; the commit
+    #: itself is the transition's `broken_by`
+    unnamed: str = ""
 
 
 def verdict_runs(row: list[Result]) -> list[dict]:
@@ -86,6 +89,10 @@ def story_json(story: CheckStory) -> str:
     else:
         found = story.transition
         data["transition"] = {"last_pass": found.last_pass, "first_fail": found.first_fail}
+        if found.broken_by is not None:
+            data["broken_by"] = found.broken_by.to_json()
+        if story.unnamed:
+            data["broken_by_error"] = story.unnamed
         explanation = story.explanation
         if explanation is not None:
             if explanation.became is not None:
@@ -127,6 +134,12 @@ def story_text(story: CheckStory) -> str:
         lines.append(_never(story))
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
+    if found.broken_by is not None:  # named on request (`--commit`)
+        from canary.reports.transition import broken_by_line
+
+        lines.append(broken_by_line(found))
+    if story.unnamed:
+        lines.append(f"broken by: not named: {story.unnamed}")
     explanation = story.explanation
     if explanation is not None:  # upstream's own word first, then canary's guesses
         lines += [advice_line(place, found.last_pass) for place in explanation.advice]

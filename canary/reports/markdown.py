@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
+from canary.engine.upcoming import Key, key, upcoming_keys
 from canary.reports.faults import split_faults, version_order
 from canary.reports.fitting import in_words
 from canary.reports.grid import (
@@ -26,7 +27,7 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
-from canary.reports.text import QUIET, red_line, stats_line
+from canary.reports.text import QUIET, UPCOMING_HEAD, red_line, stats_line, upcoming_line
 from canary.reports.transition import fence, markdown_notes, why_lines
 
 EMOJI = {
@@ -95,7 +96,7 @@ def _header(report: RunReport) -> list[str]:
     counts = summarize(report.results)
     badges = " · ".join(f"{EMOJI[Status(s)]} {n} {s}" for s, n in counts.items() if n)
     legend = " ".join(f"{EMOJI[s]} {s.value}" for s in Status)
-    red = red_line(report)
+    red = "; ".join(filter(None, [red_line(report), upcoming_line(report)]))
     return [
         f"# canary: {badges or 'no results'}\n\n"
         + (f"**{red}**\n\n" if red else "")
@@ -145,14 +146,22 @@ def _grid_summary(grid: UpstreamGrid) -> str:
     return f"the grid: {plural(len(grid.checks), 'check')}, {state}"
 
 
-def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> list[str]:
-    """One row per check with a result in `statuses`, newest breakage first: the check whose
-    first such version is the latest release comes first."""
+def _failing_rows(
+    grids: list[UpstreamGrid],
+    statuses: frozenset[Status],
+    upcoming: frozenset[Key] = frozenset(),
+    ahead: bool = False,
+) -> list[str]:
+    """One row per check with a result in `statuses` (those in `upcoming` when `ahead`, the
+    others when not), newest breakage first: the check whose first such version is the
+    latest release comes first."""
     found = []
     for grid in grids:
         mark = _marker(grid)
         for check in grid.checks:
-            cells = [c for c in grid.row(check) if c.status in statuses]
+            cells = [
+                c for c in grid.row(check) if c.status in statuses and (key(c) in upcoming) is ahead
+            ]
             if not cells:
                 continue
             since = len(grid.versions) - grid.versions.index(cells[0].version)
@@ -178,9 +187,12 @@ def _findings(report: RunReport, grids: list[UpstreamGrid]) -> list[str]:
     faults, _ = split_faults(report)
     order = version_order(report)
     parts = []
-    red = _failing_rows(grids, RED)
+    upcoming = upcoming_keys(report)
+    red = _failing_rows(grids, RED, upcoming)
     if red:
         parts += [f"\n## Failing\n\n{_HEAD}", *red]
+    if ahead := _failing_rows(grids, RED, upcoming, ahead=True):
+        parts += [f"\n## Upcoming\n\n{UPCOMING_HEAD.capitalize()}.\n\n{_HEAD}", *ahead]
     if faults:
         parts += ["\n## Sources not read\n"]
         parts += [f"- 💥 {md_escape(fault.line(order))}" for fault in faults]

@@ -52,6 +52,7 @@ class GitHubTree:
         api_url: str | None = None,
         limits: Limits | None = None,
         tarball_threshold: int = TARBALL_THRESHOLD,
+        known: bool = False,
     ) -> None:
         if not _REPO.fullmatch(repo):
             raise SourceError(f"GitHub repository {repo!r} is not OWNER/NAME")
@@ -67,7 +68,9 @@ class GitHubTree:
         self.limits = limits or Limits()
         self.tarball_threshold = tarball_threshold
         self._tarball: Unpacked | None = None
-        self._ref_checked = False
+        #: `known`: the ref is a commit GitHub itself listed (a comparison's), so a 404 of a
+        #: file there is its absence, and no request asks whether the ref exists
+        self._ref_checked = known
         self._lock = threading.Lock()
 
     def read(self, path: str) -> bytes | None:

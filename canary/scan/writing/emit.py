@@ -19,12 +19,20 @@ from canary.scan.proposing.ids import assign_ids
 from canary.scan.proposing.propose import Proposal, ProposedSubject
 from canary.scan.upstream.names import distribution
 
-# owner/repo and the folder holding the package in the repo, for the upstreams we know
+#: owner/repo, the folder holding the package in the repo and the branch its development
+#: happens on, for the upstreams we know (others: the repository their release's metadata
+#: names, canary.sources.repository, the package at the top and `main`)
 KNOWN_REPOS = {
-    "trl": ("huggingface/trl", ""),
-    "peft": ("huggingface/peft", "src"),
-    "transformers": ("huggingface/transformers", "src"),
+    "trl": ("huggingface/trl", "", "main"),
+    "peft": ("huggingface/peft", "src", "main"),
+    "transformers": ("huggingface/transformers", "src", "main"),
+    "accelerate": ("huggingface/accelerate", "src", "main"),
+    "bitsandbytes": ("bitsandbytes-foundation/bitsandbytes", "", "main"),
+    "sentence_transformers": ("UKPLab/sentence-transformers", "", "master"),
+    "vllm": ("vllm-project/vllm", "", "main"),
 }
+#: the branch of a repository found in a release's metadata
+DEFAULT_BRANCH = "main"
 # assertions whose values are names: a merge adds the names newly used to what a check lists
 _NAME_LISTS = ("methods", "attributes", "accepts", "params")
 
@@ -138,10 +146,17 @@ def _gate_line(spec: str) -> str:
 
 
 def render_matrix(
-    upstream: str, proposals: list[Proposal], releases: Releases, notes: Iterable[str] = ()
+    upstream: str,
+    proposals: list[Proposal],
+    releases: Releases,
+    notes: Iterable[str] = (),
+    repository: str | None = None,
 ) -> str:
-    """A complete new matrix file for `upstream`; `notes` are comment lines for its head."""
-    github, src = KNOWN_REPOS.get(upstream, (None, ""))
+    """A complete new matrix file for `upstream`; `notes` are comment lines for its head;
+    `repository`: OWNER/NAME of an upstream KNOWN_REPOS lacks, as its release names it. A
+    repository known either way is written with its branch under `include`, so the nightly
+    (`--versions all`) reads upstream's development ahead of the releases."""
+    github, src, branch = KNOWN_REPOS.get(upstream) or (repository, "", DEFAULT_BRANCH)
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
         *(f"# {comment(note)}" for note in notes),
@@ -155,7 +170,7 @@ def render_matrix(
         f"  releases: {quote(releases.spec)}  # {comment(releases.comment)}",
     ]
     if github:
-        lines.append("  include: [main]  # checked by `--versions all`")
+        lines.append(f"  include: [{branch}]  # checked by `--versions all` (the nightly)")
     lines += ["", "checks:" if proposals else "checks: []"]
     text = "".join(line + "\n" for line in lines)
     return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
