@@ -41,6 +41,7 @@ from canary.scan.downstream.self_attributes import HeldBySelf
 from canary.scan.downstream.spelled import Names, decided, paired_values, recording, walked_values
 from canary.scan.downstream.spread import Branches, call_uses, rekey
 from canary.scan.downstream.stale import needed
+from canary.scan.downstream.subclasses import base_uses, replacement_uses
 from canary.scan.downstream.text_calls import sought
 from canary.scan.downstream.text_flow import (
     NamesIn,
@@ -165,6 +166,9 @@ class FileScanner(ast.NodeVisitor):
         self.record.add(Role.PATCH, target, node)
         if params := self.replacements.params(value, node, self.scopes.lookup):
             self.record.add(Role.WRAPPER, target, node, params)
+        variants = self.replacements.variants(value, node, self.scopes.lookup) if value else []
+        for use in replacement_uses(target, variants, node):
+            self.record.add(use.role, use.ref, use.node, use.items)
 
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
@@ -240,6 +244,8 @@ class FileScanner(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.visit(expr)
+        for use in base_uses(node, [self._upstream(base) for base in node.bases]):
+            self.record.add(use.role, use.ref, use.node, use.items)
         self.scopes.bind(node.name, None)
         self.flow.classes.append((node.name, compiled_patterns(node.body)))
         self._in_scope(node.body, None, is_class=True)
