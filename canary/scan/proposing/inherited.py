@@ -23,7 +23,7 @@ the method takes `**kwargs`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from canary.analysis.model import FunctionInfo, Param
 from canary.analysis.parameters import render
@@ -46,11 +46,26 @@ class Stated:
     values: tuple[str, ...]
 
 
-def base_member(finding: Use, views: Sequence[UpstreamView]) -> list[Stated]:
-    """The checks a subclass's use of its base proposes; none when no release read binds it."""
+def shaped_apart(findings: Iterable[Use]) -> set[tuple[str, ...]]:
+    """The methods and functions the package overrides or replaces with functions of several
+    parameter lists (unsloth's DistilBertModel.forward, one for transformers 4, one for 5,
+    installed by two functions the client picks between): it handles several signatures, so
+    none of them is a contract."""
+    shapes: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for finding in findings:
+        if finding.role in (Role.OVERRIDE, Role.REPLACEMENT):
+            shapes.setdefault(finding.ref.parts, set()).add(finding.items)
+    return {parts for parts, found in shapes.items() if len(found) > 1}
+
+
+def base_member(
+    finding: Use, views: Sequence[UpstreamView], one_shape: bool = True
+) -> list[Stated]:
+    """The checks a subclass's use of its base proposes; none when no release read binds it.
+    Without `one_shape` (shaped_apart), an override or replacement states no signature."""
     parts, name = finding.ref.parts[:-1], finding.ref.parts[-1]
     if finding.role is Role.REPLACEMENT and not any(_named_class(v, parts) for v in views):
-        return _function_signature(finding, views)
+        return _function_signature(finding, views) if one_shape else []
     for view in views:  # newest first: the class where users find it today
         named = _named_class(view, parts)
         if named is None:
@@ -62,8 +77,8 @@ def base_member(finding: Use, views: Sequence[UpstreamView]) -> list[Stated]:
         assertion = "methods" if isinstance(kind, FunctionInfo) else "attributes"
         stated = [Stated(named.module, "class", named.name, assertion, (name,))]
         if finding.role is Role.REPLACEMENT:  # its existence is the patch's check
-            return _signature(named, name, finding.items, found)
-        if finding.role is Role.OVERRIDE:
+            return _signature(named, name, finding.items, found) if one_shape else []
+        if finding.role is Role.OVERRIDE and one_shape:
             stated += _signature(named, name, finding.items, found)
         elif finding.role is Role.BASE_CALL and finding.items and _named_only(found):
             method = f"{named.name}.{name}"

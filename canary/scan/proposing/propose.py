@@ -18,7 +18,7 @@ from canary.scan.downstream.call_shapes import shape_text
 from canary.scan.downstream.findings import Role, Use
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.rewriters import ANY_CLASS
-from canary.scan.proposing.inherited import BASE_ROLES, base_member, binds
+from canary.scan.proposing.inherited import BASE_ROLES, base_member, binds, shaped_apart
 from canary.scan.proposing.pass_through import passes_through
 from canary.scan.proposing.subjects import Placement, is_class_name, locate, place
 from canary.scan.upstream.view import UpstreamView
@@ -237,10 +237,11 @@ def _collect(
     attached = {f.ref.parts for f in findings if f.role is Role.PATCH}
     located = []
     facts: dict[ProposedSubject, _Facts] = {}
+    varied = shaped_apart(findings)
     for finding in findings:
         views = views_of.get(finding.ref.root, ())
         if finding.role in BASE_ROLES:
-            for stated in base_member(finding, views):
+            for stated in base_member(finding, views, finding.ref.parts not in varied):
                 subject = ProposedSubject(stated.module, stated.key, stated.name)
                 for member in stated.values:
                     facts.setdefault(subject, _Facts()).add(stated.assertion, member, finding)
