@@ -317,7 +317,7 @@ class FileScanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         self._registers(node)
-        if self._attribute_builtin(node):
+        if _attribute_builtin(self, node):
             return
         if (mocked := mock_patched(node, self.scopes)) and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
@@ -338,26 +338,27 @@ class FileScanner(ast.NodeVisitor):
         rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
 
-    def _attribute_builtin(self, node: ast.Call) -> bool:
-        """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
-        found = attribute_call(node, self.scopes.lookup)
-        owner = self._upstream(found[1]) if found else None
-        if found is None or owner is None:
-            return False
-        builtin, _, name = found
-        ref = owner.child(name)
-        if builtin == "hasattr":
-            self.record.add(Role.GUARD, ref, node)
-        elif builtin == "getattr":  # with a default, absence is tolerated
-            self.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
-            if len(node.args) > 2:
-                self.record.probed.append(ref)
-                self.record.done_without.append(ref)
-        else:
-            self._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
-        for expr in (*node.args[2:], *(k.value for k in node.keywords)):
-            self.visit(expr)
-        return True
+
+def _attribute_builtin(scanner: FileScanner, node: ast.Call) -> bool:
+    """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
+    found = attribute_call(node, scanner.scopes.lookup)
+    owner = scanner._upstream(found[1]) if found else None
+    if found is None or owner is None:
+        return False
+    builtin, _, name = found
+    ref = owner.child(name)
+    if builtin == "hasattr":
+        scanner.record.add(Role.GUARD, ref, node)
+    elif builtin == "getattr":  # with a default, absence is tolerated
+        scanner.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
+        if len(node.args) > 2:
+            scanner.record.probed.append(ref)
+            scanner.record.done_without.append(ref)
+    else:
+        scanner._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
+    for expr in (*node.args[2:], *(k.value for k in node.keywords)):
+        scanner.visit(expr)
+    return True
 
 
 def _listed(bindings: Sequence[tuple[str, object]]) -> bool:
