@@ -120,6 +120,8 @@ def _once(note: str, check_id: str, said: dict[str, str]) -> str:
 def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:
     if proposal.assertion == "call":
         return [f"{pad}call: {shape_yaml(proposal.values[0])}"]
+    if proposal.assertion == "signature":
+        return [f"{pad}signature: {quote(proposal.values[0])}"]
     if proposal.assertion == "globals_bound":
         given = ", ".join(quote(v) for v in proposal.values)
         return [f"{pad}globals_bound: true"] + [f"{pad}globals_given: [{given}]"] * bool(given)
@@ -191,6 +193,8 @@ def _content(check: dict) -> list[_Fact]:
             # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
             for stated in ("params", "accepts") if assertion == "params" else (assertion,):
                 facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
+    if "signature" in check:  # the user's pin, however it was edited
+        facts.append((check.get("module"), keys[0], subject, "signature", set()))
     if check.get("globals_bound") is True:  # the names given are the user's to edit
         facts.append((check.get("module"), keys[0], subject, "globals_bound", set()))
     if (shape := stated_shape(check.get("call"))) is not None:
