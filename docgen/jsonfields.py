@@ -14,7 +14,15 @@ from typing import Any
 
 import yaml
 
-from canary.engine.outcomes import Became, Place, Result, RunReport, Status, UpstreamInfo
+from canary.engine.outcomes import (
+    Became,
+    BrokenBy,
+    Place,
+    Result,
+    RunReport,
+    Status,
+    UpstreamInfo,
+)
 from canary.reports.drift import drift, drift_json
 from canary.reports.jsonio import to_json
 
@@ -54,6 +62,7 @@ def sample_results() -> list[Result]:
             became=lines,
             diff="--- pkg/a.py (1.0)\n+++ pkg/a.py (2.0)\n",
             why="our patch needs it",
+            broken_by=BrokenBy("0" * 40, "2026-01-01T00:00:00Z", "a title", 1, "a pull", "u"),
         ),
         failure("c", became=moved),
     ]

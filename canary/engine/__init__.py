@@ -14,5 +14,8 @@
 - `transitions.py`: where a check broke: the last version it held on and the first it failed on;
 - `became.py`: what a failing subject became there, and its diff between the two;
 - `retold.py`: what was told of a transition, remembered per pair of release files;
-- `interrupted.py`: Ctrl-C during a run: one line saying how far it got, exit 130.
+- `interrupted.py`: Ctrl-C during a run: one line saying how far it got, exit 130;
+- `culprit.py`: the upstream commit that broke a check, bisected between two versions;
+- `upcoming.py`: upcoming breaks: red only ahead of the releases (a branch, the pre-release);
+- `advice.py`: what the last release that had a gone name said of it (`canary explain`).
 """

@@ -10,6 +10,8 @@
 - `ranges.py`: byte ranges of one remote file, one whole download when ranges fail;
 - `tarball.py`: sdists and GitHub tarballs, streamed, sources kept;
 - `github.py`: branches and tags from GitHub's raw files and API;
+- `history.py`: a GitHub repository's history through its REST API (refs, commits);
+- `repository.py`: where a release says its source lives (the GitHub repository it names);
 - `http.py`: the HTTP client: retries, backoff, proxies, credentials;
 - `deadline.py`: each request's total time, redirects and retries included;
 - `limits.py`: size bounds that keep untrusted archives from exhausting memory or bandwidth;

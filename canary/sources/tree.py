@@ -8,7 +8,7 @@ from typing import Protocol
 
 from canary.errors import SourceError
 
-__all__ = ["SourceError", "SourceKind", "Tree"]  # SourceError: the error a Tree raises
+__all__ = ["MemberRefused", "SourceError", "SourceKind", "Tree"]  # SourceError: a Tree raises it
 
 
 class SourceKind(str, enum.Enum):
@@ -17,6 +17,12 @@ class SourceKind(str, enum.Enum):
     INDEX = "index"
     GITHUB = "github"
     LOCAL = "local"
+
+
+class MemberRefused(SourceError):
+    """A file of the version that canary will not read (a link, a device, a member over the
+    size cap): a fact of the release, not a fault of fetching it. A check that reads it is an
+    `error`; a search over every file (what a missing name became) passes it by."""
 
 
 class Tree(Protocol):
