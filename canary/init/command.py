@@ -212,8 +212,8 @@ def init_main(
         )
     texts = {(matrices / f"{name}.yaml").as_posix(): text for name, text in proposed.items()}
     for relative in plan.matrices:
-        text = None if (root / relative).exists() else texts.get(relative)
-        _lock(root, relative, dry_run, plan, text)
+        given = None if (root / relative).exists() else texts.get(relative)
+        _lock(root, relative, dry_run, plan, given)
     if plan.matrices:
         minute = zlib.crc32(root.resolve().name.encode()) % 60  # spread repositories' nightlies
         _place(
