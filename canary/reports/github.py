@@ -13,6 +13,7 @@ from __future__ import annotations
 from canary.engine.outcomes import Result, RunReport, Status
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import UpstreamGrid, build_grids, grouped, repo_path, spans_text
+from canary.reports.standing import mark, standing
 from canary.reports.text import QUIET, findings, summary_line
 from canary.reports.transition import explained, why_lines
 from canary.reports.workflow import command, paused
@@ -35,15 +36,16 @@ def annotation_lines(report: RunReport) -> list[str]:
         command("error", fault.line(order), title="canary: a source was not read")
         for fault in faults
     ]
-    red: list[tuple[int, str]] = []
+    red: list[tuple[tuple[int, int], str]] = []
     others: dict[str, list[str]] = {"warning": [], "notice": []}
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
             broken = [c for c in loud if c.status.is_red]
-            if broken:
+            if broken:  # within the project's pins first, then beyond, then upcoming
+                rank = standing(grid.info, [c.version for c in broken])
                 since = len(grid.versions) - grid.versions.index(broken[0].version)
-                red.append((since, _red_check(grid, check, broken)))
+                red.append(((rank, since), _red_check(grid, check, broken, mark(grid.info, rank))))
             for (status, detail), versions in grouped(
                 c for c in loud if not c.status.is_red
             ).items():
@@ -80,16 +82,15 @@ def _annotation(
     return command(LEVEL[status], message, **_where(grid, check), title=title)
 
 
-def _red_check(grid: UpstreamGrid, check: str, broken: list[Result]) -> str:
-    """One error for the check: its red versions, the newest one's detail, and how many
-    other details the summary lists."""
+def _red_check(grid: UpstreamGrid, check: str, broken: list[Result], apart: str = "") -> str:
+    """One error for the check: its red versions, the newest one's detail (after `apart`,
+    its standing's mark), and how many other details the summary lists."""
     newest = broken[-1]
-    line = _annotation(grid, check, newest.status, newest.detail, broken)
+    detail = f"{apart}: {newest.detail}" if apart else newest.detail
     others = len({(r.status, r.detail) for r in broken}) - 1
     if others:
-        said = f"{others} other detail{'s' * (others != 1)} in the job summary"
-        line = _annotation(grid, check, newest.status, f"{newest.detail} ({said})", broken)
-    return line
+        detail += f" ({others} other detail{'s' * (others != 1)} in the job summary)"
+    return _annotation(grid, check, newest.status, detail, broken)
 
 
 def render_github(report: RunReport) -> str:

@@ -26,6 +26,8 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
+from canary.reports.standing import mark as apart_mark
+from canary.reports.standing import standing
 from canary.reports.text import QUIET, red_line, stats_line
 from canary.reports.transition import fence, markdown_notes, why_lines
 
@@ -139,8 +141,10 @@ def _grid_summary(grid: UpstreamGrid) -> str:
 
 
 def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> list[str]:
-    """One row per check with a result in `statuses`, newest breakage first: the check whose
-    first such version is the latest release comes first."""
+    """One row per check with a result in `statuses`, those red on releases the project's
+    requirement allows first, then those only beyond its pins, then the upcoming ones
+    (standing.py, marked), each newest breakage first: the check whose first such version is
+    the latest release comes first."""
     found = []
     for grid in grids:
         mark = _marker(grid)
@@ -148,17 +152,19 @@ def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> lis
             cells = [c for c in grid.row(check) if c.status in statuses]
             if not cells:
                 continue
+            rank = standing(grid.info, [c.version for c in cells])
             since = len(grid.versions) - grid.versions.index(cells[0].version)
             ok = last_passing(grid.row(check))
             detail = cells[-1].detail
+            apart = f" ({md_escape(said)})" if (said := apart_mark(grid.info, rank)) else ""
             row = (
-                f"| `{md_escape(grid.name)}::{md_escape(check)}` "
+                f"| `{md_escape(grid.name)}::{md_escape(check)}`{apart} "
                 f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
                 f"{spans_text([c.version for c in cells], grid.versions, mark)} "
                 f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
                 f"| {code_span(in_words(detail, CELL_MAX)) if detail else NONE} |"
             )
-            found.append((since, row))
+            found.append(((rank, since), row))
     return [row for _, row in sorted(found, key=lambda pair: pair[0])]
 
 

@@ -34,6 +34,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.jsonio import stats_of
+from canary.reports.standing import mark, standing
 from canary.reports.transition import Explained, explained, why_lines
 
 GLYPH = {
@@ -196,22 +197,30 @@ class Finding:
 
 def findings(report: RunReport) -> list[Finding]:
     """Per check, one finding per (status, detail) with its versions as ranges and the
-    transitions that start among those versions; then one per source that could not be read."""
+    transitions that start among those versions, those on releases the project's requirement
+    allows first, then those beyond its pins, then the upcoming ones (standing.py, each
+    marked); then one per source that could not be read."""
     faults, rest = split_faults(report)
     order = version_order(report)
-    found = []
+    found: list[tuple[int, Finding]] = []
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
             for (status, detail), versions in grouped(loud).items():
+                rank = standing(grid.info, versions)  # within the project's pins first
                 where = spans_text(versions, grid.versions)
                 cells = [grid.cells[check, v] for v in versions]
                 head = f"{label(status)} {grid.name}::{check}[{where}]"
+                said = f"{apart}: {detail}" if (apart := mark(grid.info, rank)) else detail
                 breaks = tuple(explained(cells))
-                found.append(Finding(status, head, detail, grid.place(check), cells[0].why, breaks))
+                finding = Finding(status, head, said, grid.place(check), cells[0].why, breaks)
+                found.append((rank, finding))
+    found.sort(key=lambda pair: pair[0])  # stable: each standing in the grid's order
     head = label(Status.ERROR)
-    found += [Finding(Status.ERROR, head, f.line(order, LINE_MAX - len(head) - 2)) for f in faults]
-    return found
+    room = LINE_MAX - len(head) - 2
+    return [finding for _, finding in found] + [
+        Finding(Status.ERROR, head, fault.line(order, room)) for fault in faults
+    ]
 
 
 def render_lines(report: RunReport, verbose: bool = False) -> str:
