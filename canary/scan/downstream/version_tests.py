@@ -88,7 +88,10 @@ def spelled_out(
     by what it stands for (the nodes of `test` itself are left as they are)."""
     if depth > _DEPTH:
         return test
-    again = lambda e: spelled_out(e, lookup, helpers, depth)  # noqa: E731
+
+    def again(expr: ast.expr) -> ast.expr:
+        return spelled_out(expr, lookup, helpers, depth)
+
     if isinstance(test, ast.Name):
         bound = lookup(test.id)
         if isinstance(bound, Flag):
@@ -130,8 +133,8 @@ def _helper_call(call: ast.Call, helpers: Helpers) -> ast.expr | None:
     passed |= {k.arg: k.value for k in call.keywords if k.arg in params}
     if set(passed) != set(params):
         return None
-    body = ast.parse(text, mode="eval").body
-    return _Substitute(passed).visit(body)
+    substituted: ast.expr = _Substitute(passed).visit(ast.parse(text, mode="eval").body)
+    return substituted
 
 
 class _Substitute(ast.NodeTransformer):
