@@ -221,14 +221,14 @@ class UpstreamView:
 
     def _method_owner(self, cls: Definition, method: str) -> Definition | None:
         return next(
-            (c for c, infos in self._hierarchy(cls) if any(method in i.methods for i in infos)),
+            (c for c, infos in self._lineage(cls) if any(method in i.methods for i in infos)),
             None,
         )
 
     def attribute_owner(self, cls: Definition, name: str) -> Definition | None:
         """The class of `cls`'s hierarchy whose body binds `name` as a class attribute (an
         assignment, an annotation, `__slots__`), not as a method."""
-        for current, infos in self._hierarchy(cls):
+        for current, infos in self._lineage(cls):
             for info in infos:
                 if (
                     name in info.assigned
@@ -243,14 +243,14 @@ class UpstreamView:
         defines (`from gbase.trainer import BaseTrainer` as a base of a class here): the
         methods it brings are read on that package's releases, not on this one's."""
         root = cls.module.split(".")[0]
-        for current, infos in self._hierarchy(cls):
+        for current, infos in self._lineage(cls):
             for base in (b for info in infos for b in info.bases):
                 origin = self._imported(current.module, base)
                 if origin and origin.split(".")[0] != root:
                     return origin
         return None
 
-    def _hierarchy(self, cls: Definition) -> Iterator[tuple[Definition, list[ClassInfo]]]:
+    def _lineage(self, cls: Definition) -> Iterator[tuple[Definition, list[ClassInfo]]]:
         """`cls` and the classes of its bases this release defines, breadth first, each
         with its definitions (one per `class` statement of that name)."""
         seen: set[tuple[str, str]] = set()
