@@ -17,6 +17,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from canary.analysis.parselock import parse_locked
 from canary.scan.downstream.guards import Resolver, conditions, upstream_version
 
 #: how deep helpers calling helpers are followed (`is_new()` -> `greater("x", "1")` -> ...)
@@ -133,7 +134,10 @@ def _helper_call(call: ast.Call, helpers: Helpers) -> ast.expr | None:
     passed |= {k.arg: k.value for k in call.keywords if k.arg in params}
     if set(passed) != set(params):
         return None
-    substituted: ast.expr = _Substitute(passed).visit(ast.parse(text, mode="eval").body)
+    statement = parse_locked(text).body[0]  # the text is one expression, unparsed by us
+    if not isinstance(statement, ast.Expr):
+        return None
+    substituted: ast.expr = _Substitute(passed).visit(statement.value)
     return substituted
 
 
