@@ -82,10 +82,8 @@ class CallSites:
         self._returns: dict[str, Returned] = {}  # function name -> the source it returns
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self._yields: dict[str, Yielded] = {}  # function name -> the listed rows it returns
-        # function name -> the version comparisons its defs return (version_tests.py), and
-        # how many of its defs return one
-        self._compares: dict[str, set[tuple[tuple[str, ...], str]]] = {}
-        self._comparing: Counter[str] = Counter()
+        # function name -> the version comparison each of its defs returns (version_tests.py)
+        self._compares: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
         self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
         # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
@@ -158,17 +156,14 @@ class CallSites:
         """`function(params)` returns the version comparison `comparison` (version_tests.py)."""
         if not self.frozen and not self.repeating:
             self.events.append(["compares", function, list(params), comparison])
-            self._compares.setdefault(function, set()).add((params, comparison))
-            self._comparing[function] += 1
+            self._compares.setdefault(function, []).append((params, comparison))
 
     @_question
     def comparison(self, function: str) -> tuple[tuple[str, ...], str] | None:
-        """(parameters, comparison) a call of the package's `function` stands for, when each
-        of its defs returns that same version comparison (LLaMA-Factory defines its
-        `is_transformers_version_greater_than` in two files, alike)."""
-        found = self._compares.get(function, set())
-        alike = len(found) == 1 and self._comparing[function] == self._defined[function]
-        return next(iter(found)) if self.frozen and alike else None
+        """(parameters, comparison) a call of `function` stands for, each of its defs alike."""
+        found = self._compares.get(function, [])
+        alike = len(set(found)) == 1 and len(found) == self._defined[function]
+        return found[0] if self.frozen and alike else None
 
     def installs(self, function: str, found: Installer) -> None:
         """`function` installs a replacement over an upstream attribute (installers.py)."""
@@ -343,7 +338,7 @@ class CallSites:
             for name, rows in sorted(self._yields.items())
         ]
         helpers += [
-            [name, self._defined[name], self._comparing[name], sorted(map(list, found))]
+            [name, self._defined[name], sorted(map(list, found))]
             for name, found in sorted(self._compares.items())
         ]
         functions = [

@@ -45,13 +45,10 @@ from canary.scan.downstream.text_flow import (
     keep_known,
     rewriter_selection,
 )
-from canary.scan.downstream.version_tests import helper_comparison, spelled_out
-
-# statements after which the rest of the block does not run (a version test above gates it)
-_EXITS = (ast.Raise, ast.Continue, ast.Break)
+from canary.scan.downstream.version_visits import VersionVisits
 
 
-class FileScanner(ast.NodeVisitor):
+class FileScanner(VersionVisits):
     """Collects Findings about `upstreams` from one parsed file."""
 
     def __init__(
@@ -137,45 +134,11 @@ class FileScanner(ast.NodeVisitor):
         top.update(before)
         with self.branches.arm(node, 1):
             self._guarded(orelse, node.orelse)
-        self._bound_apart(after_body, top, body, orelse)
+        self._after_branches(node, (after_body, top), (body, orelse))
         keep_known(top, after_body)
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
         if selected and not selected[1][1] and returns:
             self.scopes.bind(selected[0], selected[1][0])
-        if returns and not node.orelse:  # `if not hasattr(X, "n"): return` guards the rest
-            self.record.guards += orelse
-        elif node.body and isinstance(node.body[-1], _EXITS) and not node.orelse:
-            self.record.guards += [g for g in orelse if g.kind == "gate"]  # the rest runs there
-
-    def _bound_apart(
-        self,
-        body: dict[str, object | None],
-        orelse: dict[str, object | None],
-        body_guards: list[Guard],
-        orelse_guards: list[Guard],
-    ) -> None:
-        """A name each branch of a version test binds to another upstream object (`from
-        a import X` on new releases, `from b import X` on old ones): a later use of it is a
-        use of each, on the releases of its branch (Recorder.bound_apart)."""
-        sides = (body_guards, orelse_guards)
-        gates = [tuple(g for g in guards if g.kind == "gate") for guards in sides]
-        if not all(gates):
-            return
-        for name, first in body.items():
-            other = orelse.get(name)
-            if isinstance(first, Ref) and isinstance(other, Ref) and first != other:
-                self.record.bound_apart(((first, gates[0]), (other, gates[1])))
-
-    def visit_Assert(self, node: ast.Assert) -> None:
-        """`assert Version(trl.__version__) >= Version("0.20")` raises on every other release:
-        the rest of the block runs only where it holds."""
-        self.generic_visit(node)
-        body, _ = conditions(self._spelled(node.test), self._upstream)
-        self.record.guards += [g for g in body if g.kind == "gate"]
-
-    def _spelled(self, test: ast.expr) -> ast.expr:
-        """`test` as the version comparison its flags and helpers stand for (version_tests)."""
-        return spelled_out(test, self.scopes.lookup, self.calls.comparison)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         """Loop variables bound to the strings they go through (text_flow.walked_rows)."""
@@ -259,10 +222,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn(node, self._tree, partial(folder_rows, self))
-        if not self.calls.frozen and (
-            found := helper_comparison(node, self._upstream, self.scopes.lookup)
-        ):
-            self.calls.compares(node.name, *found)
+        self._learn_comparison(node)
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         for passed in _each_walk(node, self.calls, self.record, self.rewriter):
             self._in_scope(node.body, node.args, passed)
