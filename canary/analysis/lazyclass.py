@@ -32,6 +32,7 @@ from canary.cache.memo import Memo
 _BODY = re.compile(r"\n( +)(?=[^\s\0])")  # the body's first line of code, with its indent
 _HOLDER = "class _:\n"  # a method is parsed alone inside a class of its own, on the line above
 _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasses are
+_REBINDING = ("import", "from", "del")  # statements that may bind a method's name in the body
 
 
 #: methods parsed alone, by their text and their file (their records before the move to their
@@ -180,6 +181,11 @@ def class_statement(
     functions = {j: method for j, method in heads.items() if method is not None}
     if len(functions) < len(heads):
         return None  # not a `def`: let the whole parse say what it is
+    defined = set(functions.values())
+    for j in range(count):
+        word = "" if j in functions else inner.keyword(j)
+        if word in _REBINDING or word in defined:
+            return None  # binds a name in the body's own block: the whole parse orders them
     shell = [
         j
         for j in range(count)

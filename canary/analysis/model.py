@@ -23,6 +23,11 @@ class ParseError(CanaryError):
     exit_code = ExitCode.FAILED
 
 
+class Unfollowed(ParseError):
+    """The file parses, but what a check reads is bound to a value computed at run time that
+    the static model does not follow (an `error` outcome naming the line, never a guess)."""
+
+
 @dataclass(frozen=True)
 class Span:
     start: int  # first line, decorators included (1-based, as `ast` counts lines)
@@ -33,7 +38,7 @@ class Span:
 class Binding:
     """One way a module-level name gets bound."""
 
-    kind: str  # "def", "class", "assign", "import"
+    kind: str  # "def", "class", "assign", "import", "del" (unbinds it)
     span: Span
     origin: str | None = None  # for imports: "package.module" or "package.module.name"
     typing_only: bool = False  # under `if TYPE_CHECKING:`: bound for type checkers only
@@ -57,6 +62,7 @@ class Rename:
     new: str | None  # None: the old keyword is only warned about, passed on unchanged
     version: str | None = None  # the release the decorator names
     raises: bool = False  # raise_if_greater_or_equal_version=True: refused from `version` on
+    exposed: bool = False  # expose_in_signature=True: inspect.signature shows `old` too
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,10 @@ class ClassInfo:
     slots: tuple[str, ...] = ()  # a literal `__slots__`
     generator: Generator | None = None  # what generates this class's __init__
     subclass_generator: Generator | None = None  # what its __init_subclass__ applies
+    #: methods the class body binds to a function defined elsewhere: by an import (`from .utils
+    #: import log_metrics`) or a module's name (`forward = _fast`): name -> where it comes from
+    #: ("package.module.name"); "" for a value computed at run time that replaced a `def`
+    borrowed: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,6 +141,7 @@ class LazyExports:
     replaces: bool = True
     complete: bool = True  # False when part of the structure is built in a way not read here
     computed: tuple[str, ...] = ()  # names the module's `__getattr__` returns itself
+    unread: int = 0  # the line of a `__getattr__` bound to a value computed at run time
 
 
 @dataclass

@@ -102,10 +102,11 @@ class Verdicts:
         key, hints = check_key(check), hints_on()
         known = self._known_as(key, hints)
         if known is not None:
-            holds, detail = known
-            return Verdict(holds, detail)
+            holds, detail, *undecided = known
+            return Verdict(holds, detail, bool(undecided and undecided[0]))
         verdict = evaluate()
-        self._new[key if hints or verdict.holds else key + _BARE] = [verdict.holds, verdict.detail]
+        said = [verdict.holds, verdict.detail, verdict.undecided]
+        self._new[key if hints or verdict.holds else key + _BARE] = said
         return verdict
 
     def _known_as(self, key: str, hints: bool) -> list | None:
