@@ -1,4 +1,4 @@
-"""The benchmark's tables as Markdown (readable in a terminal, pasted into the README as is),
+"""The benchmark's tables as Markdown (readable in a terminal, pasted into docs/benchmark.md as is),
 with the issue's targets and a pass/miss marker beside each number they apply to."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from canary.errors import ExitCode
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import prepare_output, write_output
 from canary.reports.progress import Progress, is_cold
-from canary.reports.text import stats_line, summary_line, terminal_style
+from canary.reports.text import stats_line, summary_line, terminal_height, terminal_style
 from canary.settings import MAX_JOBS, Settings, default_jobs
 
 EXAMPLES = """examples:
@@ -100,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
     report.run["command"] = shlex.join(["canary", *args.argv])
     if output is None:
         width, color = terminal_style(sys.stdout) if fmt == "text" else (None, False)
-        sys.stdout.write(render(fmt, report, width=width, color=color, verbose=args.verbose > 0))
+        height = terminal_height(sys.stdout)
+        verbose = args.verbose > 0
+        sys.stdout.write(
+            render(fmt, report, width=width, color=color, verbose=verbose, height=height)
+        )
     else:
         write_output(output, render(fmt, report))
         print(f"{summary_line(report)} ({stats_line(report)})\nwrote {output}")

@@ -15,7 +15,7 @@ from canary.reports.drift import Drift, drift, drift_json, drift_parts, render_d
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json, to_json
 from canary.reports.markdown import SUMMARY_LIMIT, fit, markdown_parts
 from canary.reports.output import OutputError, prepare_output, write_output
-from canary.reports.text import stats_line, summary_line, terminal_style
+from canary.reports.text import stats_line, summary_line, terminal_height, terminal_style
 
 
 def read_report(path: str) -> RunReport:
@@ -67,16 +67,21 @@ def compose(
     width: int | None = None,
     color: bool = False,
     limit: int = SUMMARY_LIMIT,
+    height: int | None = None,
 ) -> str:
     """The report in `fmt`; with what changed since a baseline (`found`) first, in the
     formats that can show it. Markdown stays under `limit` bytes, cut at whole parts."""
     if fmt == "markdown":  # drift first, both under one size cap
         return fit((drift_parts(found) if found else []) + markdown_parts(report), limit)
     if found is not None and fmt == "text":
-        return render_drift(found, fmt) + "\n" + render(fmt, report, width=width, color=color)
+        return (
+            render_drift(found, fmt)
+            + "\n"
+            + render(fmt, report, width=width, color=color, height=height)
+        )
     if found is not None and fmt == "json":
         return to_json(report, {"drift": drift_json(found)})
-    return render(fmt, report, width=width, color=color)
+    return render(fmt, report, width=width, color=color, height=height)
 
 
 def report_main(
@@ -98,8 +103,9 @@ def report_main(
         print(f"canary report: {exc}", file=sys.stderr)
         return 2
     width, color = terminal_style(sys.stdout) if output is None else (None, False)
+    height = terminal_height(sys.stdout) if output is None else None
     found = drift(report, old) if old is not None else None
-    body = compose(fmt, report, found, width=width, color=color)
+    body = compose(fmt, report, found, width=width, color=color, height=height)
     if found is not None and fmt not in DRIFT_FORMATS:
         print(render_drift(found, "text"), file=sys.stderr, end="")
     if target is None:

@@ -31,14 +31,15 @@ def render(
     width: int | None = None,
     color: bool = False,
     verbose: bool = False,
+    height: int | None = None,
 ) -> str:
     """The report in `fmt` (one of FORMATS); width, color and verbose only shape text.
 
     text: grouped lines when width is None (one per result if verbose), else the grid
-    squeezed to `width` (ANSI if color).
+    squeezed to `width` (ANSI if color), the findings first when it is taller than `height`.
     """
     if fmt == "text":
-        return render_text(report, width=width, color=color, verbose=verbose)
+        return render_text(report, width=width, color=color, verbose=verbose, height=height)
     if fmt not in RENDERERS:
         raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
     module, name = RENDERERS[fmt]

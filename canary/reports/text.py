@@ -6,7 +6,9 @@ where it broke and what its subject became on the indented lines after it (as sh
 that could not be read once per cause, and the summary; `verbose` gives one line per
 check x version instead, with the check's `why` and where it broke under a failure. A terminal
 gets the grid, the same grouped lines wrapped (never cut) to its width with where each check
-broke, and the legend.
+broke, and the legend; when the grid is taller than the terminal, the findings come first (red,
+then warnings) and the grid after them shows the red checks' rows only, as pytest puts its
+failures where the eye lands.
 """
 
 from __future__ import annotations
@@ -71,6 +73,13 @@ PRUNE = "canary cache prune --older-than DAYS"
 NOTE_INDENT = " " * 6
 #: the most of a log line a finding's status, id and versions take (cut in the middle beyond)
 HEAD_MAX = 100
+#: the order of a tall grid's findings: red first, then warnings, then known breaks
+#: what a grid cut to its red rows says under them
+TALL_GRID = (
+    "the red rows only: the whole grid is taller than the screen (`-v` lists every check x "
+    "version, `--format html --output FILE` draws every row)"
+)
+LOUDEST_FIRST = {Status.FAIL: 0, Status.ERROR: 0, Status.WARN: 1, Status.XPASS: 2, Status.XFAIL: 2}
 
 
 def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
@@ -78,6 +87,11 @@ def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
     if not stream.isatty():
         return None, False
     return shutil.get_terminal_size().columns, "NO_COLOR" not in os.environ
+
+
+def terminal_height(stream: TextIO) -> int | None:
+    """The terminal's height in lines (how much grid a screen holds), None off a terminal."""
+    return shutil.get_terminal_size().lines if stream.isatty() else None
 
 
 def summary_line(report: RunReport) -> str:
@@ -268,11 +282,15 @@ def _labels(check: str, label_w: int, width: int) -> list[str]:
     return [*textwrap.wrap(check, max(8, width - 2), break_on_hyphens=True), ""]
 
 
-def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
-    label_w = label_width(grid.checks, width)
-    if len({shortened(c, label_w) for c in grid.checks}) < len(set(grid.checks)):
+def _grid_block(grid: UpstreamGrid, width: int, color: bool, red_only: bool = False) -> list[str]:
+    """The upstream's head line and its rows (`red_only`: the rows of its red checks alone)."""
+    rows = [c for c in grid.checks if not red_only or any(r.status.is_red for r in grid.row(c))]
+    if not rows:
+        return [_clip(f"{grid.name}: no red check of {plural(len(grid.checks), 'check')}", width)]
+    label_w = label_width(rows, width)
+    if len({shortened(c, label_w) for c in rows}) < len(set(rows)):
         label_w = 0  # they differ only in a middle no width shows: each id whole, above its row
-    tails = {check: _tail(grid.row(check)) for check in grid.checks}
+    tails = {check: _tail(grid.row(check)) for check in rows}
     tail_w = max(len(t) for t in tails.values())
     n = len(grid.versions)
     strip_w = min(n, width - label_w - 4 - tail_w)
@@ -282,10 +300,12 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     anchors = set(grid.info.anchors)
     per_col = "" if len(columns) == n else f", up to {-(-n // len(columns))} per column"
     span = f"{grid.versions[0]} … {grid.versions[-1]}"
-    head = f"{plural(len(grid.checks), 'check')} x {plural(n, 'version')}{per_col} ({span})"
+    checks = plural(len(grid.checks), "check")
+    checks = f"the {len(rows)} red of {checks}" if red_only else checks
+    head = f"{checks} x {plural(n, 'version')}{per_col} ({span})"
     head += "".join(f"; next {v} (a pre-release)" for v in grid.info.next)
     lines = [_clip(f"{grid.name}: {head}", width)]
-    for check in grid.checks:
+    for check in rows:
         cells = []
         for col in columns:
             versions = [grid.versions[i] for i in col]
@@ -303,10 +323,14 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool) -> list[str]:
     return lines
 
 
-def _detail_lines(report: RunReport, width: int, color: bool) -> list[str]:
-    """The grouped findings wrapped to the width, continuation lines indented."""
+def _detail_lines(report: RunReport, width: int, color: bool, loudest: bool = False) -> list[str]:
+    """The grouped findings wrapped to the width, continuation lines indented (`loudest`: the
+    red ones first, then the warnings, each in check order)."""
+    found = findings(report)
+    if loudest:
+        found.sort(key=lambda finding: LOUDEST_FIRST[finding.status])
     lines = []
-    for finding in findings(report):
+    for finding in found:
         for text in [finding.text, *(NOTE_INDENT + note for note in finding.notes)]:
             wrapped = textwrap.wrap(
                 text, max(20, width), subsequent_indent=NOTE_INDENT, break_on_hyphens=False
@@ -328,23 +352,37 @@ def _wrap(parts: list[tuple[str, Status]], width: int, color: bool) -> list[str]
     return [" ".join(_paint(text, status, color) for text, status in line) for line in lines]
 
 
-def render_grid(report: RunReport, width: int, color: bool) -> str:
-    """Per upstream: one row per check, one glyph per version (or per group of versions)."""
+def _grid_lines(grids: list[UpstreamGrid], width: int, color: bool, red_only: bool) -> list[str]:
+    return [line for grid in grids for line in [*_grid_block(grid, width, color, red_only), ""]]
+
+
+def render_grid(report: RunReport, width: int, color: bool, height: int | None = None) -> str:
+    """Per upstream: one row per check, one glyph per version (or per group of versions),
+    then the findings. A grid taller than `height` lines would push the findings off the
+    screen: they come first then, red before warnings, and the grid shows the red rows only."""
     legend = _wrap([(f"{GLYPH[s]} {s.value}", s) for s in Status], width, color)
     grids = [grid for grid in build_grids(report) if grid.checks]
-    lines: list[str] = []
-    for grid in grids:
-        lines += [*_grid_block(grid, width, color), ""]
-    lines += _detail_lines(report, width, color)
+    lines = _grid_lines(grids, width, color, red_only=False)
+    if height is not None and len(lines) > height:
+        found = _detail_lines(report, width, color, loudest=True)
+        red = _grid_lines(grids, width, color, red_only=True)
+        lines = [*found, *([""] if found else []), *red, textwrap.fill(TALL_GRID, max(20, width))]
+    else:
+        lines += _detail_lines(report, width, color)
     summary = textwrap.wrap(f"{summary_line(report)} ({stats_line(report)})", max(20, width))
     return "\n".join([*lines, *legend, *summary]) + "\n"
 
 
 def render_text(
-    report: RunReport, width: int | None = None, color: bool = False, verbose: bool = False
+    report: RunReport,
+    width: int | None = None,
+    color: bool = False,
+    verbose: bool = False,
+    height: int | None = None,
 ) -> str:
-    """The grid when a terminal width is known, grep-friendly lines otherwise (and whenever
-    `verbose` asks for every check x version)."""
+    """The grid when a terminal width is known (findings first when it is taller than
+    `height`), grep-friendly lines otherwise (and whenever `verbose` asks for every check x
+    version)."""
     if width is None or verbose:
         return render_lines(report, verbose)
-    return render_grid(report, width, color)
+    return render_grid(report, width, color, height)

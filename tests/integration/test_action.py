@@ -501,7 +501,7 @@ def bomb(size: int) -> bytes:
 )
 def test_the_baseline_artifact_is_capped(tmp_path, httpserver, monkeypatch, limits, message):
     """A 2 KiB zip inflating to 2 MiB, with the caps lowered to show them (the defaults are in
-    the README): neither the download nor the inflated file passes its cap."""
+    docs/guides/ci.md): neither the download nor the inflated file passes its cap."""
     for name, value in limits.items():
         monkeypatch.setattr(nightly_steps, name, value)
     for name, value in {

@@ -181,9 +181,10 @@ def test_the_written_workflows_pass_actionlint_against_this_action(repo, capsys,
             assert result.returncode == 0 and not findings, f"{path}:\n{findings}"
 
 
-def test_the_readme_and_the_project_urls_name_the_same_action():
-    readme = (ROOT / "README.md").read_text()
-    uses = {line.strip() for line in readme.splitlines() if f"uses: {ACTION}" in line}
+def test_the_docs_and_the_project_urls_name_the_same_action():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    uses = {line.strip() for line in text.splitlines() if f"uses: {ACTION}" in line}
     assert uses == {f"- uses: {ACTION_REF}"}
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert re.findall(r'^Source = "(.*)"$', pyproject, flags=re.M) == [

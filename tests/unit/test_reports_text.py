@@ -313,3 +313,36 @@ def test_a_narrow_terminal_wraps_the_reason_and_never_cuts_it():
 )
 def test_sizes_read_like_pip_does(count, text):
     assert human_size(count) == text
+
+
+def tall(checks: int = 40) -> RunReport:
+    """trl with more checks than a screen has lines: one red, one warning, the rest holding."""
+    rows = {f"check-{i:02}": "." * 30 for i in range(checks)}
+    rows["check-09"] = "." * 25 + "W" * 5
+    rows["check-17"] = "." * 20 + "F" * 10
+    return build({"trl": (releases(30), rows), "peft": (releases(3), {"lora": "..."})})
+
+
+def test_a_grid_taller_than_the_screen_puts_the_findings_first_then_the_red_rows():
+    lines = render("text", tall(), width=100, height=30).splitlines()
+    assert lines[:3] == [
+        "FAIL  trl::check-17[0.2.0\u20130.2.9] check-17 is fail (matrices/trl.yaml:95)",
+        "WARN  trl::check-09[0.2.5\u20130.2.9] check-09 is warn (matrices/trl.yaml:55)",
+        "",
+    ]
+    assert lines[3] == "trl: the 1 red of 40 checks x 30 versions (0.0.0 \u2026 0.2.9)"
+    assert lines[4].startswith("  check-17 " + "." * 20 + "F" * 10)
+    assert "peft: no red check of 1 check" in lines
+    note = " ".join(lines[lines.index("peft: no red check of 1 check") + 2 :][:2])
+    assert note.startswith("the red rows only: the whole grid is taller than the screen (`-v`")
+    assert not any(line.lstrip().startswith("check-0") for line in lines)
+    assert len(lines) < 30
+
+
+def test_a_grid_that_fits_the_screen_comes_first_with_every_row():
+    lines = render("text", tall(), width=100, height=60).splitlines()
+    assert lines[0] == "trl: 40 checks x 30 versions (0.0.0 \u2026 0.2.9)"
+    assert sum(line.startswith("  check-") for line in lines) == 40
+    at = [i for i, line in enumerate(lines) if line.startswith(("FAIL", "WARN"))]
+    assert [lines[i][:5] for i in at] == ["WARN ", "FAIL "]  # check order, under the grid
+    assert render("text", tall(), width=100) == render("text", tall(), width=100, height=None)
