@@ -7,7 +7,9 @@ proposes its matrix for the upstream, and `canary check` judges that matrix on t
 and the first broken release. An incident is caught when a proposed check that names the
 incident's contract (its `needle`) holds on the last good release and fails on the first
 broken one. `--confirm` first checks the incident's own contract on the two releases (it must
-hold on one and fail on the other), so the data is verified against the upstream's sources.
+hold on one and fail on the other), so the data is verified against the upstream's sources;
+`--confirm-only` does just that, without scanning. The run ends with recall per client and
+per class of contract (`CLASSES`), then overall.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ import yaml
 
 _DATA = Path(__file__).with_name("incidents.yaml")
 
+# What kind of contract broke, as issue 45 splits them: a name that moved or went away; the
+# parameters of a function the client calls, replaces or passes keywords to; a method a client's
+# subclass overrides or calls on its upstream base (`self.m()`, `super().m()`) or on an upstream
+# object; an attribute read or written on an upstream object; source text a rewrite expects; a
+# class's bases.
+CLASSES = ("imports", "signatures", "methods", "attributes", "fingerprints", "bases")
+
 
 @dataclass(frozen=True)
 class Incident:
@@ -36,6 +45,7 @@ class Incident:
     last_good: str
     first_broken: str
     needle: str  # what a catching check's text names
+    class_: str  # one of CLASSES (`class` in the data)
 
     @property
     def versions(self) -> str:
@@ -45,7 +55,11 @@ class Incident:
 def load(path: Path = _DATA) -> list[Incident]:
     with path.open() as handle:
         rows = yaml.safe_load(handle)["incidents"]
-    return [Incident(**row) for row in rows]
+    incidents = [Incident(class_=row.pop("class"), **row) for row in rows]
+    for incident in incidents:
+        if incident.class_ not in CLASSES:
+            raise ValueError(f"{path}: {incident.id}: class {incident.class_!r} not in {CLASSES}")
+    return incidents
 
 
 def _canary(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -121,27 +135,58 @@ def verdict(mirrors: Path, incident: Incident, scratch: Path) -> tuple[bool, str
     )
 
 
+def _share(hits: int, total: int) -> str:
+    return f"{hits}/{total} ({100 * hits / total:.0f}%)" if total else "-"
+
+
+def table(outcomes: list[tuple[Incident, bool]]) -> str:
+    """Recall per client and per class, then overall, as a Markdown table."""
+    lines = ["| by | caught |", "| --- | --- |"]
+    for label, key in (("client", lambda i: i.client), ("class", lambda i: i.class_)):
+        groups: dict[str, list[bool]] = {}
+        for incident, hit in outcomes:
+            groups.setdefault(key(incident), []).append(hit)
+        for name in sorted(groups):
+            lines.append(f"| {label} {name} | {_share(sum(groups[name]), len(groups[name]))} |")
+    hits = [hit for _, hit in outcomes]
+    lines.append(f"| **all** | **{_share(sum(hits), len(hits))}** |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__)
     parser.add_argument("mirrors", type=Path, help="folder holding OWNER+NAME/repo git folders")
     parser.add_argument("--only", action="append", default=[], help="incident id (repeatable)")
     parser.add_argument("--confirm", action="store_true", help="verify each contract first")
+    parser.add_argument(
+        "--confirm-only", action="store_true", help="verify each contract, do not scan"
+    )
     parser.add_argument("--data", type=Path, default=_DATA)
     args = parser.parse_args(argv)
     incidents = [i for i in load(args.data) if not args.only or i.id in args.only]
-    caught = 0
+    outcomes: list[tuple[Incident, bool]] = []
+    unconfirmed = 0
     for incident in incidents:
         with tempfile.TemporaryDirectory(prefix="canary-recall-") as scratch:
-            if args.confirm:
+            if args.confirm or args.confirm_only:
                 confirmed = confirm(incident, Path(scratch))
                 if confirmed != "ok":
+                    unconfirmed += 1
+                    outcomes.append((incident, False))
                     print(f"{incident.id}: contract not confirmed ({confirmed})", flush=True)
                     continue
+                if args.confirm_only:
+                    print(f"confirmed  {incident.id}", flush=True)
+                    continue
             hit, how = verdict(args.mirrors, incident, Path(scratch))
-        caught += hit
+        outcomes.append((incident, hit))
         print(f"{'CAUGHT' if hit else 'missed'}  {incident.id}: {how}", flush=True)
-    share = f"{100 * caught / len(incidents):.0f}%" if incidents else "-"
-    print(f"caught {caught} of {len(incidents)} ({share})")
+    if args.confirm_only:
+        print(f"confirmed {len(incidents) - unconfirmed} of {len(incidents)}")
+        return 1 if unconfirmed else 0
+    print(table(outcomes))
+    caught = sum(hit for _, hit in outcomes)
+    print(f"caught {_share(caught, len(outcomes))}")
     return 0
 
 
