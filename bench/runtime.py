@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HOLDING = {"pass", "xpass"}
 #: a `warn` holds when it is a keyword absorbed by **kwargs; else it is a `severity: info` failure
 ABSORBED = "absorbed by **"
+#: how canary's `error` says a verdict turns on what it does not read (a base outside the
+#: upstream, a value computed at run time): undecided by canary, said so, not a wrong verdict
+UNDECIDED_BY_CANARY = ("not known for ", " are not read", "which canary does not follow")
 _GATES = ("since", "until", "versions", "broken")
 
 
@@ -165,7 +168,8 @@ class Cell:
         if self.truth == "undecided":
             return "undecided"
         if self.status == "error":
-            return "canary error"
+            said = any(words in self.detail for words in UNDECIDED_BY_CANARY)
+            return "said undecided" if said else "canary error"
         holds = self.status in HOLDING or (self.status == "warn" and ABSORBED in self.detail)
         if holds == (self.truth == "holds"):
             return "agree"
@@ -201,7 +205,15 @@ def compare(venv: Path, matrices: list[Matrix]) -> list[Cell]:
     return cells
 
 
-_COLUMNS = ("agree", "false pass", "false fail", "canary error", "undecided", "gated")
+_COLUMNS = (
+    "agree",
+    "false pass",
+    "false fail",
+    "canary error",
+    "said undecided",
+    "undecided",
+    "gated",
+)
 
 
 def summary(cells: list[Cell]) -> list[str]:
@@ -232,13 +244,17 @@ def main(argv: list[str] | None = None) -> int:
     cells = [cell for venv in args.venv for cell in compare(venv, matrices)]
     print("\n".join(summary(cells)))
     differ = [c for c in cells if c.outcome in ("false pass", "false fail", "canary error")]
+    said = [c for c in cells if c.outcome == "said undecided"]
     undecided = Counter(c.why.split(":")[0] for c in cells if c.outcome == "undecided")
     print(f"\n{len(differ)} disagreements")
     for c in differ:
         print(f"  {c.outcome}: {c.mode} {c.upstream}::{c.check}[{c.version}] {c.status}")
         print(f"      canary: {c.detail[:300]}")
         print(f"      python: {c.truth} {c.why[:300]}")
-    print("\nundecided, by reason:")
+    print(f"\n{len(said)} said undecided by canary (Python's answer after the colon)")
+    for c in said:
+        print(f"  {c.mode} {c.upstream}::{c.check}[{c.version}]: {c.detail[:160]}: {c.truth}")
+    print("\nundecided by Python, by reason:")
     for why, count in undecided.most_common():
         print(f"  {count:5d}  {why}")
     if args.output:
