@@ -229,8 +229,10 @@ def _holds(contract: dict) -> None:
     if kind == "symbol":
         found = _attribute(module, name)
         if _has_text(contract):
-            if getattr(found, "__module__", None) != module.__name__:
-                raise Undecided("text of a symbol bound here from elsewhere: its statement")
+            bound_as = (getattr(found, "__module__", None), getattr(found, "__name__", None))
+            if bound_as != (module.__name__, name):
+                # an import or an alias: the text a check reads is the binding statement's
+                raise Undecided("text of a symbol bound as another name: its statement")
             _text_holds(_source(found), contract)
         return
     if kind == "class":
