@@ -195,6 +195,8 @@ def class_statement(
     starts = [1, *(body.lines[j] for j in shell)]  # the line each span starts on
     info = _shell(text, masked, spans, starts, name, path, is_package, line)
     ((_, (cls,)),) = info.classes.items()
+    if cls.borrowed:
+        return None  # `g = f` may name a method the shell does not hold: the whole parse knows
     return LazyClass(info, body, _plan(body, functions, cls), is_package)
 
 

@@ -50,7 +50,7 @@ _STAR = re.compile(r"import[\s\\]*\*")
 _BOUND_AFTER = re.compile(r"[\s\\]*(?:(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)|[:,)\]])")
 _GAP = " \t\n\\"  # whitespace, newlines and backslash continuations
 _DEFINING = ("class", "def")
-_BINDING = ("class", "def", "import", "as", "del")
+_BINDING = ("class", "def", "import", "as", "del", "type")
 
 
 def _is_word_char(char: str) -> bool:

@@ -433,3 +433,37 @@ def test_what_a_base_outside_the_upstream_may_bring_is_said_undecided(tmp_path):
     assert got["zero-grad"].status is Status.ERROR
     assert "not known for torch.nn.Module (outside up)" in got["zero-grad"].detail
     assert got["own-method"].status is Status.PASS
+
+
+def test_syntax_newer_than_this_python_is_read_as_the_python_that_runs_it(tmp_path):
+    """Class 10's other half: PEP 695 (3.12) and PEP 758 (3.14) are valid where the client runs
+    the upstream: not an `error` because canary's own Python is older."""
+    modules = {
+        "up/__init__.py": "",
+        "up/m.py": """
+            type Alias[T] = list[T]
+
+            def first[T](items: list[T], default: T | None = None) -> T:
+                try:
+                    return items[0]
+                except IndexError, TypeError:
+                    return default
+
+            class Box[T](Base):
+                def get[U](self, key: U) -> T:
+                    self.last = key
+                    return self.value
+        """,
+    }
+    checks = """
+        - {id: alias, module: up.m, symbol: Alias, contains: ["type Alias[T]"]}
+        - id: first
+          module: up.m
+          function: first
+          signature: "(items: list[T], default: T | None = None) -> T"
+          contains: ["except IndexError, TypeError:"]
+        - {id: box, module: up.m, class: Box, methods: [get], bases: [Base], attributes: [last]}
+        - {id: get, module: up.m, function: Box.get, params: [key], globals_bound: true}
+    """
+    results = judge_inline(tmp_path, "up", modules, checks, "1.0.0")
+    assert [r.status for r in results] == [Status.PASS] * 4, [r.detail for r in results]
