@@ -380,7 +380,7 @@ def test_a_downstream_file_over_the_parse_budget_is_not_scanned(tmp_path, monkey
     monkeypatch.setattr("canary.analysis.budget.MAX_TOKENS", 100_000)  # 8 MiB and more, real
     tree = tmp_path / "proj"
     shutil.copytree(FIXTURE, tree)
-    scanning = importlib.import_module("canary.scan.command")
+    scanning = importlib.import_module("canary.scan.downstream.package")
     monkeypatch.setattr(scanning, "MAX_SOURCE_BYTES", 1_000_000)  # 8 MiB, real
     (tree / "fakesloth" / "huge.py").write_text("import trl\n" + "x = 1\n" * 50_000)
     (tree / "fakesloth" / "big.py").write_text("import trl\n#" + " " * 1_000_000)

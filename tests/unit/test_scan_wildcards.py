@@ -17,13 +17,13 @@ from canary.analysis import ModuleCache
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target as Release
-from canary.scan.emit import Releases
-from canary.scan.findings import Role, Use
-from canary.scan.imports import Ref
-from canary.scan.places import Places
-from canary.scan.releases import Reading
-from canary.scan.spelled import WILD
-from canary.scan.wildcards import placed_wild
+from canary.scan.downstream.findings import Role, Use
+from canary.scan.downstream.imports import Ref
+from canary.scan.downstream.spelled import WILD
+from canary.scan.upstream.places import Places
+from canary.scan.upstream.releases import Reading
+from canary.scan.upstream.wildcards import placed_wild
+from canary.scan.writing.emit import Releases
 from canary.sources.local import LocalTree
 from canary.sources.tree import SourceError
 
