@@ -24,7 +24,14 @@ from canary.analysis.model import Unfollowed
 from canary.analysis.namespace import Namespace
 from canary.analysis.parameters import first_difference, render, shown
 from canary.analysis.similar import close_matches
-from canary.analysis.standing import assigned_value, deleted_at, dotted, standing, wraps_itself
+from canary.analysis.standing import (
+    assigned_value,
+    deleted_at,
+    dotted,
+    may_rebind,
+    standing,
+    wraps_itself,
+)
 from canary.engine import bounded_regex
 from canary.engine.calls import accepted, bind, described, keyword_target
 from canary.engine.globalnames import Home, globals_bound
@@ -459,9 +466,11 @@ def _standing(
     does not define it (an import, or nothing). Raises Unfollowed where the last binding is a
     value computed at run time."""
     records = here.get(name)
+    if records and not may_rebind(module, name):
+        return module, records  # the common case: defined, and bound by nothing else
     alive = standing(module, name)
     if records and len(alive) == 1 and alive[0].kind in _DEFINING:
-        return module, records  # the common case: one definition, nothing after it
+        return module, records
     starts = {b.span.start for b in alive if b.kind in _DEFINING}
     kept = [r for r in records or () if r.span.start in starts]
     if not alive or alive[0].kind in _DEFINING:
