@@ -14,7 +14,7 @@ from canary.safety.untrusted import showable
 from canary.scan.downstream.findings import Role
 from canary.scan.downstream.package import ScanResult, scan_path
 from canary.scan.downstream.requirements import declared_releases
-from canary.scan.proposing.matrices import Proposed, unplaced_sites
+from canary.scan.proposing.matrices import Proposed, unplaced_by_upstream, unplaced_sites
 from canary.scan.proposing.propose import propose
 from canary.scan.upstream.names import DEFAULT_UPSTREAMS
 from canary.scan.upstream.releases import Reading, read_releases
@@ -75,6 +75,7 @@ def scan(
         result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
+        own, untold = unplaced_by_upstream(result.findings, names)
         for reading in readings.values():
             reading.keep_places()
         matrices = {
@@ -84,11 +85,13 @@ def scan(
                 readings[name].releases if name in readings else releases[name] or Releases(),
                 readings.get(name),
                 not_scanned=result.left_out,
-                unplaced=unplaced_sites(result.findings),
+                unplaced=unplaced_sites(own.get(name, [])),
             )
             for name in used
             if proposed.get(name)
         }
+        untold += [f for name, sites in own.items() if name not in matrices for f in sites]
+        result.unplaced = unplaced_sites(untold, "of what, nor of which upstream")
         for matrix in matrices.values():
             matrix.settle()
     finally:

@@ -43,6 +43,7 @@ class ScanResult:
     files: int = 0
     problems: list[str] = field(default_factory=list)
     left_out: str = ""  # the folders and globs not read, with their file counts
+    unplaced: str = ""  # the rewrites scan can tell neither of what nor of which upstream
 
     def not_scanned(self, name: str, why: object) -> None:
         """A file not read, said on one line with its control characters escaped: a

@@ -25,6 +25,7 @@ from canary.analysis.similar import close_matches
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Status
 from canary.matrix.model import Check, Matrix
+from canary.reports.grid import plural
 from canary.scan.proposing.propose import Proposal
 from canary.scan.upstream.releases import Reading
 
@@ -84,17 +85,20 @@ def settle(
         if bisection is not None:
             pending.append(bisection)
     _remember(ends)
+    placing = _Placing(reading, matrix.upstream, len(probes) + len(_unsettled(pending)))
     first = _first_holding(matrix, [check for check, _, _ in probes], reading)
     for check, proposal, verdicts in probes:
+        placing.placed(check.id not in first)
         if check.id in first:
             pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
+            placing.placed(not _unsettled(pending[-1:]))
         elif _guarded_and_absent(proposal, verdicts) or proposal.severity == "info":
             absent.append(proposal)  # tolerated, and holding on no release: dead code here
         elif proposal.assertion in _TEXTS:
             unheld.append(proposal)
         else:
             _judge_ends(check, proposal, verdicts, len(reading.labels))
-    while unsettled := [b for b in pending if b.high - b.low > 1]:
+    while unsettled := _unsettled(pending):
         by_label: dict[str, list[_Bisection]] = {}
         for bisection in unsettled:
             by_label.setdefault(reading.labels[bisection.middle], []).append(bisection)
@@ -102,10 +106,32 @@ def settle(
             holding = _holding(matrix, [bisection.check for bisection in group], label, reading)
             for bisection in group:
                 bisection.narrow(bisection.check.id in holding)
+                placing.placed(not _unsettled([bisection]))
     renamed = _renamed(pending)
     for bisection in pending:
         _gate(bisection, reading, renamed.get(id(bisection)))
     return absent, unheld
+
+
+def _unsettled(bisections: list[_Bisection]) -> list[_Bisection]:
+    """The bisections with a release left between their sides."""
+    return [b for b in bisections if b.high - b.low > 1]
+
+
+class _Placing:
+    """The status line's phase while the checks that change between the ends are placed:
+    `trl: bisecting 12 checks: 5/12 placed, 9 more releases read`, a count that ends (each
+    check counted once it is placed, the releases the bisections open counted beside)."""
+
+    def __init__(self, reading: Reading, upstream: str, checks: int) -> None:
+        self.progress = reading.progress if checks else None
+        if self.progress is not None:
+            what = f"{upstream}: bisecting {plural(checks, 'check')}"
+            self.progress.phase(what, checks, "placed")
+
+    def placed(self, done: bool = True) -> None:
+        if done and self.progress is not None:
+            self.progress.advance()
 
 
 def _method(proposal: Proposal) -> tuple[str, str, str] | None:
@@ -146,8 +172,7 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     holding = {check.id for check in checks if run.judge(check, hints=False)[0] in _OK}
     _remember([run])
     if reading.progress is not None:
-        reading.progress.grow()
-        reading.progress.advance(matrix.upstream)
+        reading.progress.read_one()
     return holding
 
 

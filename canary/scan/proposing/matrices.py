@@ -125,9 +125,34 @@ def _reaches(gate: str, releases: list[Version]) -> bool:
     return any(spec.contains(release, prereleases=True) for release in releases)
 
 
-def unplaced_sites(findings: list[Use]) -> str:
+def unplaced_by_upstream(
+    findings: list[Use], upstreams: frozenset[str]
+) -> tuple[dict[str, list[Use]], list[Use]]:
+    """The rewrites not placed, each under the upstream its code reads: a pattern's own
+    (`transformers.models.{?}...`), else the one upstream the rest of its file uses; and those
+    of a file that uses none of `upstreams`, or several, which scan says once, apart from the
+    matrices (another framework's files listed in every matrix are noise in each)."""
+    used: dict[str, set[str]] = {}
+    for finding in findings:
+        if finding.role is not Role.UNPLACED and finding.ref.root in upstreams:
+            used.setdefault(finding.file, set()).add(finding.ref.root)
+    own: dict[str, list[Use]] = {}
+    untold: list[Use] = []
+    for finding in findings:
+        if finding.role is not Role.UNPLACED:
+            continue
+        reads = {finding.ref.root} & upstreams or used.get(finding.file, set())
+        if len(reads) == 1:
+            own.setdefault(next(iter(reads)), []).append(finding)
+        else:
+            untold.append(finding)
+    return own, untold
+
+
+def unplaced_sites(findings: list[Use], of: str = "of what") -> str:
     """ "N source rewrites not placed: a.py:3,9, b.py:7": the sites of rewrites (`.replace`,
-    `re.sub`, `in`, ...) of sources scan could not tell of what, which no check covers."""
+    `re.sub`, `in`, ...) of sources scan could not tell `of` (what, or which upstream), which
+    no check covers."""
     lines: dict[str, set[int]] = {}
     for finding in findings:
         if finding.role is Role.UNPLACED:
@@ -138,9 +163,7 @@ def unplaced_sites(findings: list[Use]) -> str:
     sites = ", ".join(
         f"{file}:{','.join(map(str, sorted(numbers)))}" for file, numbers in sorted(lines.items())
     )
-    return (
-        f"{count} source rewrite{'s' * (count > 1)} not placed (of what, scan cannot tell): {sites}"
-    )
+    return f"{count} source rewrite{'s' * (count > 1)} not placed ({of}, scan cannot tell): {sites}"
 
 
 def _name(proposal: Proposal) -> str:

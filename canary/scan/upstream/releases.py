@@ -47,7 +47,7 @@ class Reading:
     labels: list[str] = field(default_factory=list)
     _judging: Callable[[Matrix, str, bool], VersionRun] | None = None
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
-    progress: Progress | None = None  # the status line, told of each release bisected
+    progress: Progress | None = None  # the status line, told of each check bisection places
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
     probes: list[str] = field(default_factory=list)  # releases between, looked in newest first
     opened: Callable[[str], VersionRun] | None = None  # a probe's run, each opened once
@@ -101,7 +101,7 @@ def read_releases(
     upstream: str, releases: Releases | None, runner: Runner, progress: Progress | None = None
 ) -> Reading:
     """Open the newest and lowest release in range (or the local source) for `upstream`;
-    `progress` counts each release read (and those bisected later: `Reading.progress`)."""
+    `progress` counts each release read (and is told of the bisections: `Reading.progress`)."""
     header = load_text(upstream, render_matrix(upstream, [], releases or Releases(">=0")))
     if runner.source_path is not None:
         label = "local"
@@ -129,7 +129,7 @@ def read_releases(
     for label in _ends(list(by_label)):
         runs.append(runner.version_run(header, by_label[label]))
         if progress is not None:
-            progress.advance(upstream)
+            progress.advance()
     broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
     if broken:
         return Reading(releases, problem=f"releases not read: {broken[0]}")
