@@ -22,7 +22,6 @@ from canary.analysis.model import (
     ParseError,
     Span,
 )
-from canary.analysis.newer import parse_newer
 from canary.analysis.parameters import (
     FunctionNode,
     decorator_names,
@@ -30,6 +29,7 @@ from canary.analysis.parameters import (
     renames,
     source_text,
 )
+from canary.analysis.parselock import parse_locked
 from canary.analysis.skeleton import blank_bodies, python_newlines
 
 
@@ -303,7 +303,7 @@ def decode(data: bytes, path: str) -> str:
 def _parse(text: str, path: str) -> ast.Module:
     check_cost(text, path)
     try:
-        return parse_newer(text, path)
+        return parse_locked(text, path)
     except SyntaxError as exc:
         raise ParseError(f"{path}:{exc.lineno}: does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:

@@ -8,10 +8,8 @@ column), so the records keep their lines and the source a check reads stays the 
 
 from __future__ import annotations
 
-import ast
 import re
 
-from canary.analysis.parselock import parse_locked
 from canary.analysis.skeleton import mask_text
 
 #: `def NAME[`, `class NAME[`: type parameters after the name
@@ -20,22 +18,6 @@ _PARAMETERS = re.compile(r"\b(?:def|class)[ \t]+\w+[ \t]*\[")
 _TYPE = re.compile(r"(?m)^[ \t]*(type[ \t]+(\w+))(?=[ \t]*[=\[])")
 #: `except A, B:` without parentheses (`except*` too)
 _EXCEPT = re.compile(r"(?m)^([ \t]*except\*?)[ \t]+([^(\n:][^\n:]*,[^\n:]*):")
-
-
-def parse_newer(text: str, path: str = "<unknown>") -> ast.Module:
-    """`ast.parse` of `text`; when it fails, of the text with newer syntax rewritten for this
-    Python (raises the first SyntaxError when that does not parse either)."""
-    try:
-        return parse_locked(text, path)
-    except SyntaxError:
-        older = older_syntax(text)
-        if older is None:
-            raise
-        try:
-            return parse_locked(older, path)
-        except SyntaxError:
-            pass
-        raise
 
 
 def older_syntax(text: str) -> str | None:

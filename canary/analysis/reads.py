@@ -16,8 +16,7 @@ import textwrap
 from collections.abc import Collection
 
 from canary.analysis.model import FunctionInfo, ModuleInfo
-from canary.analysis.newer import parse_newer
-from canary.analysis.parselock import symtable_locked
+from canary.analysis.parselock import parse_locked, symtable_locked
 
 
 def function_tree(module: ModuleInfo, fn: FunctionInfo, source: str) -> tuple[ast.AST, int]:
@@ -25,10 +24,10 @@ def function_tree(module: ModuleInfo, fn: FunctionInfo, source: str) -> tuple[as
     dedented, else (a string literal that does not dedent) the whole module's definition at
     its line."""
     try:
-        return parse_newer(textwrap.dedent(source)), fn.span.start - 1
+        return parse_locked(textwrap.dedent(source)), fn.span.start - 1
     except (SyntaxError, ValueError):
         pass
-    tree = parse_newer(module.text)  # parsed before, when the module was indexed
+    tree = parse_locked(module.text)  # parsed before, when the module was indexed
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])

@@ -17,7 +17,7 @@ import re
 import textwrap
 
 from canary.analysis.model import Binding, ModuleInfo, Span
-from canary.analysis.newer import parse_newer
+from canary.analysis.parselock import parse_locked
 
 
 def standing(module: ModuleInfo, name: str) -> tuple[Binding, ...]:
@@ -75,7 +75,7 @@ def assigned_value(module: ModuleInfo, binding: Binding, name: str) -> ast.expr 
     is not a plain assignment of it (an augmented one, a tuple target, an annotation alone)."""
     text = textwrap.dedent(module.segment(binding.span))
     try:
-        tree = parse_newer(text, module.path)
+        tree = parse_locked(text, module.path)
     except (SyntaxError, ValueError):
         return None
     node = tree.body[0] if len(tree.body) == 1 else None
