@@ -6,12 +6,18 @@ processes (canary.analysis.pool) without the source it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from canary.analysis.lines import Lines
 from canary.errors import CanaryError, ExitCode
+
+#: A line at column 0: a `del`/`from`/`import` statement (with a parenthesised list across
+#: lines), else its first word.
+_TOP = re.compile(r"^(?:((?:del|from|import)\b[^\n(]*(?:\([^)]*\))?)|(\w+))", re.M)
+_WORD = re.compile(r"\w+")
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
@@ -160,6 +166,7 @@ class ModuleInfo:
     aliases: dict[str, str] = field(default_factory=dict)  # legacy submodule -> real submodule
 
     _lines: Lines | None = field(default=None, init=False, repr=False, compare=False)
+    _top_words: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def segment(self, span: Span) -> str:
         # A lazy attribute, not functools.cached_property: on Python 3.11 that holds one lock for
@@ -167,6 +174,19 @@ class ModuleInfo:
         if self._lines is None:
             self._lines = Lines(self.text)
         return self._lines.segment(span.start, span.end)
+
+    def top_words(self) -> frozenset[str]:
+        """The first word of each line at column 0, and every word of a `del`, `from` or
+        `import` statement there (parentheses included): a name no statement at column 0 may
+        bind is not among them. Found once per module, by one pass of a regex (a string or a
+        comment may add words: a superset)."""
+        if self._top_words is None:
+            words: set[str] = set()
+            for match in _TOP.finditer(self.text):
+                statement, first = match.group(1), match.group(2)
+                words.update(_WORD.findall(statement) if statement else (first,))
+            self._top_words = frozenset(words)
+        return self._top_words
 
 
 @dataclass(frozen=True)

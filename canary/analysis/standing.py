@@ -12,8 +12,6 @@ branches are); none when that last one is a `del` with nothing after it. Binding
 from __future__ import annotations
 
 import ast
-import functools
-import re
 import textwrap
 
 from canary.analysis.model import Binding, ModuleInfo, Span
@@ -41,18 +39,10 @@ def standing(module: ModuleInfo, name: str) -> tuple[Binding, ...]:
 
 def may_rebind(module: ModuleInfo, name: str) -> bool:
     """Whether a statement at column 0 might bind `name` besides its `def`/`class`: one that
-    starts with it (`name = ...`), or a `del`, `from` or `import` naming it. A cheap test on the
-    text (a string or a comment may match: then `standing` reads the bindings), so a check of a
-    name defined once does not parse every statement that mentions it."""
-    return _rebinding(name).search(module.text) is not None
-
-
-@functools.lru_cache(maxsize=256)
-def _rebinding(name: str) -> re.Pattern[str]:
-    word = re.escape(name)
-    return re.compile(
-        rf"^(?:{word}\b|del\b[^\n]*\b{word}\b|(?:from|import)\b[^)]*?\b{word}\b)", re.M
-    )
+    starts with it (`name = ...`), or a `del`, `from` or `import` naming it (a superset, from
+    the words of the module's lines at column 0), so a check of a name defined once does not
+    parse every statement that mentions it."""
+    return name in module.top_words()
 
 
 def unconditional(module: ModuleInfo, binding: Binding) -> bool:
