@@ -256,9 +256,9 @@ class _Indexer:
     ) -> None:
         """A statement of the class body's own `block` that binds names: each replaces the
         `def` of its name above it, but `f = wrap(f)` (a decorator's way). `g = f` makes `g`
-        the method `f` is; an import, or a name of the module (`forward = _fast`), is
-        borrowed from where it comes from; any other value replacing a `def` is computed at run
-        time (borrowed from "")."""
+        the method `f` is; an import, or a name of the module replacing a `def` (`forward =
+        _fast`), is borrowed from where it comes from; any other value replacing a `def` is
+        computed at run time (borrowed from "")."""
         bound: list[tuple[str, str | None]] = []  # each name, and where it is borrowed from
         if isinstance(node, ast.Import):
             bound = [(a.asname or a.name.split(".")[0], a.name) for a in node.names]
@@ -277,10 +277,12 @@ class _Indexer:
                     borrowed.pop(name, None)
                     methods.drop(name, block)
                     methods.add(name, methods.table[value.id][-1], block)
+                elif name not in methods.table:
+                    bound.append((name, None))  # a class attribute, no method replaced
                 elif isinstance(value, ast.Name):
                     bound.append((name, f"{self.info.name}.{value.id}"))
                 else:
-                    bound.append((name, "" if name in methods.table else None))
+                    bound.append((name, ""))
         elif isinstance(node, ast.Delete):
             bound = [(name, None) for t in node.targets for name in _target_names(t)]
         for name, origin in bound:
