@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from canary.analysis.lines import Lines
 from canary.errors import CanaryError, ExitCode
 
-#: A line at column 0: a `del`/`from`/`import` statement (with a parenthesised list across
-#: lines), else its first word.
-_TOP = re.compile(r"^(?:((?:del|from|import)\b[^\n(]*(?:\([^)]*\))?)|(\w+))", re.M)
+#: A `del`/`from`/`import` statement at column 0 (with a parenthesised list across lines),
+#: found by `findall` after a literal newline (`re` skips from newline to newline)
+_IMPORTS = re.compile(r"\n((?:del|from|import)\b[^\n(]*(?:\([^)]*\))?)")
 _WORD = re.compile(r"\w+")
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
@@ -175,18 +175,17 @@ class ModuleInfo:
             self._lines = Lines(self.text)
         return self._lines.segment(span.start, span.end)
 
-    def top_words(self) -> frozenset[str]:
-        """The first word of each line at column 0, and every word of a `del`, `from` or
-        `import` statement there (parentheses included): a name no statement at column 0 may
-        bind is not among them. Found once per module, by one pass of a regex (a string or a
-        comment may add words: a superset)."""
+    def may_bind_at_top(self, name: str) -> bool:
+        """Whether a line at column 0 may bind `name`: one that starts with it (`name = ...`),
+        or a `del`, `from` or `import` statement there naming it (parentheses included). A
+        superset (a string or a comment may match), found by C-speed searches: the statements'
+        words once per module, the name's line starts by `in`."""
+        if self.text.startswith(name) or f"\n{name}" in self.text:
+            return True
         if self._top_words is None:
-            words: set[str] = set()
-            for match in _TOP.finditer(self.text):
-                statement, first = match.group(1), match.group(2)
-                words.update(_WORD.findall(statement) if statement else (first,))
-            self._top_words = frozenset(words)
-        return self._top_words
+            statements = " ".join(_IMPORTS.findall(f"\n{self.text}"))  # a few lines
+            self._top_words = frozenset(_WORD.findall(statements))
+        return name in self._top_words
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def may_rebind(module: ModuleInfo, name: str) -> bool:
     starts with it (`name = ...`), or a `del`, `from` or `import` naming it (a superset, from
     the words of the module's lines at column 0), so a check of a name defined once does not
     parse every statement that mentions it."""
-    return name in module.top_words()
+    return module.may_bind_at_top(name)
 
 
 def unconditional(module: ModuleInfo, binding: Binding) -> bool:
