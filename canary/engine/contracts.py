@@ -395,7 +395,11 @@ def _evaluate_function(
         how = f"__init__ {init.how}" if init.how else ""
         home = Home(init.owner.module, init.owner.variants[0])
         verdict = _first_holding(init.functions, judge(home, how))
-        unread = hierarchy.mro(here)[1] if init.generated else []
+        unread = [  # NamedTuple makes the fields, and brings none of its own
+            u
+            for u in (hierarchy.mro(here)[1] if init.generated else [])
+            if u.name.rsplit(".", 1)[-1] != "NamedTuple"
+        ]
         positional = contract.signature is not None or (contract.call and contract.call.args)
         if unread and (not verdict.holds or positional):
             # a base not read here may be a dataclass too: its fields come first
