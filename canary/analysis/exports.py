@@ -234,19 +234,12 @@ class ExportsCollector:
                     self.getattr_names.setdefault(name, []).append(where)
 
     def getattr_factory(self, value: ast.expr) -> None:
-        """`__getattr__ = deprecate_attr(__name__, rename={"Old": (New, "5.29.0")}, remove=...)`
-        (transformers 5's modeling and processing modules): each literal key of a dict
-        argument is a name the `__getattr__` so made returns. A `__getattr__` bound to anything
-        else is computed at run time: which names it serves is not read (`getattr_unread`)."""
+        """`__getattr__ = deprecate_attr(__name__, rename={"Old": (New, "5.29.0")})` (transformers
+        5) serves each literal key of a dict argument; any other value's names are not read."""
         call = value if isinstance(value, ast.Call) else None
         arguments = [*call.args, *(k.value for k in call.keywords)] if call else []
-        served = [
-            name
-            for table in arguments
-            if isinstance(table, ast.Dict)
-            for key in table.keys
-            if (name := _string(key)) is not None
-        ]
+        tables = [table.keys for table in arguments if isinstance(table, ast.Dict)]
+        served = [name for keys in tables for key in keys if (name := _string(key)) is not None]
         self.getattr_computed.extend(served)
         if not served:
             self.getattr_unread = value.lineno
