@@ -62,3 +62,14 @@ def test_table_counts_per_client_per_class_and_overall() -> None:
     assert "| class methods | 0/1 (0%) |" in rows
     assert rows[-1] == "| **all** | **2/3 (67%)** |"
     assert Counter(row.split()[1] for row in rows[2:-1]) == {"client": 2, "class": 2}
+
+
+def test_the_bench_spans_clients_beyond_unsloth() -> None:
+    """Issue 45: at least 60 incidents from at least five clients, at most half from unsloth and
+    unsloth-zoo."""
+    incidents = load()
+    clients = Counter(incident.client for incident in incidents)
+    unsloth = clients["unslothai/unsloth"] + clients["unslothai/unsloth-zoo"]
+    assert len(incidents) >= 60
+    assert len(clients) >= 5
+    assert 2 * unsloth <= len(incidents)
