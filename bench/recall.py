@@ -98,8 +98,9 @@ def confirm(incident: Incident, scratch: Path) -> str:
 
 def _extract(mirrors: Path, incident: Incident, into: Path) -> None:
     git_dir = mirrors / incident.client.replace("/", "+") / "repo"
+    # Only the scanned folder: a mirror may lack a client's large files (images, data) elsewhere.
     archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", f"{incident.fix}^"],
+        ["git", "--git-dir", str(git_dir), "archive", f"{incident.fix}^", incident.scan],
         capture_output=True,
         check=True,
     )
