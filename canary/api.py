@@ -30,7 +30,8 @@ from canary.sources.tree import SourceError
 if TYPE_CHECKING:  # scan and lock are imported when they run: a warm check never needs them
     from canary.matrix.versions import LockReport
     from canary.reports.progress import Progress
-    from canary.scan.command import Proposed, ScanResult
+    from canary.scan.downstream.package import ScanResult
+    from canary.scan.proposing.matrices import Proposed
 
 #: `--source` values that name no folder
 REMOTE_SOURCES = ("auto", "index", "github")
@@ -168,8 +169,8 @@ def scan(
     """Read a downstream codebase (never import it) and propose the checks each upstream it
     patches needs, placed and judged on the releases it declares (or the `source` folder);
     `exclude` globs leave files out besides a repository's tests, scripts, examples and docs."""
-    from canary.scan.command import scan as scan_tree
-    from canary.scan.command import upstream_names
+    from canary.scan.phases import scan as scan_tree
+    from canary.scan.upstream.names import upstream_names
 
     root = Path(path)
     if not root.exists():

@@ -46,7 +46,7 @@ class ProgressSink(Protocol):
 
     def start(self, total: int, releases: int) -> None: ...
 
-    def advance(self, upstream: str) -> None: ...
+    def advance(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -199,7 +199,7 @@ class Runner:
                 verdicts.save()
         self.judged += 1  # under the GIL; only the interrupted line reads it
         if self.progress is not None:
-            self.progress.advance(matrix.upstream)
+            self.progress.advance()
         return results
 
     def judge_all(self, plan: list[tuple[Matrix, Target]]) -> list[list[Result]]:

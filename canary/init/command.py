@@ -31,7 +31,7 @@ from canary.matrix.model import MatrixError
 from canary.safety.reads import Refused, read_regular
 from canary.safety.untrusted import showable
 from canary.safety.writes import WriteError, inside, replace_file, write_new
-from canary.scan.command import notes
+from canary.scan.writing.notes import notes
 from canary.sources.tree import SourceError
 
 DEFAULT_FOLDER = "canary"

@@ -1,9 +1,11 @@
 """Progress of a run on stderr, for a person watching a terminal.
 
 A cold run reads every release from the package index, which takes tens of seconds: without a
-sign of life that looks like a hang. On a terminal one status line counts the versions read and
-the bytes downloaded, rewritten in place and erased at the end, so the report below it is all
-that stays. In a log (stderr not a terminal) nothing is written: CI output stays the report.
+sign of life that looks like a hang. On a terminal one status line says the phase the run is in
+and counts its steps to a total that does not move (the versions read; scan's checks placed by
+bisection), with the bytes downloaded, rewritten in place and erased at the end, so the report
+below it is all that stays. In a log (stderr not a terminal) nothing is written: CI output
+stays the report.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ def is_cold(cache_root: Path) -> bool:
 
 
 class Progress:
-    """Counts versions as the runner finishes them; thread-safe, drawn at most every INTERVAL."""
+    """The phase a run is in and a count that ends: `canary: reading releases: 37/143, 12.3 MB
+    downloaded`, then for scan `canary: bisecting 12 checks: 5/12 placed, 9 more releases
+    read, ...`. Thread-safe, drawn at most every INTERVAL."""
 
     def __init__(
         self,
@@ -43,9 +47,11 @@ class Progress:
         self.cold_cache = cold_cache
         self.clock = clock
         self.command = command  # "run", or "scan" (its first line says "first scan")
+        self.phase_name = ""
+        self.unit = ""  # what `done` counts beside the count: "placed"
         self.total = 0
         self.done = 0
-        self.last = ""
+        self.read = 0  # releases read beside the phase's count (those bisections open)
         self._drawn_at = -INTERVAL
         self._width = 0
         self._lock = threading.Lock()
@@ -57,9 +63,9 @@ class Progress:
             self._write(f"canary: {what}")
 
     def start(self, total: int, releases: int, upstreams: Sequence[str] = ()) -> None:
-        """Called once the plan is known; says what a first run is about to do (and of which
+        """Called once the plan is known: the phase of reading its `total` versions (`releases`
+        of them from the package index); says what a first run is about to do (and of which
         `upstreams`, when given)."""
-        self.total = total
         self._erase()  # the line `begin` drew
         if self.cold_cache is not None and releases:
             of = f" of {', '.join(upstreams)}" if upstreams else ""
@@ -67,27 +73,36 @@ class Progress:
                 f"canary: first {self.command}: reading {plural(releases, 'release')}{of} from"
                 f" the package index; cached afterwards in {self.cold_cache}\n"
             )
-        self._draw(force=True)
+        what = "releases" if releases == total else "versions"
+        self.phase(f"reading {what}", total)
 
-    def grow(self, more: int = 1) -> None:
-        """More versions to read than the plan said (scan's bisections find them as it goes)."""
+    def phase(self, name: str, total: int, unit: str = "") -> None:
+        """A new phase of `total` steps (`unit`: what a step is, said after the count)."""
         with self._lock:
-            self.total += more
+            self.phase_name, self.total, self.unit, self.done = name, total, unit, 0
+            self._draw(force=True)
 
-    def advance(self, upstream: str) -> None:
+    def advance(self) -> None:
+        """One step of the phase done."""
         with self._lock:
             self.done += 1
-            self.last = upstream
             self._draw(force=self.done == self.total)
+
+    def read_one(self) -> None:
+        """A release read beside the phase's steps (a bisection opening one more)."""
+        with self._lock:
+            self.read += 1
+            self._draw()
 
     def _draw(self, force: bool = False) -> None:
         now = self.clock()
         if not force and now - self._drawn_at < INTERVAL:
             return
         self._drawn_at = now
-        where = f"{self.last}: " if self.last else ""
+        unit = f" {self.unit}" if self.unit else ""
+        more = f", {plural(self.read, 'more release')} read" if self.read else ""
         self._write(
-            f"canary: {where}{self.done}/{self.total} versions read, "
+            f"canary: {self.phase_name}: {self.done}/{self.total}{unit}{more}, "
             f"{human_size(self.downloaded())} downloaded"
         )
 

@@ -380,7 +380,7 @@ def test_a_downstream_file_over_the_parse_budget_is_not_scanned(tmp_path, monkey
     monkeypatch.setattr("canary.analysis.budget.MAX_TOKENS", 100_000)  # 8 MiB and more, real
     tree = tmp_path / "proj"
     shutil.copytree(FIXTURE, tree)
-    scanning = importlib.import_module("canary.scan.command")
+    scanning = importlib.import_module("canary.scan.downstream.package")
     monkeypatch.setattr(scanning, "MAX_SOURCE_BYTES", 1_000_000)  # 8 MiB, real
     (tree / "fakesloth" / "huge.py").write_text("import trl\n" + "x = 1\n" * 50_000)
     (tree / "fakesloth" / "big.py").write_text("import trl\n#" + " " * 1_000_000)
@@ -517,4 +517,54 @@ def test_rewrites_of_sources_scan_cannot_tell_are_listed_in_the_header(tmp_path)
     checks = yaml.safe_load(text)["checks"]
     assert [(c.get("function"), c.get("contains")) for c in checks] == [
         ("GRPOTrainer.compute_loss", ["loss = loss / self.current_gradient_accumulation_steps"])
+    ]
+
+
+def test_each_matrix_lists_only_the_unplaced_sites_of_its_own_upstream(tmp_path):
+    """A rewrite scan cannot place is listed in the matrix of the upstream its file reads (a.py
+    reads trl, b.py peft), and one in a file that reads no upstream, or several, once in
+    scan's own notes: never in every matrix."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    shutil.copy(FIXTURES / "scan_recall" / "recalllib" / "unplaced.py", package / "a.py")
+    (package / "b.py").write_text(
+        "import inspect\n\nfrom peft.tuners.lora import LoraLayer\n\n\n"
+        "def patched():\n"
+        "    return inspect.getsource(LoraLayer.update_layer).replace('x = 1', 'x = 2')\n\n\n"
+        "def rewrite(fn):\n"
+        "    return inspect.getsource(fn).replace('return y', 'return y * 2')\n"
+    )
+    (package / "c.py").write_text(
+        "import inspect\n\n\ndef rewrite(fn):\n"
+        "    return inspect.getsource(fn).replace('scale = 1', 'scale = 2')\n"
+    )
+    site = tmp_path / "site"
+    trainer = site / "trl" / "trainer"
+    trainer.mkdir(parents=True)
+    (trainer.parent / "__init__.py").write_text("")
+    (trainer / "__init__.py").write_text("")
+    (trainer / "grpo_trainer.py").write_text(
+        "class GRPOTrainer:\n    def compute_loss(self):\n"
+        "        loss = loss / self.current_gradient_accumulation_steps\n"
+    )
+    lora = site / "peft" / "tuners"
+    lora.mkdir(parents=True)
+    (lora.parent / "__init__.py").write_text("")
+    (lora / "__init__.py").write_text("")
+    (lora / "lora.py").write_text("class LoraLayer:\n    def update_layer(self):\n        x = 1\n")
+    out = tmp_path / "out"
+    status, printed = scan(str(package), ["trl", "peft"], str(out), None, source=str(site))
+    assert status == 0, printed
+
+    def unplaced(text: str) -> list[str]:
+        return [line for line in text.splitlines() if "not placed" in line]
+
+    assert unplaced((out / "trl.yaml").read_text()) == [
+        "# 3 source rewrites not placed (of what, scan cannot tell): a.py:12,13,14"
+    ]
+    assert unplaced((out / "peft.yaml").read_text()) == [
+        "# 1 source rewrite not placed (of what, scan cannot tell): b.py:11"
+    ]
+    assert unplaced(printed) == [
+        "# 1 source rewrite not placed (of what, nor of which upstream, scan cannot tell): c.py:5"
     ]

@@ -57,11 +57,14 @@ def test_a_first_scan_on_a_terminal_says_what_it_reads_then_counts(tmp_path, ind
     reading = "canary: scan: reading the files of client"  # from the first second
     assert err.startswith(f"\r{reading}\r{' ' * len(reading)}\rcanary: first scan: reading")
     assert "canary: first scan: reading 2 releases of fakeup from the package index" in err
-    assert "\rcanary: fakeup: 2/2 versions read" in err
-    assert "\rcanary: fakeup: 3/3 versions read" in err  # the release between, bisected
+    assert "\rcanary: reading releases: 2/2, " in err  # the ends of the range
+    # then where `mid` starts holding, between them: a count that ends, the release it opens
+    # counted beside (the count never grows past its total, as "3/3 versions read" did)
+    assert "\rcanary: fakeup: bisecting 1 check: 0/1 placed, " in err
+    assert "\rcanary: fakeup: bisecting 1 check: 1/1 placed, 1 more release read, " in err
     assert err.endswith("\r")  # the status line is erased
     _, again = scan_on(tmp_path, index, True, "scan")
-    assert "first scan" not in again and "versions read" in again
+    assert "first scan" not in again and "fakeup: bisecting 1 check: 1/1 placed" in again
 
 
 def test_init_shows_the_same_line(tmp_path, index):
@@ -72,4 +75,4 @@ def test_init_shows_the_same_line(tmp_path, index):
 
 def test_a_log_gets_no_status_line(tmp_path, index):
     out, err = scan_on(tmp_path, index, False, "scan")
-    assert "mid" in out and "versions read" not in err and "first scan" not in err
+    assert "mid" in out and "placed" not in err and "first scan" not in err

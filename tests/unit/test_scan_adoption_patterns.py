@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 from canary.analysis.parselock import parse_locked
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
 
 UPSTREAMS = frozenset({"trl", "transformers"})
 
@@ -190,8 +190,8 @@ _LOGPS_RE = re.compile(
 
 
 def matches(code: str) -> list[tuple]:
-    from canary.scan.callsites import CallSites
-    from canary.scan.rewriters import declared_registries
+    from canary.scan.downstream.callsites import CallSites
+    from canary.scan.downstream.rewriters import declared_registries
 
     calls = CallSites()
     calls.registries = declared_registries(code)

@@ -11,16 +11,16 @@ import yaml
 
 from canary.analysis.parselock import parse_locked
 from canary.matrix.model import load_matrix
-from canary.scan.emit import (
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.ids import assign_ids, kebab
+from canary.scan.proposing.propose import Proposal, propose
+from canary.scan.writing.emit import (
     MergeError,
     Releases,
     merge_text,
     quote,
     render_matrix,
 )
-from canary.scan.ids import assign_ids, kebab
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import Proposal, propose
 
 SUBJECTS = ("symbol", "class", "function")
 KEYS = {"id", "why", "module", *SUBJECTS, "methods", "params", "accepts", "contains", "matches"}
@@ -204,7 +204,7 @@ def test_merge_refuses_files_it_cannot_append_to(existing, message):
 
 def test_merge_passes_over_a_matrix_whose_package_is_no_import_name(tmp_path):
     """`package: "trl\n"` is no import name (the old `^...$` match let the line end through)."""
-    from canary.scan.merging import matrices_in
+    from canary.scan.writing.merging import matrices_in
 
     (tmp_path / "a.yaml").write_text('upstream: trl\npackage: "trl\\n"\nchecks: []\n')
     (tmp_path / "b.yaml").write_text("upstream: trl\nchecks: []\n")

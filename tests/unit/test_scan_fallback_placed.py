@@ -12,9 +12,9 @@ from canary.analysis.parselock import parse_locked
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
-from canary.scan.upstream import UpstreamView
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
+from canary.scan.upstream.view import UpstreamView
 from canary.sources.local import LocalTree
 
 CLIENT = """

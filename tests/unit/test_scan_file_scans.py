@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 from canary.cache.store import Cache
-from canary.scan import command
-from canary.scan.callsites import CallSites
-from canary.scan.command import scan_path
-from canary.scan.file_scans import FileScans
-from canary.scan.findings import Role
+from canary.scan.downstream import package as reading
+from canary.scan.downstream.callsites import CallSites
+from canary.scan.downstream.file_scans import FileScans
+from canary.scan.downstream.findings import Role
+from canary.scan.downstream.package import scan_path
 from canary.sources.stats import Stats
 
 UPSTREAMS = frozenset({"transformers"})
@@ -119,13 +119,13 @@ def test_a_file_the_first_passes_tell_nothing_new_is_scanned_once(tmp_path, monk
     same answer (none): the first pass's findings are the second's."""
     package = _package(tmp_path)
     scans: Counter[str] = Counter()
-    real = command.scan_tree
+    real = reading.scan_tree
 
     def counting(tree, file, *args):
         scans[file] += 1
         return real(tree, file, *args)
 
-    monkeypatch.setattr(command, "scan_tree", counting)
+    monkeypatch.setattr(reading, "scan_tree", counting)
     once = scan_path(package, UPSTREAMS, None)
     # fixer.py: what caller.py passes binds its parameter; the others learn nothing
     assert scans == {"__init__.py": 1, "caller.py": 1, "other.py": 1, "fixer.py": 2}
@@ -139,7 +139,7 @@ def test_a_files_tree_is_let_go_after_its_first_pass(tmp_path, monkeypatch):
     file it scans again (parsed again), none kept from the first."""
     package = _package(tmp_path)
     trees: list[weakref.ref] = []
-    parse = command.parse_locked
+    parse = reading.parse_locked
 
     def parsing(*args):
         tree = parse(*args)
@@ -147,7 +147,7 @@ def test_a_files_tree_is_let_go_after_its_first_pass(tmp_path, monkeypatch):
         return tree
 
     alive: list[int] = []
-    real = command.scan_tree
+    real = reading.scan_tree
 
     def scanning(tree, file, upstreams, calls, *args):
         if calls.frozen:
@@ -155,7 +155,7 @@ def test_a_files_tree_is_let_go_after_its_first_pass(tmp_path, monkeypatch):
             alive.append(sum(ref() is not None for ref in trees))
         return real(tree, file, upstreams, calls, *args)
 
-    monkeypatch.setattr(command, "parse_locked", parsing)
-    monkeypatch.setattr(command, "scan_tree", scanning)
+    monkeypatch.setattr(reading, "parse_locked", parsing)
+    monkeypatch.setattr(reading, "scan_tree", scanning)
     assert scan_path(package, UPSTREAMS, None) == scan_path(package, UPSTREAMS, None)
     assert alive == [1, 1]  # fixer.py's own, in each of the two scans

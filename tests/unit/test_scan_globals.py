@@ -18,10 +18,10 @@ from paths import FIXTURES
 
 from canary.analysis.parselock import parse_locked
 from canary.cache.store import Cache
-from canary.scan.command import scan_path
-from canary.scan.findings import Role
-from canary.scan.namespaces import imported
-from canary.scan.spelled import CLASSES, FILES, FileEntry, Texts, spelled
+from canary.scan.downstream.findings import Role
+from canary.scan.downstream.namespaces import imported
+from canary.scan.downstream.package import scan_path
+from canary.scan.downstream.spelled import CLASSES, FILES, FileEntry, Texts, spelled
 from canary.sources.stats import Stats
 
 DOWNSTREAM = FIXTURES / "scan_globals" / "globlib"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from canary.scan.ids import MAX_LENGTH, assign_ids, kebab
-from canary.scan.propose import Proposal, ProposedSubject
+from canary.scan.proposing.ids import MAX_LENGTH, assign_ids, kebab
+from canary.scan.proposing.propose import Proposal, ProposedSubject
 
 
 @pytest.mark.parametrize(

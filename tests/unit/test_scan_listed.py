@@ -12,8 +12,8 @@ from commands import canary
 from paths import FIXTURES
 
 from canary.cache.store import Cache
-from canary.scan.command import scan_path
-from canary.scan.findings import Role
+from canary.scan.downstream.findings import Role
+from canary.scan.downstream.package import scan_path
 from canary.sources.stats import Stats
 
 DOWNSTREAM = FIXTURES / "scan_listed" / "listedlib"

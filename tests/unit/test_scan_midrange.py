@@ -10,11 +10,11 @@ from canary.analysis import ModuleCache
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target as Release
-from canary.scan.imports import Ref
-from canary.scan.releases import MAX_PROBES, _probes
-from canary.scan.rewriters import ANY_CLASS
-from canary.scan.subjects import Placement, place
-from canary.scan.upstream import UpstreamView
+from canary.scan.downstream.imports import Ref
+from canary.scan.downstream.rewriters import ANY_CLASS
+from canary.scan.proposing.subjects import Placement, place
+from canary.scan.upstream.releases import MAX_PROBES, _probes
+from canary.scan.upstream.view import UpstreamView
 from canary.sources.local import LocalTree
 
 TREES = FIXTURES / "scan_midrange"

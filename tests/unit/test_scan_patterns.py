@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from canary.analysis.parselock import parse_locked
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
 
 UPSTREAMS = frozenset({"trl", "transformers", "peft"})
 
@@ -606,7 +606,7 @@ def run(trainer_file):
 
 
 def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
-    from canary.scan.rewriters import inferred_registries
+    from canary.scan.downstream.rewriters import inferred_registries
 
     assert inferred_registries(parse_locked(REGISTRY)) == {"FIXES": "trl.trainer.{key}"}
     formatted = REGISTRY.replace('"trl.trainer." + trainer_file', 'f"trl.models.{trainer_file}"')
@@ -623,13 +623,13 @@ def test_a_registry_applied_as_rewriters_is_found_by_the_path_its_key_names():
     ],
 )
 def test_no_registry_where_the_lookup_or_the_application_is_not_a_rewriters(change):
-    from canary.scan.rewriters import inferred_registries
+    from canary.scan.downstream.rewriters import inferred_registries
 
     assert inferred_registries(parse_locked(REGISTRY.replace(*change))) == {}
 
 
 def test_a_key_formatted_into_two_different_paths_names_no_registry():
-    from canary.scan.rewriters import inferred_registries
+    from canary.scan.downstream.rewriters import inferred_registries
 
     code = REGISTRY + '\ndef other(trainer_file):\n    eval(f"peft.tuners.{trainer_file}")\n'
     assert inferred_registries(parse_locked(code)) == {}

@@ -10,9 +10,9 @@ import yaml
 from test_scan_recall_patterns import DOWNSTREAM, proposed
 
 from canary.analysis.parselock import parse_locked
-from canary.scan.emit import merge_text
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
+from canary.scan.writing.emit import merge_text
 
 BNB = "transformers.integrations.bitsandbytes"
 LLAMA = "transformers.models.llama.modeling_llama"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from paths import FIXTURES
 
 from canary.analysis.parselock import parse_locked
-from canary.scan.callsites import CallSites
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
+from canary.scan.downstream.callsites import CallSites
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
 
 DOWNSTREAM = FIXTURES / "scan_recall" / "recalllib"
 UPSTREAMS = frozenset({"trl", "transformers"})

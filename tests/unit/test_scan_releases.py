@@ -14,7 +14,7 @@ from commands import canary
 from paths import FIXTURES
 from servers import make_wheel, serving
 
-from canary.scan.requirements import declared_releases
+from canary.scan.downstream.requirements import declared_releases
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0"]

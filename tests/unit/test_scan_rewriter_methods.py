@@ -12,7 +12,7 @@ import yaml
 from commands import canary
 from servers import make_wheel, publish_releases, serving
 
-from canary.scan.stand_ins import is_stand_in
+from canary.scan.upstream.stand_ins import is_stand_in
 
 OLD = """\
 class KTOTrainer:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 
 from canary.analysis.parselock import parse_locked
-from canary.scan.patterns import scan_tree
-from canary.scan.propose import propose
+from canary.scan.downstream.patterns import scan_tree
+from canary.scan.proposing.propose import propose
 
 UPSTREAMS = frozenset({"trl", "transformers"})
 

@@ -12,8 +12,8 @@ from canary.cache.store import Cache
 from canary.engine.judge import VersionRun
 from canary.matrix.model import load_matrix
 from canary.matrix.targets import Target
-from canary.scan.places import Places
-from canary.scan.upstream import Definition, UpstreamView
+from canary.scan.upstream.places import Places
+from canary.scan.upstream.view import Definition, UpstreamView
 from canary.sources.local import LocalTree
 from canary.sources.stats import Stats
 

@@ -1,0 +1,10 @@
+"""Proposing: findings turned into checks, placed, named, gated and judged on the range's ends.
+
+- `propose.py`: findings turned into proposed checks, one subject per upstream object.
+- `subjects.py`: a dotted upstream path split into a module and the subject inside it.
+- `ids.py`: check ids that read (`lora-model`), never over 60 characters.
+- `pass_through.py`: signatures that take anything, on which `accepts`/`call` cannot fail.
+- `split_texts.py`: one source check per text that breaks on its own.
+- `judging.py`: proposals judged on the range's ends, bisected where only one end holds.
+- `matrices.py`: an upstream's proposed matrix, settled: what is kept, gated and left out.
+"""

@@ -1,0 +1,171 @@
+"""The proposed matrix of one upstream, settled on the releases read: what is proposed, gated,
+left out (and why), and the header that says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from canary.matrix.model import Matrix
+from canary.scan.downstream.findings import Role, Use
+from canary.scan.proposing.judging import GATED, settle
+from canary.scan.proposing.propose import Proposal
+from canary.scan.proposing.split_texts import split_texts
+from canary.scan.upstream.releases import Reading, load_text
+from canary.scan.writing.emit import Releases, merge_text, render_matrix
+
+
+@dataclass
+class Proposed:
+    """The proposed matrix of one upstream: its text (comments on what fails included)."""
+
+    upstream: str
+    proposals: list[Proposal]
+    releases: Releases
+    reading: Reading | None = None
+    left_out: list[Proposal] = field(default_factory=list)  # guarded, absent on both ends
+    not_scanned: str = ""  # the downstream folders and globs scan did not read
+    unplaced: str = ""  # the rewrites of sources scan could not tell of what, by file
+    unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
+    unheld: list[Proposal] = field(default_factory=list)  # texts no release in range holds
+
+    def text(self) -> str:
+        """A complete new matrix file; comments above checks say where they fail."""
+        return render_matrix(self.upstream, self.proposals, self.releases, self._header())
+
+    def _header(self) -> list[str]:
+        scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
+        return scanned + ([self.unplaced] if self.unplaced else []) + self._reading_header()
+
+    def _reading_header(self) -> list[str]:
+        reading = self.reading
+        if reading is None:
+            return []
+        if reading.problem:
+            return [f"upstream {self.upstream} not read ({reading.problem}): placed by names only"]
+        labels = ", ".join(run.target.label for run in reading.runs)
+        head = [f"placed and judged on {labels}; a comment above a check says where it fails"]
+        if any(note.startswith(GATED) for p in self.proposals for note in p.notes):
+            head.append(
+                f"`{GATED} from V on` above a check: gated since V, where it starts holding; unless"
+                " your code reaches it only on newer releases, your declared range is wrong there"
+            )
+        if self.left_out:
+            head.append(
+                f"left out: {len(self.left_out)} use{'s' * (len(self.left_out) > 1)} the client"
+                " guards (try/except, hasattr) of"
+                f" names neither {' nor '.join(run.target.label for run in reading.runs)} has"
+                " (dead code for this range?):"
+            )
+        head += [f"  {_name(p)} -- {p.why}" for p in self.left_out]
+        if self.unreached:
+            head.append(
+                f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
+                " gates to releases outside the range (no locked release would check it):"
+            )
+        head += [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
+        unheld, elsewhere = _listed_apart(self.unheld, self.proposals)
+        if elsewhere:
+            head.append(
+                f"left out: {elsewhere} text{'s' * (elsewhere > 1)} a rewrite of every module a"
+                " listing names (`dir()` filtered) seeks in modules no release in the range"
+                " has them in, checked in the modules that have them"
+            )
+        if unheld:
+            head.append(
+                f"left out: {len(unheld)} text{'s' * (len(unheld) > 1)} no release in"
+                " the range holds (written for older releases?), red on every one:"
+            )
+        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in unheld]
+
+    def settle(self) -> None:
+        """Judge the proposals on the releases read: gate or annotate what fails there, and
+        leave out the guarded names absent on both ends."""
+        if self.reading is not None and self.reading.runs:
+            labels = [Version(label) for label in self.reading.labels]
+            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
+            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
+            self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
+            matrix = self._matrix_of(self.proposals)
+            self.left_out, self.unheld = settle(matrix, self.proposals, self.reading)
+            gone = {id(p) for p in self.left_out + self.unheld}
+            self.proposals = [p for p in self.proposals if id(p) not in gone]
+
+    def _matrix_of(self, proposals: list[Proposal]) -> Matrix:
+        """The matrix `proposals` make, a check per proposal in order, as written out."""
+        text = render_matrix(self.upstream, proposals, self.releases, self._header())
+        return load_text(self.upstream, text)
+
+    def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:
+        """`existing` (the matrix file `name`) with the missing proposals appended; `declined`
+        are ids other matrices of the upstream state or ignore."""
+        return merge_text(existing, name, self.proposals, declined)
+
+
+def _listed_apart(unheld: list[Proposal], kept: list[Proposal]) -> tuple[list[Proposal], int]:
+    """The texts no release holds to list, and how many others there are: texts sought in
+    every module of a listing (Use.listed) that a kept check finds in another module."""
+    found = {(p.assertion, tuple(p.values)) for p in kept}
+    shown = [
+        p
+        for p in unheld
+        if not all(use.listed for use in p.uses) or (p.assertion, tuple(p.values)) not in found
+    ]
+    return shown, len(unheld) - len(shown)
+
+
+def _reaches(gate: str, releases: list[Version]) -> bool:
+    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
+    if not gate or not releases:
+        return True
+    spec = SpecifierSet(gate)
+    return any(spec.contains(release, prereleases=True) for release in releases)
+
+
+def unplaced_by_upstream(
+    findings: list[Use], upstreams: frozenset[str]
+) -> tuple[dict[str, list[Use]], list[Use]]:
+    """The rewrites not placed, each under the upstream its code reads: a pattern's own
+    (`transformers.models.{?}...`), else the one upstream the rest of its file uses; and those
+    of a file that uses none of `upstreams`, or several, which scan says once, apart from the
+    matrices (another framework's files listed in every matrix are noise in each)."""
+    used: dict[str, set[str]] = {}
+    for finding in findings:
+        if finding.role is not Role.UNPLACED and finding.ref.root in upstreams:
+            used.setdefault(finding.file, set()).add(finding.ref.root)
+    own: dict[str, list[Use]] = {}
+    untold: list[Use] = []
+    for finding in findings:
+        if finding.role is not Role.UNPLACED:
+            continue
+        reads = {finding.ref.root} & upstreams or used.get(finding.file, set())
+        if len(reads) == 1:
+            own.setdefault(next(iter(reads)), []).append(finding)
+        else:
+            untold.append(finding)
+    return own, untold
+
+
+def unplaced_sites(findings: list[Use], of: str = "of what") -> str:
+    """ "N source rewrites not placed: a.py:3,9, b.py:7": the sites of rewrites (`.replace`,
+    `re.sub`, `in`, ...) of sources scan could not tell `of` (what, or which upstream), which
+    no check covers."""
+    lines: dict[str, set[int]] = {}
+    for finding in findings:
+        if finding.role is Role.UNPLACED:
+            lines.setdefault(finding.file, set()).add(finding.line)
+    count = sum(len(numbers) for numbers in lines.values())
+    if not count:
+        return ""
+    sites = ", ".join(
+        f"{file}:{','.join(map(str, sorted(numbers)))}" for file, numbers in sorted(lines.items())
+    )
+    return f"{count} source rewrite{'s' * (count > 1)} not placed ({of}, scan cannot tell): {sites}"
+
+
+def _name(proposal: Proposal) -> str:
+    subject = proposal.subject
+    return f"{subject.module}.{subject.name}" if subject.name else subject.module
