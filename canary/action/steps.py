@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
 import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from canary.action.runner import (
     ActionError,
@@ -28,6 +28,9 @@ from canary.action.runner import (
     work_dir,
 )
 from canary.safety.untrusted import showable
+
+if TYPE_CHECKING:
+    from canary.engine.outcomes import Result
 
 DEFAULT_MATRICES = "canary"
 CACHE_PREFIX = "canary-v1"
@@ -154,10 +157,24 @@ def check() -> None:
     annotate(results)
     if mode() == "check":
         add_summary(render(results, "markdown"))
-    counts = json.loads(results.read_text(encoding="utf-8"))["summary"]
-    for status in ("fail", "error"):
-        set_output(status, str(counts.get(status, 0)))
+    for name, count in counted(report.results).items():
+        set_output(name, str(count))
     set_output("results", str(results))
+
+
+def counted(results: list[Result]) -> dict[str, int]:
+    """The check step's counts, checks and check x version results said apart (a maintainer
+    counts checks: 21 red, not 520 results): `fail-checks`, `fail-results`, `error-checks`,
+    `error-results`; `fail` and `error` are the results, as the outputs were first written."""
+    from canary.engine.outcomes import Status
+
+    counts = {}
+    for status in (Status.FAIL, Status.ERROR):
+        found = [r for r in results if r.status is status]
+        counts[f"{status.value}-checks"] = len({(r.upstream, r.check) for r in found})
+        counts[f"{status.value}-results"] = len(found)
+        counts[status.value] = len(found)
+    return counts
 
 
 def annotate(results: Path) -> None:

@@ -19,12 +19,7 @@ import yaml
 
 from canary import api
 from canary.errors import CanaryError
-from canary.init.workflows import (
-    NIGHTLY_WORKFLOW,
-    PR_WORKFLOW,
-    nightly_workflow,
-    pr_workflow,
-)
+from canary.init.workflows import nightly_workflow, pr_workflow, workflow_paths
 from canary.matrix.config import MAX_CONFIG_BYTES, PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
@@ -197,16 +192,17 @@ def init_main(
         _lock(root, relative, dry_run, plan)
     if plan.matrices:
         minute = zlib.crc32(root.resolve().name.encode()) % 60  # spread repositories' nightlies
+        pr_path, nightly_path = workflow_paths(root)
         _place(
             root,
-            PR_WORKFLOW,
+            pr_path,
             pr_workflow(matrices.as_posix(), action, default_branch(root)),
             dry_run,
             plan,
         )
         _place(
             root,
-            NIGHTLY_WORKFLOW,
+            nightly_path,
             nightly_workflow(matrices.as_posix(), action, minute),
             dry_run,
             plan,
@@ -258,6 +254,7 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
         out.write(f"nothing missing: {len(plan.matrices)} matrices in {folder}/, both workflows\n")
         return
     scan = f"canary scan {path} --merge {folder}"
+    name = Path(plan.matrices[0]).stem
     out.write(
         "\nNext:\n"
         f"  1. Review {folder}/*.yaml: each check's `why` names the line of yours that needs it;\n"
@@ -266,7 +263,9 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
         "     releases it stops holding and how scan gated it: if your code still relies on it\n"
         "     there, drop the gate (or list those releases under `versions.broken`).\n"
         f"  2. Run `canary check {folder}` and read what fails: a fail on a release\n"
-        "     you support is a patch that no-ops or crashes there.\n"
+        "     you support is a patch that no-ops or crashes there. Under pytest,\n"
+        f"     `pytest {folder} -k {name}` runs the checks as tests: given the matrix folder,\n"
+        "     pytest collects them alone, not your own test suite.\n"
         f"  3. Commit {folder}/, pyproject.toml and .github/workflows/; the pull-request\n"
         "     workflow checks every locked release, the nightly adds main and refreshes the\n"
         "     locks.\n"

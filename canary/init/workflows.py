@@ -6,6 +6,9 @@ the canary it runs move together (and Dependabot can move both).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from canary._version import __version__
 
 #: where the Action lives; pyproject.toml's project URLs name the same repository
@@ -17,8 +20,34 @@ ACTION_REF = f"{ACTION}@v{__version__}"
 #: each repository; a Dependabot `github-actions` update moves commit and comment together).
 CHECKOUT = "actions/checkout@fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09  # v5.1.0"
 
-PR_WORKFLOW = ".github/workflows/canary.yml"
-NIGHTLY_WORKFLOW = ".github/workflows/canary-nightly.yml"
+WORKFLOWS = ".github/workflows"
+PR_WORKFLOW = f"{WORKFLOWS}/canary.yml"
+NIGHTLY_WORKFLOW = f"{WORKFLOWS}/canary-nightly.yml"
+
+
+def workflow_paths(root: Path) -> tuple[str, str]:
+    """The pull-request and nightly workflows' paths, spelled as the repository spells its
+    own: `.yaml` when more of its workflows end so than in `.yml` (GitHub's spelling, the
+    default); a canary workflow already there, under either spelling, keeps its name (so a
+    second run keeps it rather than writing its twin). The folder is listed only where it is
+    no symbolic link (the writes refuse those, and say so)."""
+    folder = root / WORKFLOWS
+    names: list[str] = []
+    if not any(p.is_symlink() for p in (root / ".github", folder)) and folder.is_dir():
+        names = sorted(entry.name for entry in os.scandir(folder))
+    own = {"canary", "canary-nightly"}
+    theirs = [n for n in names if n.rsplit(".", 1)[0] not in own]
+    yaml_spelled = sum(n.endswith(".yaml") for n in theirs) > sum(
+        n.endswith(".yml") for n in theirs
+    )
+    suffix = ".yaml" if yaml_spelled else ".yml"
+
+    def path(stem: str) -> str:
+        there = [n for n in (f"{stem}.yml", f"{stem}.yaml") if n in names]
+        return f"{WORKFLOWS}/{there[0] if there else stem + suffix}"
+
+    return path("canary"), path("canary-nightly")
+
 
 _PR = """\
 # canary: the upstream contracts in {matrices}/ on every locked release (written by `canary init`).

@@ -100,7 +100,15 @@ def test_check_mode_summarizes_annotates_uploads_and_fails_on_red(repo, tmp_path
         ("disable-gradient-checkpointing", "1.0.0"): "pass",
         ("disable-gradient-checkpointing", "1.1.0"): "fail",
     }
-    assert run.outputs["check"] == {"fail": "1", "error": "0", "results": str(results)}
+    assert run.outputs["check"] == {
+        "fail-checks": "1",
+        "fail-results": "1",
+        "error-checks": "0",
+        "error-results": "0",
+        "fail": "1",
+        "error": "0",
+        "results": str(results),
+    }
     summary = runner.summary.read_text()
     assert "disable-gradient-checkpointing" in summary and "1.1.0" in summary
     assert "::error::canary: 1 check red (1 check x version result); see the job" in run.stdout
@@ -567,3 +575,17 @@ def test_index_text_is_no_workflow_command_in_the_log(repo, upstream, tmp_path):
     acted = own(acted_on(run.stdout))
     assert acted and {c.name for c in acted} == {"error", "group", "endgroup"}, acted
     assert all(c.data.startswith(("canary", "error: ")) or c.name != "error" for c in acted)
+
+
+def test_the_outputs_count_checks_and_results_apart(repo, tmp_path):
+    """compute-loss asks for a parameter no release has (red on both), and
+    disable-gradient-checkpointing breaks in 1.1.0: 2 checks red over 3 results."""
+    matrix = repo / "canary" / "trl.yaml"
+    matrix.write_text(MATRIX.replace("num_items_in_batch]", "num_items_in_batch, no_such]"))
+    _, run = action(repo, tmp_path, **{"matrices": "canary", "versions": "1.0.0,1.1.0"})
+    outputs = run.outputs["check"]
+    assert (outputs["fail-checks"], outputs["fail-results"], outputs["fail"]) == ("2", "3", "3")
+    assert (outputs["error-checks"], outputs["error-results"], outputs["error"]) == ("0", "0", "0")
+    declared = yaml.safe_load(ACTION.read_text())["outputs"]
+    for name in ("fail-checks", "fail-results", "error-checks", "error-results"):
+        assert declared[name]["value"] == f"${{{{ steps.check.outputs.{name} }}}}"

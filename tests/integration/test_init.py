@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,3 +192,56 @@ def test_the_docs_and_the_project_urls_name_the_same_action():
     assert re.findall(r'^Source = "(.*)"$', pyproject, flags=re.M) == [
         f"https://github.com/{ACTION}"
     ]
+
+
+def test_workflows_follow_the_repositorys_yaml_spelling(repo, capsys):
+    """A repository whose workflows end in `.yaml` gets canary's as `.yaml` too, and a
+    second run keeps them rather than writing `.yml` twins."""
+    repo, _ = repo
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    for name in ("tests.yaml", "lint.yaml", "release.yml"):
+        (workflows / name).write_text("name: theirs\n")
+    code, out = init(repo, capsys)
+    assert code == 0, out
+    assert "wrote .github/workflows/canary.yaml\n" in out
+    assert "wrote .github/workflows/canary-nightly.yaml\n" in out
+    assert sorted(p.name for p in workflows.iterdir()) == [
+        "canary-nightly.yaml", "canary.yaml", "lint.yaml", "release.yml", "tests.yaml"
+    ]  # fmt: skip
+    again = init(repo, capsys)[1]
+    assert "kept .github/workflows/canary.yaml (up to date)" in again
+    assert "kept .github/workflows/canary-nightly.yaml (up to date)" in again
+    assert not (workflows / "canary.yml").exists()
+
+
+def test_a_yml_repository_and_an_earlier_canary_workflow_keep_their_names(repo, capsys):
+    repo, _ = repo
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tests.yaml").write_text("name: theirs\n")
+    (workflows / "canary.yml").write_text("name: canary, as an earlier init wrote it\n")
+    code, out = init(repo, capsys)
+    assert code == 0, out
+    assert "kept .github/workflows/canary.yml (exists; left as it is)" in out
+    assert "wrote .github/workflows/canary-nightly.yaml\n" in out
+    assert not (workflows / "canary.yaml").exists()
+
+
+def test_pytest_given_the_matrix_folder_runs_the_checks_not_the_repositorys_tests(repo, capsys):
+    """The closing lines name `pytest canary -k trl`: given the folder, pytest collects the
+    checks alone, where a bare `pytest -k trl` collects the repository's own tests from its
+    root (one that needs a package not installed here is a collection error)."""
+    repo, _ = repo
+    code, out = init(repo, capsys)
+    assert code == 0, out
+    assert "     `pytest canary -k trl` runs the checks as tests: given the matrix folder,\n" in out
+    (repo / "tests").mkdir(exist_ok=True)
+    (repo / "tests" / "test_heavy.py").write_text("import torch_is_not_installed_here\n")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "trl"]
+    bare = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert "1 error" in bare.stdout, bare.stdout  # the motivation: the repository's own tests
+    given = subprocess.run([*command, "canary"], cwd=repo, capture_output=True, text=True)
+    assert given.returncode in (0, 1), given.stdout + given.stderr  # 1: a check is red
+    assert "error" not in given.stdout.splitlines()[-1] and "test_heavy" not in given.stdout
+    assert re.search(r"\b[1-9]\d* passed\b", given.stdout.splitlines()[-1]), given.stdout
