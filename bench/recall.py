@@ -98,12 +98,23 @@ def confirm(incident: Incident, scratch: Path) -> str:
 
 def _extract(mirrors: Path, incident: Incident, into: Path) -> None:
     git_dir = mirrors / incident.client.replace("/", "+") / "repo"
-    # Only the scanned folder: a mirror may lack a client's large files (images, data) elsewhere.
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", f"{incident.fix}^", incident.scan],
-        capture_output=True,
-        check=True,
-    )
+    parent = f"{incident.fix}^"
+    git = ["git", "--git-dir", str(git_dir)]
+    archive = subprocess.run([*git, "archive", parent], capture_output=True, check=False)
+    if archive.returncode:
+        # A mirror lacks a client's files of 4 MiB and more (images, data): take the scanned
+        # folder and the files at the top (pyproject.toml and the like, which scan reads).
+        listed = subprocess.run(
+            [*git, "ls-tree", "--name-only", parent], capture_output=True, text=True, check=True
+        )
+        top = [name for name in listed.stdout.splitlines() if name != incident.scan.split("/")[0]]
+        blobs = subprocess.run(
+            [*git, "ls-tree", parent, "--", *top], capture_output=True, text=True, check=True
+        )
+        files = [line.split("\t", 1)[1] for line in blobs.stdout.splitlines() if " blob " in line]
+        archive = subprocess.run(
+            [*git, "archive", parent, incident.scan, *files], capture_output=True, check=True
+        )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
 
 
