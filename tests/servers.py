@@ -286,12 +286,14 @@ def make_wheel(
     *,
     compression: int = zipfile.ZIP_DEFLATED,
     record_rows: list[str] | None = None,
+    metadata: str = "",
 ) -> bytes:
-    """A wheel built with zipfile, RECORD last (just before the central directory)."""
+    """A wheel built with zipfile, RECORD last (just before the central directory);
+    `metadata`: more header lines of its METADATA (`Project-URL: ...`)."""
     dist_info = f"{name}-{version}.dist-info"
     members = {
         **files,
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\n".encode(),
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\n{metadata}".encode(),
         f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     rows = [f"{path},{record_hash(data)},{len(data)}" for path, data in members.items()]

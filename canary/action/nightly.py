@@ -26,9 +26,10 @@ from canary.action.runner import (
     work_dir,
 )
 from canary.action.steps import artifact_name, lock_files, matrix_files, render, results_path
+from canary.engine.upcoming import carry_since
 from canary.reports.command import read_report
 from canary.reports.drift import drift
-from canary.reports.jsonio import ReportError
+from canary.reports.jsonio import ReportError, to_json
 from canary.reports.markdown import SUMMARY_LIMIT
 from canary.settings import Settings
 from canary.sources.limits import MiB
@@ -44,6 +45,9 @@ BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github
 TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
 #: artifacts looked at, newest first, before the night counts as having no baseline
 MAX_CANDIDATES = 20
+#: new breaks whose upstream commit is named in one night: each costs about four API
+#: requests (two refs, a comparison page, the pull request) and log2(commits) raw reads
+MAX_NAMED = 20
 #: largest artifact zip downloaded, and largest results.json inflated from it
 MAX_ARTIFACT = 64 * MiB
 MAX_RESULTS = 256 * MiB
@@ -179,6 +183,8 @@ def compare() -> None:
         print(f"canary: baseline: results of {baseline.named()}")
         used = f"Baseline: the results of {baseline.named()}."
     path = baseline.path if baseline else None
+    if path is not None:
+        follow_up(path)
     head = f"{used}\n\n"
     report = render(results_path(), "markdown", path, limit=SUMMARY_LIMIT - len(head.encode()))
     add_summary(head + report)
@@ -191,14 +197,54 @@ def compare() -> None:
 
 
 def new_breakage(baseline: Path | None) -> bool:
-    """Red tonight and not red in the baseline; without one, anything red."""
+    """Red tonight and not red in the baseline (released or upcoming); without one, anything
+    red."""
     try:
         now = read_report(str(results_path()))
         if baseline is None:
             return any(result.status.is_red for result in now.results)
-        return bool(drift(now, read_report(str(baseline))).new_failures)
+        found = drift(now, read_report(str(baseline)))
+        return bool(found.new_failures or found.new_upcoming)
     except ReportError as exc:
         raise ActionError(str(exc)) from None
+
+
+def follow_up(baseline: Path) -> None:
+    """Tonight's results, before they are uploaded, get what the baseline knew and what is
+    new tonight: the date each upcoming red was first seen (so the issue says "since" the night
+    it turned red, and the next night reads it back), the commits named for transitions that
+    are still the same, and the upstream commit of each new break (canary.engine.culprit), at
+    most MAX_NAMED a night; one that cannot be named is a warning saying why."""
+    from canary.engine.culprit import Culprits, carry_broken_by, name_breaks
+    from canary.engine.upcoming import key
+    from canary.matrix.model import MatrixError, load_matrix
+    from canary.sources.context import SourceContext
+
+    try:
+        now, before = read_report(str(results_path())), read_report(str(baseline))
+    except ReportError as exc:
+        raise ActionError(str(exc)) from None
+    carry_since(now, before)
+    carry_broken_by(now, before)
+    found = drift(now, before)
+    new = {key(result) for result, _ in [*found.new_failures, *found.new_upcoming]}
+    if new:
+        try:
+            matrices = [load_matrix(path) for path in matrix_files()]
+        except (ActionError, MatrixError) as exc:
+            command("warning", f"canary: the upstream changes of new breaks not named: {exc}")
+            matrices = []
+        with SourceContext() as context:
+            unnamed = name_breaks(
+                now,
+                matrices,
+                Culprits(context),
+                lambda result: key(result) in new and result.broken_by is None,
+                MAX_NAMED,
+            )
+        for line in unnamed:
+            command("warning", f"canary: the upstream change that broke {line}")
+    results_path().write_text(to_json(now), encoding="utf-8")
 
 
 def issue_intro(used: str) -> str:

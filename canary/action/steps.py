@@ -99,12 +99,25 @@ def results_path() -> Path:
     return work_dir() / "results.json"
 
 
+def fail_on() -> frozenset[str]:
+    """The `fail-on` input, as `canary check --fail-on` (`fail-on-error: false` takes `error`
+    out of it)."""
+    from canary.engine.upcoming import FAIL_ON, parse_fail_on
+
+    value = text_input("fail-on", ",".join(FAIL_ON))
+    try:
+        return parse_fail_on(value)
+    except ValueError as exc:
+        raise ActionError(f"input fail-on: {exc}") from None
+
+
 def plan() -> None:
     """Validate the inputs before anything is fetched; name the cache and the artifact."""
     matrices = matrix_files()
     mode()
     flag_input("cache", True)
     flag_input("fail-on-error", True)
+    fail_on()
     set_output("cache-key", cache_key(matrices))
     set_output("cache-prefix", cache_prefix())
     set_output("artifact", artifact_name())
@@ -200,10 +213,12 @@ def verdict() -> int:
     """The job's colour, decided last so that the cache and the results are kept either way;
     its annotation counts checks and results apart, as the reports do."""
     from canary.engine.outcomes import Status
+    from canary.engine.upcoming import failing
     from canary.reports.command import read_report
     from canary.reports.text import checks_line
 
-    results = read_report(str(results_path())).results
+    report = read_report(str(results_path()))
+    results = report.results
     if mode() == "nightly":
         if os.environ.get("CANARY_NEW_BREAKAGE") == "true":
             command(
@@ -213,11 +228,8 @@ def verdict() -> int:
             return 1
         return 0
     fail_on_error = flag_input("fail-on-error", True)
-    red = [
-        r
-        for r in results
-        if r.status is Status.FAIL or (fail_on_error and r.status is Status.ERROR)
-    ]
+    kinds = fail_on() - (set() if fail_on_error else {"error"})
+    red = failing(report, kinds)
     if red:
         command("error", f"canary: {checks_line(red, 'red')}; see the job summary.")
         return 1

@@ -227,8 +227,10 @@ def _parse(text: str, path: str) -> ast.Module:
     check_cost(text, path)
     try:
         return parse_locked(text, path)
-    except SyntaxError as exc:
-        raise ParseError(f"{path}:{exc.lineno}: does not parse: {exc.msg}") from None
+    except SyntaxError as exc:  # a NUL byte's has no line number: the first NUL's is said
+        line = exc.lineno or (text.count("\n", 0, text.find("\0")) + 1 if "\0" in text else None)
+        where = f"{path}:{line}" if line else path
+        raise ParseError(f"{where}: does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ParseError(f"{path}: does not parse: {type(exc).__name__}: {exc}") from None
 

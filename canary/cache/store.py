@@ -17,7 +17,6 @@ import functools
 import hashlib
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from canary.cache.memo import Memo
 from canary.safety.writes import atomic_replace
-from canary.settings import default_cache_dir
 from canary.sources.stats import Stats
 from canary.sources.tree import SourceError
 
@@ -36,7 +34,7 @@ if TYPE_CHECKING:
     from canary.sources.http import Reply
 
 _MAGIC = b"canary-cache 1\n"
-_LAYOUT = "v3"  # v3: members by content, listings by project and file, indexes and verdicts
+LAYOUT = "v3"  # v3: members by content, listings by project and file, indexes and verdicts
 #: What each kind of entry holds, as `canary cache info` names it.
 KINDS = {
     "member": "release members, by content (kept until pruned)",
@@ -46,8 +44,6 @@ KINDS = {
     "scan": "downstream files scanned by `canary scan`",
     "fresh": "branch files and index pages",
 }
-#: Folders earlier canary versions kept under the cache root; `cache clear` removes them too.
-_OLD_FOLDERS = ("v1", "v2", "module-index")
 DEFAULT_MAX_AGE = 3600.0
 #: A read refreshes an entry's date (for `cache prune`) at most this often.
 _TOUCH_EVERY = 86400.0
@@ -88,7 +84,7 @@ class Cache:
         self.offline = offline
         self.max_age = max_age
         self.lock_timeout = lock_timeout
-        self._folder = os.path.join(self.root, _LAYOUT)
+        self._folder = os.path.join(self.root, LAYOUT)
         self._recent: Memo[str, bytes] = Memo(_RECENT_BYTES, lambda _key, data: len(data))
 
     # -- immutable entries ------------------------------------------------------------------
@@ -231,7 +227,7 @@ class Cache:
         (another file descriptor on the same file): that is refused at once instead."""
         import filelock  # here: reading never locks, and a warm run only reads
 
-        path = self.root / _LAYOUT / "locks" / f"{_digest(key)}.lock"
+        path = self.root / LAYOUT / "locks" / f"{_digest(key)}.lock"
         held = _held.__dict__.setdefault("keys", set())
         if path in held:
             raise SourceError(f"cache lock {path} taken twice by one thread (a canary bug)")
@@ -252,7 +248,7 @@ class Cache:
 
     def _path(self, kind: str, key: str) -> Path:
         digest = _digest(key)
-        return self.root.joinpath(_LAYOUT, kind, digest[:2], digest)  # one join, not four
+        return self.root.joinpath(LAYOUT, kind, digest[:2], digest)  # one join, not four
 
     def _load(
         self, kind: str, key: str, verify: Callable[[bytes], bool] | None = None
@@ -326,70 +322,3 @@ def _decode(raw: bytes, key: str, verify: Callable[[bytes], bool] | None) -> Ent
     if meta.get("sha256") != hashlib.sha256(data).hexdigest():
         return None
     return Entry(data, meta)
-
-
-def _entries(root: Path) -> dict[str, list[Path]]:
-    """Entry files per kind under a cache root (lock files and temp files left out)."""
-    found: dict[str, list[Path]] = {}
-    for kind in KINDS:
-        folder = root / _LAYOUT / kind
-        found[kind] = [p for p in folder.rglob("*") if p.is_file() and p.name[:1] != "."]
-    old = [root / name for name in _OLD_FOLDERS]
-    found["old"] = [p for folder in old for p in folder.rglob("*") if p.is_file()]
-    return found
-
-
-def _size(paths: list[Path]) -> int:
-    total = 0
-    for path in paths:
-        with suppress(OSError):
-            total += path.stat().st_size
-    return total
-
-
-def cache_info(root: Path | None = None) -> str:
-    """Human summary for `canary cache info`: where the cache is and everything it holds."""
-    root = root or default_cache_dir()
-    entries = _entries(root)
-    lines = [f"cache folder: {root}"]
-    labels = {**KINDS, "old": "left by older canary versions (`cache clear` removes them)"}
-    for kind, paths in entries.items():
-        if kind != "old" or paths:
-            lines.append(f"{labels[kind]}: {len(paths)} entries, {_human(_size(paths))}")
-    paths = [p for group in entries.values() for p in group]
-    lines.append(f"total: {len(paths)} entries, {_human(_size(paths))}")
-    return "\n".join(lines)
-
-
-def cache_clear(root: Path | None = None) -> str:
-    """Delete every entry (and what older versions left) for `canary cache clear`."""
-    root = root or default_cache_dir()
-    paths = [p for group in _entries(root).values() for p in group]
-    size = _size(paths)
-    for name in (_LAYOUT, *_OLD_FOLDERS):
-        shutil.rmtree(root / name, ignore_errors=True)
-    return f"cleared {len(paths)} entries ({_human(size)}) from {root}"
-
-
-def cache_prune(days: float, root: Path | None = None) -> str:
-    """Delete entries neither written nor read for `days` days (`canary cache prune`)."""
-    root = root or default_cache_dir()
-    cutoff = time.time() - days * 86400
-    count = size = 0
-    for path in (p for group in _entries(root).values() for p in group):
-        with suppress(OSError):
-            stat = path.stat()
-            if stat.st_mtime < cutoff:
-                path.unlink()
-                count += 1
-                size += stat.st_size
-    return f"pruned {count} entries ({_human(size)}) unused for {days:g} days from {root}"
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"

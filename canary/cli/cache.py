@@ -28,7 +28,7 @@ def _days(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from canary.cache.store import cache_clear, cache_info, cache_prune
+    from canary.cache.sweep import cache_clear, cache_info, cache_prune
 
     if args.action == "prune":
         if args.older_than is None:

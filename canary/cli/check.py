@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Iterable
 
 from canary import api
 from canary.cli.help import EXIT_CODES
 from canary.engine.outcomes import RunReport
+from canary.engine.upcoming import FAIL_ON, failing, parse_fail_on
 from canary.errors import ExitCode
 from canary.reports.dispatch import FORMATS, default_format, render
 from canary.reports.output import prepare_output, write_output
@@ -24,6 +26,8 @@ EXAMPLES = """examples:
   canary check -k "not main"                every check on the releases, none on branch main
   canary check -k "grpo and 1.14" -v        one line per check x version, passes too
   canary check --format json --output out/results.json
+  canary check --versions all --fail-on released,error
+                                            main checked, but only released reds exit 1
 
 """
 
@@ -58,6 +62,15 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
         help="report format (default: text; github under GitHub Actions)",
     )
     check.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    check.add_argument(
+        "--fail-on",
+        type=_fail_on,
+        default=FAIL_ON,
+        metavar="KINDS",
+        help="what makes the exit status 1, comma-separated: released (a fail on a release), "
+        "upcoming (a fail only ahead of the releases: main, the next pre-release), error "
+        f"(default: {','.join(FAIL_ON)})",
+    )
     check.add_argument("--offline", action="store_true", help="use the cache alone")
     check.add_argument(
         "--jobs", type=_jobs, default=default_jobs(), help=f"versions read at once (1..{MAX_JOBS})"
@@ -86,6 +99,13 @@ def _jobs(value: str) -> int:
     return jobs
 
 
+def _fail_on(value: str) -> frozenset[str]:
+    try:
+        return parse_fail_on(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     output = prepare_output(args.output) if args.output else None
     fmt = args.format or default_format(args.output)
@@ -108,11 +128,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_output(output, render(fmt, report))
         print(f"{summary_line(report)} ({stats_line(report)})\nwrote {output}")
-    return exit_status(report)
+    return exit_status(report, args.fail_on)
 
 
-def exit_status(report: RunReport) -> int:
-    return ExitCode.FAILED if any(r.status.is_red for r in report.results) else ExitCode.OK
+def exit_status(report: RunReport, fail_on: Iterable[str] = FAIL_ON) -> int:
+    """1 when a result of a kind `--fail-on` names is there (canary.engine.upcoming)."""
+    return ExitCode.FAILED if failing(report, fail_on) else ExitCode.OK
 
 
 def progress_for(args: argparse.Namespace) -> api.ProgressFactory | None:

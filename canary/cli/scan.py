@@ -48,8 +48,8 @@ def scan_progress(offline: bool = False) -> api.ScanProgressFactory | None:
     """The status line scan and init draw on a terminal's stderr (as `canary check` does)."""
     if not sys.stderr.isatty():
         return None
-    from canary.cache.store import default_cache_dir
     from canary.reports.progress import Progress, is_cold
+    from canary.settings import default_cache_dir
 
     root = default_cache_dir()
     cold = root if is_cold(root) and not offline else None

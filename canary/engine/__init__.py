@@ -6,4 +6,5 @@
 - `loader`: one version's modules, each read and indexed once;
 - `judge`: gates, contracts, `broken` and severity for one version; `runner`: every version of
   every matrix; `remembered`: verdicts kept per release file; `hints`: hints across versions.
+- `advice.py`: what the last release that had a gone name said of it (`canary explain`).
 """

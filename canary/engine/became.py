@@ -14,6 +14,7 @@ compared) and deterministic (candidates in a fixed order, ties broken by name).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import io
@@ -30,7 +31,7 @@ from canary.engine.contracts import Verdict, defined, evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
 from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
-from canary.sources.tree import SourceError, Tree
+from canary.sources.tree import MemberRefused, SourceError, Tree
 
 MAX_SEARCH_MODULES = 800
 MAX_SEARCH_BYTES = 24 * 1024 * 1024
@@ -64,6 +65,9 @@ class Explanation:
     old: SubjectText | None
     new: SubjectText | None
     diff: str
+    #: what the old side's release said of a name it then removed (canary.engine.advice);
+    #: sought by `canary explain` alone
+    advice: tuple[Place, ...] = ()
 
 
 def explain(
@@ -160,13 +164,13 @@ def _became(
 ) -> tuple[Became | None, SubjectText | None]:
     """What the subject became, and where it went when it moved (the diff's new side)."""
     if after is None:
-        name = _missing_name(contract, new.hierarchy)
+        name = missing_name(contract, new.hierarchy)
         if name is None:
             return _moved_module(contract, new.hierarchy), None
         places, searched = find_definitions(new, name, contract.module)
         moved = _moved_subject(new, places[0]) if places else None
         return Became("definition", places, searched), moved
-    method = _missing_method(contract, new.hierarchy)
+    method = missing_method(contract, new.hierarchy)
     if method is not None:
         places, searched = find_definitions(new, method, contract.module)
         moved = _moved_subject(new, places[0]) if places else None
@@ -203,7 +207,7 @@ def _moved_with_text(
     return None
 
 
-def _missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
+def missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
     """The name to look for elsewhere: the subject's, or the method's when the class is there
     (not a dunder: every class has one of those)."""
     wanted = contract.subject
@@ -218,7 +222,26 @@ def _missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
     return class_name or method
 
 
-def _missing_method(contract: Contract, hierarchy: Hierarchy) -> str | None:
+def gone_name(contract: Contract, run: VersionRun) -> str | None:
+    """The name the release `run` no longer has where the check looks: the subject (its
+    class when the module is gone too; the module's dotted name for a check of a module
+    alone), a class's method, or a parameter; None when the names are all there (a text
+    went missing)."""
+    namespace = run.hierarchy.namespace
+    if namespace.lookup(contract.module) is None:  # upstream speaks of the class, not its file
+        subject = contract.subject
+        return subject.name.split(".")[0] if subject is not None else contract.module
+    after = subject_of(contract, run.hierarchy)
+    if after is None:
+        return missing_name(contract, run.hierarchy)
+    method = missing_method(contract, run.hierarchy)
+    if method is not None:
+        return method
+    names = after.function.names if after.function else ()
+    return next((p for p in contract.params if p not in names), None)
+
+
+def missing_method(contract: Contract, hierarchy: Hierarchy) -> str | None:
     """The first of a class check's `methods` its class neither defines nor inherits (nor
     defines in its own body, with `own`)."""
     wanted = contract.subject
@@ -360,7 +383,7 @@ def find_definitions(
     modules were read: the first group of `_ranked` with a definition answers, and in the
     last (every other module, hundreds in a large upstream) the first module with one (the
     file `skip` is not read)."""
-    tree = _opened(run)
+    tree = opened(run)
     paths = [p for p in tree.files() or () if p.endswith(".py") and p != skip]
     if not paths:
         paths = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"]
@@ -369,7 +392,7 @@ def find_definitions(
     groups = _ranked(paths, name, module)
     for group in groups:
         found: list[Place] = []
-        for path, data in _read(tree, group):
+        for path, data in read_files(tree, group):
             searched += 1
             budget -= len(data)
             if word in data and pattern.search(data):  # the plain test first: far cheaper
@@ -381,7 +404,7 @@ def find_definitions(
     return (), searched
 
 
-def _opened(run: VersionRun) -> Tree:
+def opened(run: VersionRun) -> Tree:
     """The release's tree. Only a failing check is explained, and a release whose source
     could not be opened fails none (its checks are errors), so an unopened one raises."""
     if isinstance(run.tree, SourceError):
@@ -389,14 +412,20 @@ def _opened(run: VersionRun) -> Tree:
     return run.tree
 
 
-def _read(tree: Tree, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours)."""
+def read_files(tree: Tree, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+    """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours).
+    A file the source refuses (a link, a member over the cap) is passed by: one such member
+    must not cost the story of the whole release; a fault of fetching still ends it."""
     for at in range(0, len(paths), PREFETCH_CHUNK):
         chunk = paths[at : at + PREFETCH_CHUNK]
         if len(chunk) > 1:
-            tree.prefetch(chunk)
+            with contextlib.suppress(MemberRefused):  # then read one by one
+                tree.prefetch(chunk)
         for path in chunk:
-            data = tree.read(path)
+            try:
+                data = tree.read(path)
+            except MemberRefused:
+                continue
             if data is not None:
                 yield path, data
 
@@ -430,7 +459,7 @@ def _classes(info: ModuleInfo) -> list[ClassInfo]:
 
 def _moved_subject(run: VersionRun, place: Place) -> SubjectText | None:
     """The definition a missing name moved to, as the new side of the diff."""
-    data = _opened(run).read(place.path)
+    data = opened(run).read(place.path)
     if data is None:
         return None
     dotted = _module_name(place.path)

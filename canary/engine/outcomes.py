@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from canary.safety.untrusted import showable, showable_lines
 
@@ -85,6 +86,53 @@ class Became:
 
 
 @dataclass(frozen=True)
+class BrokenBy:
+    """The upstream commit that broke a check (canary.engine.culprit), found by judging the
+    check on the commits between the last version it held on and the first it failed on;
+    its title and pull request are upstream text, made showable."""
+
+    commit: str  # the full sha
+    date: str  # committer date, ISO 8601
+    title: str  # the message's first line
+    pull: int = 0  # the pull request that carried it (0: none found)
+    pull_title: str = ""
+    pull_url: str = ""
+    judged: int = 0  # commits the check was judged on to find it
+    between: int = 0  # commits between the two versions
+    #: commits just before it that could not be judged (a file that did not parse there, a
+    #: gate that skipped): the break may be one of them
+    unsure: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("commit", "date", "title", "pull_title", "pull_url"):
+            shown = showable(getattr(self, name))
+            if shown != getattr(self, name):
+                object.__setattr__(self, name, shown)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"commit": self.commit, "date": self.date, "title": self.title}
+        if self.pull:
+            data["pull"] = {"number": self.pull, "title": self.pull_title, "url": self.pull_url}
+        data.update(judged=self.judged, between=self.between, unsure=self.unsure)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BrokenBy:
+        pull: dict[str, Any] = data["pull"] if isinstance(data.get("pull"), dict) else {}
+        return cls(
+            str(data["commit"]),
+            str(data.get("date", "")),
+            str(data.get("title", "")),
+            int(pull.get("number", 0)),
+            str(pull.get("title", "")),
+            str(pull.get("url", "")),
+            int(data.get("judged", 0)),
+            int(data.get("between", 0)),
+            int(data.get("unsure", 0)),
+        )
+
+
+@dataclass(frozen=True)
 class Result:
     """One cell of the check x version grid; field order is the JSON contract of SPEC.
 
@@ -109,6 +157,9 @@ class Result:
     #: on a `fail`, the check's `why` (what of the downstream needs the contract): kept out
     #: of the detail, so a log line stays short; -v, JSON, HTML and pytest show it
     why: str = ""
+    #: on the first failing result of a transition whose upstream change was named (the
+    #: nightly, `canary explain`): the commit that broke the check
+    broken_by: BrokenBy | None = None
 
     def __post_init__(self) -> None:
         for name in ("detail", "why"):
@@ -136,6 +187,8 @@ class Result:
             data[self.became.key] = self.became.to_json()
         if self.diff:
             data["diff"] = self.diff
+        if self.broken_by is not None:
+            data["broken_by"] = self.broken_by.to_json()
         return data
 
     @classmethod
@@ -153,6 +206,11 @@ class Result:
             became=Became.from_json(became) if isinstance(became, dict) else None,
             diff=data.get("diff", ""),
             why=data.get("why", ""),
+            broken_by=(
+                BrokenBy.from_json(data["broken_by"])
+                if isinstance(data.get("broken_by"), dict)
+                else None
+            ),
         )
 
 
@@ -190,3 +248,6 @@ class RunReport:
     #: what was run, for a report read later: `date` (UTC), `canary` (its version), `command`,
     #: `cache` (the cache folder of a run that read the package index or GitHub)
     run: dict[str, str] = field(default_factory=dict)
+    #: (upstream, check) -> the date an upcoming red was first seen (canary.engine.upcoming):
+    #: carried from the previous night's results by the nightly; a run alone gives its own date
+    since: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from canary.analysis import ModuleCache, ParseError
-from canary.engine.became import DIFF_LINES, Explanation, explain, held_contract
+from canary.engine.advice import advised
+from canary.engine.became import Explanation, explain, held_contract
 from canary.engine.bounded_regex import RegexError
 from canary.engine.hints import with_absorption_warnings, with_hints
 from canary.engine.interrupted import Interrupted
@@ -336,16 +337,16 @@ class Runner:
         return story_key(matrix.pypi, check, old, new)
 
     def explain(
-        self, matrix: Matrix, check: Check, old: Target, new: Target, diff_lines: int = DIFF_LINES
+        self, matrix: Matrix, check: Check, old: Target, new: Target, for_explain: bool = False
     ) -> Explanation:
-        """What `check`'s subject became on `new`, having held on `old`; SourceError or
-        ParseError when either version cannot be read."""
+        """What `check`'s subject became on `new`, having held on `old` (`for_explain`: as
+        explain tells it, canary.engine.advice); SourceError/ParseError: a version unread."""
         runs = [
             VersionRun(matrix, target, self.open_tree(matrix, target), self.modules)
             for target in (old, new)
         ]
         contract = held_contract(check, runs[0])
-        return explain(contract, runs[0], runs[1], diff_lines)
+        return (advised if for_explain else explain)(contract, runs[0], runs[1])
 
     def stats(self) -> dict[str, float]:
         if self.sources is None:

@@ -23,6 +23,7 @@ from canary.init.workflows import nightly_workflow, pr_workflow, workflow_paths
 from canary.matrix.config import MAX_CONFIG_BYTES, PYPROJECT, table_text
 from canary.matrix.lock import read_lock
 from canary.matrix.model import MatrixError
+from canary.reports.grid import is_release
 from canary.safety.reads import Refused, read_regular
 from canary.safety.untrusted import showable
 from canary.safety.writes import WriteError, inside, replace_file, write_new
@@ -40,6 +41,9 @@ class Plan:
     kept: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     matrices: list[str] = field(default_factory=list)
+    #: when the nightly runs and the branches it reads ("trl main"), for the closing account
+    nightly: str = ""
+    branches: list[str] = field(default_factory=list)
 
 
 def _proposals(
@@ -208,8 +212,28 @@ def init_main(
             plan,
         )
         _table(root, matrices.as_posix(), dry_run, plan)
+        plan.nightly = f"05:{minute:02d} UTC"
+        plan.branches = [b for m in plan.matrices for b in _branches(root, m, proposed)]
     report(plan, notes, matrices.as_posix(), path, dry_run, out)
     return 1 if plan.problems or not plan.matrices else 0
+
+
+def _branches(root: Path, relative: str, proposed: dict[str, str]) -> list[str]:
+    """The branches a matrix's nightly reads, as "UPSTREAM BRANCH": its `include` entries that
+    name no version (a matrix not written, as in a dry run: the proposal's text; one that cannot
+    be read or parsed names none, and `canary validate` says why)."""
+    path = root / relative
+    try:
+        if path.stem in proposed and not path.exists():
+            text = proposed[path.stem]
+        else:
+            text = read_regular(inside(root, path), MAX_CONFIG_BYTES).decode("utf-8")
+        data = yaml.safe_load(text)
+        included = [str(label) for label in (data.get("versions") or {}).get("include") or []]
+        name = str(data.get("upstream", path.stem))
+    except (OSError, Refused, yaml.YAMLError, AttributeError, UnicodeDecodeError):
+        return []
+    return [f"{name} {label}" for label in included if not is_release(label)]
 
 
 def _matrices(root: Path, folder: Path, plan: Plan) -> list[str]:
@@ -228,6 +252,13 @@ def _matrices(root: Path, folder: Path, plan: Plan) -> list[str]:
         elif not any(problem.startswith(f"{relative}:") for problem in plan.problems):
             plan.problems.append(f"{relative}: not locked: it is a symbolic link")
     return found
+
+
+def _read_ahead(branches: list[str]) -> str:
+    """The branches the nightly reads from GitHub, said in the closing account."""
+    if not branches:
+        return "no branch (no matrix names a `github` repository)"
+    return f"from GitHub {', '.join(showable(b) for b in branches)}"
 
 
 def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: TextIO) -> None:
@@ -269,6 +300,10 @@ def report(plan: Plan, notes: str, folder: str, path: str, dry_run: bool, out: T
         f"  3. Commit {folder}/, pyproject.toml and .github/workflows/; the pull-request\n"
         "     workflow checks every locked release, the nightly adds main and refreshes the\n"
         "     locks.\n"
+        f"     The nightly runs every night at {plan.nightly}; ahead of the releases it reads\n"
+        f"     the newest pre-release and {_read_ahead(plan.branches)}:\n"
+        "     a check red only there is reported as upcoming, with the upstream commit\n"
+        "     that broke it.\n"
         "  4. For the nightly's lock pull request: Settings > Actions > General > Workflow\n"
         "     permissions > Allow GitHub Actions to create and approve pull requests.\n"
         f"  5. Later, `{scan}` adds the checks of patches written since;\n"

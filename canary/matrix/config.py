@@ -14,13 +14,17 @@ Without the table, `canary/` and `matrices/` of the current folder are looked fo
 from __future__ import annotations
 
 import difflib
+import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
 
 from canary.errors import CanaryError
 from canary.safety.reads import Refused, TooLarge, read_regular
+from canary.safety.untrusted import showable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +38,9 @@ KEYS = ("matrices", "exclude")
 #: the largest pyproject.toml read (real ones are a few kB)
 MAX_CONFIG_BYTES = 1024 * 1024
 _GLOB = "*?["
+#: the most folders the globs of `matrices` may list in all (a `**` lists every folder below
+#: it; each `**` more, the tree again): a glob over a huge tree is refused, not walked for long
+MAX_GLOB_FOLDERS = 20_000
 
 
 class ConfigError(CanaryError):
@@ -72,8 +79,19 @@ class Config:
     @cached_property
     def _found(self) -> dict[Path, None]:
         seen: dict[Path, None] = {}
+        budget = [MAX_GLOB_FOLDERS]
         for entry in self.matrices:
-            for path in _expand(self.root, entry):
+            try:
+                found = _expand(self.root, entry, budget)
+            except _TooWide:
+                line = _key_line(self.file, "matrices") if self.file else None
+                where = self.file or self.root
+                message = (
+                    f"[tool.canary] matrices: {showable(repr(entry))} lists over "
+                    f"{MAX_GLOB_FOLDERS} folders; name the folders, or a narrower glob"
+                )
+                raise ConfigError.at(where, line, message) from None
+            for path in found:
                 seen.setdefault(path, None)
         return seen
 
@@ -95,6 +113,7 @@ class Config:
     def looked_for(self) -> str:
         """What was searched, for the error of a command that found no matrix."""
         entries = ", ".join(f"{e}/*.yaml" if is_folder_entry(e) else e for e in self.matrices)
+        entries = showable(entries)  # the table is the project's text: no escape reaches a terminal
         if self.configured:
             return f"[tool.canary] matrices in {self.file} ({entries}) names no matrix file"
         return (
@@ -107,13 +126,63 @@ def is_folder_entry(entry: str) -> bool:
     return not any(c in entry for c in _GLOB) and not entry.endswith((".yaml", ".yml"))
 
 
-def _expand(root: Path, entry: str) -> list[Path]:
+class _TooWide(CanaryError):
+    """A glob listed more folders than MAX_GLOB_FOLDERS."""
+
+
+def _expand(root: Path, entry: str, budget: list[int]) -> list[Path]:
     if any(c in entry for c in _GLOB):
-        return sorted(p for p in root.glob(entry) if p.suffix in (".yaml", ".yml") and p.is_file())
+        found = _glob(root, entry, budget)
+        return sorted(p for p in found if p.suffix in (".yaml", ".yml") and p.is_file())
     path = root / entry
     if path.is_dir():
         return sorted(path.glob("*.yaml"))
     return [path] if path.is_file() else []
+
+
+def _glob(root: Path, pattern: str, budget: list[int]) -> list[Path]:
+    """What `pattern` (relative, `/`-separated) matches under `root`, as pathlib's glob
+    matches it, listing at most `budget[0]` folders in all (_TooWide beyond): `**` is `root`
+    and every folder under it, never entered through a link. pathlib walks the tree again
+    below every folder an earlier `**` matched (four over a chain of 40 folders: 20 s); here
+    each `**` lists the tree once."""
+    current = [root]
+    for part in Path(pattern).parts:
+        matched: dict[Path, None] = {}
+        for base in current:
+            if part == "**":
+                if base not in matched:  # else below a base listed already: listed with it
+                    matched.update(dict.fromkeys(_folders(base, budget)))
+            elif not any(c in part for c in _GLOB):
+                matched.setdefault(base / part, None)
+            else:
+                for entry in _listed(base, budget):
+                    if fnmatchcase(entry.name, part):
+                        matched.setdefault(Path(entry.path), None)
+        current = list(matched)
+    return current
+
+
+def _listed(folder: Path, budget: list[int]) -> list[os.DirEntry[str]]:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooWide
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except OSError:  # not a folder, gone, unreadable: it matches nothing
+        return []
+
+
+def _folders(top: Path, budget: list[int]) -> Iterator[Path]:
+    """`top` and every folder under it, links not entered."""
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        yield folder
+        pending += [
+            Path(e.path) for e in _listed(folder, budget) if e.is_dir(follow_symlinks=False)
+        ]
 
 
 def find_config(start: Path | None = None, within: list[Path] | None = None) -> Config:
@@ -164,6 +233,8 @@ def _table(path: Path, follow: bool = True) -> dict | None:
         raise ConfigError.at(path, None, f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError.at(path, _line_of(str(exc)), f"not TOML: {exc}") from None
+    except RecursionError:  # arrays or tables nested thousands deep: a few kB do it
+        raise ConfigError.at(path, None, "not read: nested too deeply to parse") from None
     table = data.get("tool", {}).get("canary") if isinstance(data.get("tool"), dict) else None
     return table if isinstance(table, dict) else None
 
@@ -206,6 +277,14 @@ def _from_table(path: Path, table: dict) -> Config:
             message = f"[tool.canary] {key}: a path or glob, or a list of them"
             errors.append(ConfigError.at(path, _key_line(path, key), message))
             continue
+        outside = [v for v in value if key == "matrices" and not _inside(path.parent, v)]
+        for entry in outside:
+            message = (
+                f"[tool.canary] matrices: {showable(repr(entry))} is outside the repository "
+                f"({showable(str(_repository(path.parent)))}); entries are relative to "
+                f"{PYPROJECT}'s folder"
+            )
+            errors.append(ConfigError.at(path, _key_line(path, key), message))
         values[key] = tuple(value)
     if errors:
         raise ConfigError("\n".join(str(e) for e in errors), errors)
@@ -215,6 +294,24 @@ def _from_table(path: Path, table: dict) -> Config:
         exclude=values.get("exclude", ()),
         file=path,
     )
+
+
+def _repository(folder: Path) -> Path:
+    """The repository `folder` is in: the nearest folder up holding `.git`, else `folder`."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def _inside(folder: Path, entry: str) -> bool:
+    """Whether `entry` (from `folder`), read as written, stays inside the repository: not
+    absolute and no `..` that climbs out of it."""
+    if Path(entry).is_absolute() or entry.startswith(("/", "\\")):
+        return False
+    base = os.path.abspath(_repository(folder))
+    named = os.path.normpath(os.path.join(os.path.abspath(folder), entry))
+    return named == base or named.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def table_text(pyproject: str, matrices: list[str]) -> str | None:

@@ -23,6 +23,11 @@ from canary.matrix.targets import Target
 
 _TOKEN = re.compile(r"\s*(?:(?P<paren>[()])|(?P<ident>(?:\w|:|\+|-|\.|\[|\]|\\|/)+))")
 _KEYWORDS = ("and", "or", "not")
+#: the deepest nesting of parentheses and `not`s an expression may have: each level is a
+#: frame of the parser and of the match (real ones nest two or three)
+MAX_DEPTH = 100
+#: how much of an expression an error quotes
+_SHOWN = 80
 
 #: a parsed expression: given a name matcher, whether it holds
 Matcher = Callable[[str], bool]
@@ -64,6 +69,7 @@ class _Parser:
         self.text = text
         self.tokens = [*self._lex(), ("", len(text))]  # ("", end): the end of the text
         self.at = 0
+        self.depth = 0
 
     def _lex(self) -> Iterator[tuple[str, int]]:
         pos = 0
@@ -76,7 +82,8 @@ class _Parser:
             pos = found.end()
 
     def _fail(self, pos: int, why: str) -> NoReturn:
-        raise UsageError(f"-k {self.text!r}: column {pos + 1}: {why}")
+        shown = self.text if len(self.text) <= _SHOWN else f"{self.text[:_SHOWN]}..."
+        raise UsageError(f"-k {shown!r}: column {pos + 1}: {why}")
 
     def _expected(self, what: str) -> NoReturn:
         token, pos = self.tokens[self.at]
@@ -109,16 +116,22 @@ class _Parser:
         return parts[0] if len(parts) == 1 else lambda m: all(p(m) for p in parts)
 
     def _not(self) -> Predicate:
-        if self._accept("not"):
-            inner = self._not()
-            return lambda m: not inner(m)
-        if self._accept("("):
-            inner = self._or()
-            if not self._accept(")"):
-                self._expected("`)`")
-            return inner
-        token = self.tokens[self.at][0]
-        if token in ("", ")", *_KEYWORDS):
-            self._expected("a name, `not` or `(`")
+        token, pos = self.tokens[self.at]
+        if token not in ("not", "("):
+            if token in ("", ")", *_KEYWORDS):
+                self._expected("a name, `not` or `(`")
+            self.at += 1
+            return lambda m: m(token)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self._fail(pos, f"nested deeper than {MAX_DEPTH} levels of `not` and parentheses")
         self.at += 1
-        return lambda m: m(token)
+        if token == "not":
+            inner = self._not()
+            self.depth -= 1
+            return lambda m: not inner(m)
+        inner = self._or()
+        if not self._accept(")"):
+            self._expected("`)`")
+        self.depth -= 1
+        return inner

@@ -55,6 +55,9 @@ class Resolution:
     #: every version the index listed when this was resolved (none for one read from a lock
     #: file): a locked release missing here is gone, one still listed has left the range
     listed: frozenset[str] = field(default_factory=frozenset, compare=False)
+    #: every file the index lists for each release resolved (none for one read from a lock
+    #: file): a locked file no longer among them was replaced, not joined by a better one
+    offered: dict[str, tuple[IndexFile, ...]] = field(default_factory=dict, compare=False)
 
     def labels(self) -> list[str]:
         return [label for label, _ in self.releases] + self.branches

@@ -141,12 +141,15 @@ def resolve(matrix: Matrix, index: Index, *, refresh: bool = False) -> Resolutio
         (chosen[v], project.pick_file(on_index[v]) if v in on_index else None)
         for v in sorted(chosen)
     ]
+    ahead = _ahead(matrix, project, wanted, max(chosen, default=None))
+    resolved = [label for label, _ in releases] + ([ahead[0]] if ahead else [])
     return Resolution(
         releases=releases,
         branches=branches_of(matrix),
         yanked=[yanked[v] for v in sorted(yanked)],
         listed=frozenset(project.versions),
-        next=_ahead(matrix, project, wanted, max(chosen, default=None)),
+        next=ahead,
+        offered={label: tuple(project.files(label)) for label in resolved},
     )
 
 
@@ -395,14 +398,17 @@ def _marks(matrix: Matrix, label: str, locked: set[str] | None) -> list[str]:
 def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
     """What a refresh changes: new labels, newly yanked, gone (the index no longer lists it),
     left the range (the index still lists it, but `releases` or `exclude` leave it out),
-    releases now read from another file of theirs (a new wheel was added to the release), and
-    releases whose file changed: same file name, another sha256 or size. The pre-release
-    ahead of the releases is new or dropped on its own (a later one, or the final is out)."""
+    releases now read from another file of theirs (a new wheel was added to the release, the
+    locked one still listed as it was), releases whose locked file was replaced (no longer
+    listed, or listed with other bytes, and another read instead), and releases whose file
+    changed: same file name, another sha256 or size. The pre-release ahead of the releases is
+    new or dropped on its own (a later one, or the final is out)."""
     old = old or Resolution()
     old_labels, new_labels = set(old.labels()), set(new.labels())
     dropped = [label for label in old.labels() if label not in new_labels | set(new.yanked)]
     was = old.locked_files()
     kept = [(label, was[label], now) for label, now in new.locked_files().items() if label in was]
+    moved = [(label, was, now) for label, was, now in kept if _name(was) != _name(now)]
     old_next, new_next = old.ahead(), new.ahead()
     return {
         "new": [label for label in new.labels() if label not in old_labels],
@@ -411,13 +417,28 @@ def _diff(old: Resolution | None, new: Resolution) -> dict[str, list[str]]:
         "yanked": [label for label in new.yanked if label not in old.yanked],
         "gone": [label for label in dropped if label not in new.listed],
         "left the range": [label for label in dropped if label in new.listed],
-        "read from another file": [label for label, was, now in kept if _name(was) != _name(now)],
+        "read from another file": [
+            label for label, was, now in moved if _still_offered(was, new.offered.get(label, ()))
+        ],
+        "replaced": [
+            label
+            for label, was, now in moved
+            if not _still_offered(was, new.offered.get(label, ()))
+        ],
         "changed": [label for label, was, now in kept if _altered(was, now)],
     }
 
 
 def _name(file: IndexFile | None) -> str | None:
     return None if file is None else file.filename
+
+
+def _still_offered(was: IndexFile | None, offered: tuple[IndexFile, ...]) -> bool:
+    """Whether the locked file is still on the index as it was locked (a release the lock
+    read from no file, or one resolved without the index's listing, counts as offered)."""
+    if was is None or not offered:
+        return True
+    return any(f.filename == was.filename and not _altered(was, f) for f in offered)
 
 
 def _altered(was: IndexFile | None, now: IndexFile | None) -> bool:
@@ -432,27 +453,40 @@ def _altered(was: IndexFile | None, now: IndexFile | None) -> bool:
 
 
 def _alarms(path: object, old: Resolution, new: Resolution, labels: list[str]) -> list[str]:
-    """The supply-chain alarm for each release whose locked file changed on the index."""
+    """The supply-chain alarm for each release whose locked file changed on the index: the
+    same name with other bytes, or replaced (gone, or listed with other bytes) by another."""
     was, now = old.locked_files(), new.locked_files()
     lines = []
     for label in labels:
         before, after = was[label], now[label]
         if before is None or after is None:
             continue
-        facts = [
-            f"{key} {a} -> {b}"
-            for key, a, b in (
-                ("sha256", before.sha256, after.sha256),
-                ("size", before.size, after.size),
+        if before.filename == after.filename:
+            what = f"{after.filename} is not the file that was locked ({_facts(before, after)})"
+        else:
+            listed = {f.filename: f for f in new.offered.get(label, ())}.get(before.filename)
+            gone = (
+                "is gone from the index"
+                if listed is None
+                else (f"is listed with other bytes ({_facts(before, listed)})")
             )
-            if a != b
-        ]
+            what = f"{before.filename}, the file that was locked, {gone}; {after.filename} is read"
         lines.append(
-            f"{path}: ALARM: {label}: {after.filename} is not the file that was locked "
-            f"({'; '.join(facts)}). A published file never changes: find out why (a "
+            f"{path}: ALARM: {label}: {what}. A published file never changes: find out why (a "
             "compromised upload, a mirror serving other bytes) before you trust this release."
         )
     return lines
+
+
+def _facts(before: IndexFile, after: IndexFile) -> str:
+    return "; ".join(
+        f"{key} {a} -> {b}"
+        for key, a, b in (
+            ("sha256", before.sha256, after.sha256),
+            ("size", before.size, after.size),
+        )
+        if a != b
+    )
 
 
 @dataclass
@@ -523,7 +557,8 @@ def _refresh(
     report.lines.append(
         f"{path}: {verb}: {summary or 'the versions line changed'} ({_count(resolution)})"
     )
-    alarmed = [label for label in changes["changed"] if label not in accepted]
+    suspect = changes["changed"] + changes["replaced"]
+    alarmed = [label for label in suspect if label not in accepted]
     if old is not None and alarmed:
         report.alarmed = True
         report.lines += _alarms(path, old.resolution, resolution, alarmed)
@@ -534,7 +569,7 @@ def _refresh(
         resolution = _held(old.resolution, resolution, set(alarmed))
     report.lines += [
         f"{path}: {label}: the changed file is accepted and locked"
-        for label in changes["changed"]
+        for label in suspect
         if label in accepted
     ]
     if not check:

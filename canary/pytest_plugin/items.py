@@ -250,18 +250,25 @@ class CheckItem(CheckItemBase, SetupErrorText):
             return "failed", self.failure_text(result), {}
         if status is Status.XFAIL:
             return ("skipped", detail, {"wasxfail": detail}) if xfail else ("failed", detail, {})
-        if status is Status.WARN:
-            self.warn_info(self.failure_text(result))
+        if status is Status.WARN and (raised := self.warned(result)) is not None:
+            return "failed", raised, {}
         return "passed", None, {"wasxfail": detail} if xfail else {}
 
-    def warn_info(self, detail: str) -> None:
-        """A warn result: a warning pointing at the check in the matrix."""
-        warnings.warn_explicit(
-            CanaryWarning(f"{self.matrix.upstream}::{self.name}: {detail}"),
-            category=CanaryWarning,
-            filename=str(self.path),
-            lineno=self.check.line,
-        )
+    def warned(self, result: Result) -> str | None:
+        """A warn result: a warning pointing at the check in the matrix. When the session's
+        filters make it an error (`-W error`, `filterwarnings = error`), the item fails with
+        the text a failure shows (None otherwise), not a traceback through this plugin."""
+        text = self.failure_text(result)
+        try:
+            warnings.warn_explicit(
+                CanaryWarning(f"{self.matrix.upstream}::{self.name}: {text}"),
+                category=CanaryWarning,
+                filename=str(self.path),
+                lineno=self.check.line,
+            )
+        except CanaryWarning:
+            return text
+        return None
 
     def setup(self) -> None:
         self.result = self.judged()
@@ -283,8 +290,8 @@ class CheckItem(CheckItemBase, SetupErrorText):
             raise CheckFailed(self.failure_text(self.result))
         elif status is Status.XFAIL:
             raise CheckFailed(detail)
-        elif status is Status.WARN:
-            self.warn_info(self.failure_text(self.result))
+        elif status is Status.WARN and (raised := self.warned(self.result)) is not None:
+            raise CheckFailed(raised)
 
     def repr_failure(self, excinfo, style=None):
         # The reason alone: pytest prints the item's id above it and before it in the short

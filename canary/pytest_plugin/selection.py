@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from canary.matrix.config import Config, find_config
+from canary.matrix.config import Config, ConfigError, find_config
 
 _MATRICES = pytest.StashKey["SessionMatrices"]()
 
@@ -38,7 +38,11 @@ def configure_matrices(config: pytest.Config) -> None:
     """Find the project's matrices once; with no paths on the command line, also collect the
     configured ones wherever they are (testpaths may not cover them)."""
     base = config.invocation_params.dir
-    project = find_config(base)
+    try:
+        project = find_config(base)
+        configured = project.matrix_files() if project.configured else []
+    except ConfigError as exc:  # one line, as the commands say it; not an internal error
+        raise pytest.UsageError(f"canary: {exc}") from None
     given = config.args_source is pytest.Config.ArgsSource.ARGS
     named = frozenset(
         Path(os.path.abspath(base / arg.partition("::")[0])).resolve()
@@ -48,7 +52,7 @@ def configure_matrices(config: pytest.Config) -> None:
     config.stash[_MATRICES] = SessionMatrices(project, named)
     if project.configured and not given:
         roots = [Path(os.path.abspath(base / arg)) for arg in config.args]
-        for path in project.matrix_files():
+        for path in configured:
             if not any(path == root or root in path.parents for root in roots):
                 config.args.append(str(path))
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from canary.engine.outcomes import Result, RunReport
+from canary.engine.upcoming import carry_since
 from canary.reports.dispatch import FORMATS, render
 from canary.reports.drift import Drift, drift, drift_json, drift_parts, render_drift
 from canary.reports.jsonio import STATS_KEYS, ReportError, load_json, to_json
@@ -44,6 +45,7 @@ def merge(reports: list[RunReport]) -> RunReport:
         for key in STATS_KEYS:
             merged.stats[key] += report.stats.get(key, 0)
         merged.upstreams.update(report.upstreams)
+        merged.since.update(report.since)
         merged.run = report.run or merged.run
     merged.results = list(cells.values())
     repeated = sum(len(report.results) for report in reports) - len(merged.results)
@@ -104,6 +106,8 @@ def report_main(
         return 2
     width, color = terminal_style(sys.stdout) if output is None else (None, False)
     height = terminal_height(sys.stdout) if output is None else None
+    if old is not None:
+        carry_since(report, old)
     found = drift(report, old) if old is not None else None
     body = compose(fmt, report, found, width=width, color=color, height=height)
     if found is not None and fmt not in DRIFT_FORMATS:
@@ -118,5 +122,5 @@ def report_main(
             return 2
         print(f"{summary_line(report)} ({stats_line(report)})\nwrote {target}")
     if found is not None:
-        return 1 if found.new_failures else 0
+        return 1 if found.new_failures or found.new_upcoming else 0
     return 1 if any(result.status.is_red for result in report.results) else 0

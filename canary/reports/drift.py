@@ -3,6 +3,8 @@
 Cells are matched on (upstream, check, version). A red cell (fail or error) is new when the
 baseline has that cell not red or has no such cell (a new release, a new check). A fix is a
 cell red in the baseline and present but not red now. Versions only one side has are listed.
+Upcoming reds (red only ahead of the releases) are said apart: per upstream and version, how
+many checks break there and since when, then those new tonight.
 """
 
 from __future__ import annotations
@@ -10,18 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from canary.engine.outcomes import Result, RunReport
+from canary.engine.upcoming import Key, upcoming_json, upcoming_keys
 from canary.reports.faults import short_cause, split_faults
-from canary.reports.grid import build_grids, order_versions, spans_text
+from canary.reports.grid import build_grids, order_versions, plural, spans_text
 from canary.reports.markdown import code_span
 from canary.reports.text import checks_line
-
-Key = tuple[str, str, str]
 
 
 @dataclass
 class Drift:
-    #: (now, before or None when the baseline has no such cell)
+    #: (now, before or None when the baseline has no such cell), released reds
     new_failures: list[tuple[Result, Result | None]] = field(default_factory=list)
+    #: the same for upcoming reds (canary.engine.upcoming: red only ahead of the releases)
+    new_upcoming: list[tuple[Result, Result | None]] = field(default_factory=list)
+    #: every upcoming red of the new run, per upstream and version: "trl main breaks 2
+    #: checks since 2026-12-05"
+    ahead: list[str] = field(default_factory=list)
     #: (now, before)
     fixed: list[tuple[Result, Result]] = field(default_factory=list)
     new_versions: dict[str, list[str]] = field(default_factory=dict)
@@ -41,11 +47,12 @@ def _versions(report: RunReport) -> dict[str, list[str]]:
 def drift(new: RunReport, baseline: RunReport) -> Drift:
     now, before = _cells(new), _cells(baseline)
     now_versions, old_versions = _versions(new), _versions(baseline)
-    out = Drift(order=now_versions)
+    out = Drift(order=now_versions, ahead=ahead_lines(new))
+    upcoming = upcoming_keys(new)
     for key, result in now.items():
         old = before.get(key)
         if result.status.is_red and (old is None or not old.status.is_red):
-            out.new_failures.append((result, old))
+            (out.new_upcoming if key in upcoming else out.new_failures).append((result, old))
         elif old is not None and old.status.is_red and not result.status.is_red:
             out.fixed.append((result, old))
     for name in dict.fromkeys([*now_versions, *old_versions]):
@@ -55,6 +62,20 @@ def drift(new: RunReport, baseline: RunReport) -> Drift:
         if gone := [v for v in stale if v not in fresh]:
             out.gone_versions[name] = gone
     return out
+
+
+def ahead_lines(report: RunReport) -> list[str]:
+    """Per upstream and version ahead of the releases, how many checks break there and since
+    when: "trl main breaks 2 checks since 2026-12-05" (the earliest date of them)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for entry in upcoming_json(report):
+        for version in entry["versions"]:
+            groups.setdefault((entry["upstream"], version), []).append(entry["since"])
+    return [
+        f"{upstream} {version} breaks {plural(len(dates), 'check')}"
+        + (f" since {min(dates)}" if any(dates) else "")
+        for (upstream, version), dates in groups.items()
+    ]
 
 
 def drift_json(found: Drift) -> dict[str, object]:
@@ -68,6 +89,7 @@ def drift_json(found: Drift) -> dict[str, object]:
 
     return {
         "new_red": cells(found.new_failures),
+        "new_upcoming": cells(found.new_upcoming),
         "recovered": cells(list(found.fixed)),
         "new_versions": found.new_versions,
         "gone_versions": found.gone_versions,
@@ -115,8 +137,10 @@ def _sections(found: Drift) -> list[tuple[str, str, list[str]]]:
     def versions(listing: dict[str, list[str]]) -> str:
         return str(sum(map(len, listing.values())) or "none")
 
+    ahead = [f"new: {line}" for line in _grouped(found.new_upcoming, found.order)]
     return [
         ("Newly failing", counted(found.new_failures), _grouped(found.new_failures, found.order)),
+        ("Upcoming", "; ".join(found.ahead) or "none", ahead),
         ("Fixed", counted(list(found.fixed)), _grouped(list(found.fixed), found.order)),
         ("New versions", versions(found.new_versions), listed(found.new_versions)),
         ("Gone versions", versions(found.gone_versions), listed(found.gone_versions)),

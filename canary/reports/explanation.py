@@ -1,5 +1,8 @@
 """`canary explain`'s output: one check's verdicts per version as ranges, where it broke, what
 its subject became, the upstream's compare link and the subject's unified diff, as text or JSON.
+
+The diff and the subject's name and path are upstream text: shown escaped, as every report
+shows a result's diff (canary.safety.untrusted), so none of it acts on a terminal or a CI log.
 """
 
 from __future__ import annotations
@@ -8,10 +11,11 @@ import json
 from dataclasses import dataclass
 
 from canary.engine.became import Explanation, SubjectText
-from canary.engine.outcomes import Result, Status
+from canary.engine.outcomes import Place, Result, Status
 from canary.reports.grid import runs, span_text
 from canary.reports.text import label
 from canary.reports.transition import became_lines, transition_line
+from canary.safety.untrusted import showable, showable_lines
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,9 @@ class CheckStory:
     transition: Result | None  # the latest transition's first failing result
     explanation: Explanation | None
     compare: str  # the upstream's compare link, "" without `github`
+    #: why the commit that broke it was asked for (`--commit`) and not named; the commit
+    #: itself is the transition's `broken_by`
+    unnamed: str = ""
 
 
 def verdict_runs(row: list[Result]) -> list[dict]:
@@ -64,7 +71,8 @@ def _subject(subject: SubjectText | None) -> dict | None:
     if subject is None:
         return None
     end = subject.start + max(0, len(subject.text.splitlines()) - 1)
-    return {"name": subject.name, "path": subject.path, "start": subject.start, "end": end}
+    name, path = showable(subject.name), showable(subject.path)
+    return {"name": name, "path": path, "start": subject.start, "end": end}
 
 
 def story_json(story: CheckStory) -> str:
@@ -81,15 +89,27 @@ def story_json(story: CheckStory) -> str:
     else:
         found = story.transition
         data["transition"] = {"last_pass": found.last_pass, "first_fail": found.first_fail}
+        if found.broken_by is not None:
+            data["broken_by"] = found.broken_by.to_json()
+        if story.unnamed:
+            data["broken_by_error"] = story.unnamed
         explanation = story.explanation
         if explanation is not None:
             if explanation.became is not None:
                 data[explanation.became.key] = explanation.became.to_json()
+            data["advice"] = [
+                {**place.to_json(), "version": found.last_pass} for place in explanation.advice
+            ]
             data["old"] = _subject(explanation.old)
             data["new"] = _subject(explanation.new)
-            data["diff"] = explanation.diff
+            data["diff"] = showable_lines(explanation.diff)
         data["compare"] = story.compare
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def advice_line(place: Place, version: str) -> str:
+    """`upstream said: MESSAGE (PATH:LINE, VERSION)`: the message as upstream wrote it."""
+    return f"upstream said: {place.text} ({place.path}:{place.line}, {version})"
 
 
 def _side(subject: SubjectText | None, version: str) -> str:
@@ -114,7 +134,15 @@ def story_text(story: CheckStory) -> str:
         lines.append(_never(story))
         return "\n".join(lines) + "\n"
     lines.append(transition_line(found))
+    if found.broken_by is not None:  # named on request (`--commit`)
+        from canary.reports.transition import broken_by_line
+
+        lines.append(broken_by_line(found))
+    if story.unnamed:
+        lines.append(f"broken by: not named: {story.unnamed}")
     explanation = story.explanation
+    if explanation is not None:  # upstream's own word first, then canary's guesses
+        lines += [advice_line(place, found.last_pass) for place in explanation.advice]
     if explanation is not None and explanation.became is not None:
         lines += became_lines(explanation.became, found.first_fail)
     lines.append(
@@ -123,8 +151,10 @@ def story_text(story: CheckStory) -> str:
     if explanation is not None:
         name = (explanation.old or explanation.new or SubjectText("the subject", "", 1, "")).name
         lines.append(
-            f"diff of {name}: {_side(explanation.old, found.last_pass)} -> "
+            f"diff of {showable(name)}: {_side(explanation.old, found.last_pass)} -> "
             f"{_side(explanation.new, found.first_fail)}"
         )
-        lines.append(explanation.diff or "(the subject's source is the same in both)")
+        lines.append(
+            showable_lines(explanation.diff) or "(the subject's source is the same in both)"
+        )
     return "\n".join(lines) + "\n"

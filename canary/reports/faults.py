@@ -30,6 +30,8 @@ _NETWORK = (
     ("truncated body", "replies cut short"),
 )
 _HTTP = re.compile(r"\bHTTP (\d{3})\b")
+#: when GitHub's limit resets, as canary.sources.http says it
+_RESET = re.compile(r"resets in \d+ s, at (\d\d:\d\d:\d\d UTC)")
 #: the least of a failed URL a log line keeps (its host and its file name)
 URL_MIN = 60
 
@@ -48,7 +50,9 @@ def short_cause(result: Result) -> str | None:
     if "offline:" in detail:
         return "not in the cache (offline; run once online to fill it)"
     if "rate limit" in detail:
-        return "GitHub rate limit exhausted (set GITHUB_TOKEN or GH_TOKEN)"
+        reset = _RESET.search(detail)
+        until = f" until {reset.group(1)}" if reset else ""
+        return f"GitHub rate limit exhausted{until} (set GITHUB_TOKEN or GH_TOKEN)"
     for needle, meaning in _NETWORK:
         if needle in detail:
             return f"{_where(detail)} unreachable ({meaning})"

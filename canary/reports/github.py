@@ -11,9 +11,10 @@ follows in a collapsed log group, then the summary line.
 from __future__ import annotations
 
 from canary.engine.outcomes import Result, RunReport, Status
+from canary.engine.upcoming import key, upcoming_keys
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import UpstreamGrid, build_grids, grouped, repo_path, spans_text
-from canary.reports.text import QUIET, findings, summary_line
+from canary.reports.text import QUIET, findings, sectioned, summary_line
 from canary.reports.transition import explained, why_lines
 from canary.reports.workflow import command, paused
 
@@ -37,13 +38,15 @@ def annotation_lines(report: RunReport) -> list[str]:
     ]
     red: list[tuple[int, str]] = []
     others: dict[str, list[str]] = {"warning": [], "notice": []}
+    upcoming = upcoming_keys(report)
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
-            broken = [c for c in loud if c.status.is_red]
-            if broken:
-                since = len(grid.versions) - grid.versions.index(broken[0].version)
-                red.append((since, _red_check(grid, check, broken)))
+            for early in (False, True):
+                broken = [c for c in loud if c.status.is_red and (key(c) in upcoming) is early]
+                if broken:
+                    since = len(grid.versions) - grid.versions.index(broken[0].version)
+                    red.append((since, _red_check(grid, check, broken, early)))
             for (status, detail), versions in grouped(
                 c for c in loud if not c.status.is_red
             ).items():
@@ -70,32 +73,43 @@ def _where(grid: UpstreamGrid, check: str) -> dict[str, str | int]:
     return where
 
 
+#: what an annotation's title starts with: canary's name, and what kind of red it is
+TITLE = "canary"
+UPCOMING_TITLE = "canary upcoming"
+
+
 def _annotation(
-    grid: UpstreamGrid, check: str, status: Status, detail: str, found: list[Result]
+    grid: UpstreamGrid,
+    check: str,
+    status: Status,
+    detail: str,
+    found: list[Result],
+    title: str = TITLE,
 ) -> str:
-    title = f"canary {grid.name}::{check}[{spans_text([r.version for r in found], grid.versions)}]"
+    title += f" {grid.name}::{check}[{spans_text([r.version for r in found], grid.versions)}]"
     message = f"{status.value}: {detail}" if detail else status.value
     message += "".join(f"\n{line}" for line in why_lines(found[-1].why))
     message += "".join(f"\n{line}" for e in explained(found) for line in e.lines)
     return command(LEVEL[status], message, **_where(grid, check), title=title)
 
 
-def _red_check(grid: UpstreamGrid, check: str, broken: list[Result]) -> str:
+def _red_check(grid: UpstreamGrid, check: str, broken: list[Result], upcoming: bool) -> str:
     """One error for the check: its red versions, the newest one's detail, and how many
-    other details the summary lists."""
+    other details the summary lists; an upcoming red (only ahead of the releases) says so in
+    its title, `canary upcoming trl::grpo[main]`."""
     newest = broken[-1]
-    line = _annotation(grid, check, newest.status, newest.detail, broken)
+    title = UPCOMING_TITLE if upcoming else TITLE
+    detail = newest.detail
     others = len({(r.status, r.detail) for r in broken}) - 1
     if others:
-        said = f"{others} other detail{'s' * (others != 1)} in the job summary"
-        line = _annotation(grid, check, newest.status, f"{newest.detail} ({said})", broken)
-    return line
+        detail += f" ({others} other detail{'s' * (others != 1)} in the job summary)"
+    return _annotation(grid, check, newest.status, detail, broken, title)
 
 
 def render_github(report: RunReport) -> str:
     """The annotations, then the findings (text canary did not write: commands stopped)."""
     lines = annotation_lines(report)
-    found = [line for finding in findings(report) for line in finding.log_lines]
+    found = sectioned(findings(report), lambda finding: finding.log_lines)
     if found:
         lines += ["::group::canary: findings by check", *paused(found), "::endgroup::"]
     return "\n".join([*lines, summary_line(report)]) + "\n"

@@ -23,10 +23,13 @@ from canary.reports.grid import UpstreamGrid, build_grids, first_failing, last_p
 from canary.reports.text import (
     GLYPH,
     NOTE_INDENT,
+    UPCOMING_HEAD,
+    Finding,
     findings,
     red_line,
     stats_line,
     summary_line,
+    upcoming_line,
 )
 from canary.reports.transition import html_diff, why_lines
 
@@ -195,6 +198,8 @@ def _badge(status: Status) -> str:
 def _bars(report: RunReport, grids: list[UpstreamGrid]) -> str:
     counts = summarize(report.results)
     badges = "".join(f"<span>{_badge(Status(s))}{n} {s}</span>" for s, n in counts.items())
+    if ahead := upcoming_line(report):
+        badges = f"<strong>{_e(ahead)}:</strong>{badges}"
     if red := red_line(report):
         badges = f"<strong>{_e(red)}:</strong>{badges}"
     legend = "".join(
@@ -237,15 +242,26 @@ def _header(report: RunReport) -> str:
 
 def _findings(report: RunReport) -> str:
     """Every finding in plain view: status, check, versions as ranges, detail."""
+    found = findings(report)
+    body = _items([f for f in found if not f.upcoming])
+    if not body:
+        body = "<p>Nothing to report: every check holds.</p>"
+    if ahead := _items([f for f in found if f.upcoming]):
+        body += f'<h2 id="upcoming">{_e(UPCOMING_HEAD.capitalize())}</h2>{ahead}'
+    return f'<section id="findings"><h2>Findings</h2>{body}</section>'
+
+
+def _items(found: list[Finding]) -> str:
+    """The findings as a list (an upcoming one marked `data-upcoming`); "" when none."""
     items = [
-        f'<li data-s="{f.status.value}">{_badge(f.status)}{_e(f.text)}'
+        f'<li data-s="{f.status.value}"{" data-upcoming" if f.upcoming else ""}>'
+        f"{_badge(f.status)}{_e(f.text)}"
         + "".join(f"<br>{_e(NOTE_INDENT + n)}" for n in [*why_lines(f.why), *f.notes])
         + "".join(html_diff(e, _e) for e in f.breaks)
         + "</li>"
-        for f in findings(report)
+        for f in found
     ]
-    body = f"<ul>{''.join(items)}</ul>" if items else "<p>Nothing to report: every check holds.</p>"
-    return f'<section id="findings"><h2>Findings</h2>{body}</section>'
+    return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
 def render_html(report: RunReport) -> str:

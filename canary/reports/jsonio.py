@@ -1,7 +1,8 @@
 """SPEC's JSON object, written and read back, so `canary report` renders without re-running.
 
 The object is exactly SPEC's (`results`, `summary` with every status, `stats` with four keys)
-plus two additive keys: `run` (date, canary version, command) and `upstreams`, each
+plus additive keys: `upcoming` (the checks red only ahead of the releases, with the date each
+was first seen), `run` (date, canary version, command) and `upstreams`, each
 UpstreamInfo (anchors, broken, branches, the pre-release ahead (`next`, only when one was
 checked), order, and where each check is written: the `matrix` file and the `lines` of its
 check ids). Reading tolerates a file without them (other producers, older runs): versions are
@@ -14,6 +15,7 @@ import json
 from typing import Any
 
 from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
+from canary.engine.upcoming import upcoming_json
 from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
 from canary.safety.untrusted import encodable, showable
@@ -67,6 +69,7 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
             for name, info in report.upstreams.items()
         },
         **({"run": report.run} if report.run else {}),
+        "upcoming": upcoming_json(report),
         **(extra or {}),
     }
     rows = ",\n ".join(json.dumps(r.to_json(), ensure_ascii=False) for r in report.results)
@@ -161,4 +164,20 @@ def load_json(text: str) -> RunReport:
         stats={key: stats.get(key, 0) for key in STATS_KEYS},
         upstreams=_infos(data, results),
         run=run,
+        since=_since(data),
     )
+
+
+def _since(data: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """When each upcoming red was first seen, from the `upcoming` list (absent in a file
+    written before it: every upcoming red is then as new as its run)."""
+    raw = data.get("upcoming", [])
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise ReportError('"upcoming" is not a list of objects')
+    since = {}
+    for index, item in enumerate(raw):
+        fields = [item.get(name) for name in ("upstream", "check", "since")]
+        if not all(isinstance(value, str) for value in fields):
+            raise ReportError(f"upcoming[{index}]: upstream, check or since is not a string")
+        since[fields[0], fields[1]] = fields[2]
+    return since

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from canary.engine.outcomes import RunReport, Status, summarize
+from canary.engine.upcoming import Key, key, upcoming_keys
 from canary.reports.faults import split_faults, version_order
 from canary.reports.fitting import in_words
 from canary.reports.grid import (
@@ -26,7 +27,7 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
-from canary.reports.text import QUIET, red_line, stats_line
+from canary.reports.text import QUIET, UPCOMING_HEAD, red_line, stats_line, upcoming_line
 from canary.reports.transition import fence, markdown_notes, why_lines
 
 EMOJI = {
@@ -47,17 +48,18 @@ SUMMARY_LIMIT = 1024 * 1024
 CELL_MAX = 160
 
 
-#: what GitHub would turn into a link, an image or a mention outside code: brackets become
-#: entities, a word joiner (U+2060) follows `@` and sits inside `://`
-_LINKING = {"[": "&#91;", "]": "&#93;", "@": "@\u2060", "://": ":\u2060//"}
-_LINKING_RE = re.compile("|".join(map(re.escape, _LINKING)))
+#: what GitHub would turn into a link, an image, a mention or a reference outside code:
+#: brackets become entities; a word joiner (U+2060) follows `@`, sits inside `://` and `www.`
+#: (an autolink), and after the `#` of `#12` (`owner/repo#12`) and the `-` of `GH-12`
+_ENTITIES = {"[": "&#91;", "]": "&#93;"}
+_LINKING_RE = re.compile(r"[\[\]]|@|:(?=//)|www(?=\.)|#(?=\d)|gh-(?=\d)", re.IGNORECASE)
 
 
 def md_escape(text: str) -> str:
     """Text safe inside a table cell or HTML: no pipes, no newlines, no raw HTML, no link,
-    image or mention."""
+    image, mention or reference."""
     escaped = html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
-    return _LINKING_RE.sub(lambda m: _LINKING[m.group()], escaped)
+    return _LINKING_RE.sub(lambda m: _ENTITIES.get(m.group()) or m.group() + "\u2060", escaped)
 
 
 def code_span(text: str) -> str:
@@ -66,6 +68,12 @@ def code_span(text: str) -> str:
     the text; the padding spaces are the ones CommonMark strips."""
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     return f"{fence} {' '.join(text.split())} {fence}"
+
+
+def cell_code(text: str) -> str:
+    """Untrusted text as inline code in a table cell: GitHub splits a row at every `|` not
+    escaped, inside a code span too, and reads `\\|` there as `|`."""
+    return code_span(text).replace("|", "\\|")
 
 
 def code_block(text: str) -> str:
@@ -88,7 +96,7 @@ def _header(report: RunReport) -> list[str]:
     counts = summarize(report.results)
     badges = " · ".join(f"{EMOJI[Status(s)]} {n} {s}" for s, n in counts.items() if n)
     legend = " ".join(f"{EMOJI[s]} {s.value}" for s in Status)
-    red = red_line(report)
+    red = "; ".join(filter(None, [red_line(report), upcoming_line(report)]))
     return [
         f"# canary: {badges or 'no results'}\n\n"
         + (f"**{red}**\n\n" if red else "")
@@ -138,14 +146,22 @@ def _grid_summary(grid: UpstreamGrid) -> str:
     return f"the grid: {plural(len(grid.checks), 'check')}, {state}"
 
 
-def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> list[str]:
-    """One row per check with a result in `statuses`, newest breakage first: the check whose
-    first such version is the latest release comes first."""
+def _failing_rows(
+    grids: list[UpstreamGrid],
+    statuses: frozenset[Status],
+    upcoming: frozenset[Key] = frozenset(),
+    ahead: bool = False,
+) -> list[str]:
+    """One row per check with a result in `statuses` (those in `upcoming` when `ahead`, the
+    others when not), newest breakage first: the check whose first such version is the
+    latest release comes first."""
     found = []
     for grid in grids:
         mark = _marker(grid)
         for check in grid.checks:
-            cells = [c for c in grid.row(check) if c.status in statuses]
+            cells = [
+                c for c in grid.row(check) if c.status in statuses and (key(c) in upcoming) is ahead
+            ]
             if not cells:
                 continue
             since = len(grid.versions) - grid.versions.index(cells[0].version)
@@ -156,7 +172,7 @@ def _failing_rows(grids: list[UpstreamGrid], statuses: frozenset[Status]) -> lis
                 f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
                 f"{spans_text([c.version for c in cells], grid.versions, mark)} "
                 f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
-                f"| {code_span(in_words(detail, CELL_MAX)) if detail else NONE} |"
+                f"| {cell_code(in_words(detail, CELL_MAX)) if detail else NONE} |"
             )
             found.append((since, row))
     return [row for _, row in sorted(found, key=lambda pair: pair[0])]
@@ -171,9 +187,12 @@ def _findings(report: RunReport, grids: list[UpstreamGrid]) -> list[str]:
     faults, _ = split_faults(report)
     order = version_order(report)
     parts = []
-    red = _failing_rows(grids, RED)
+    upcoming = upcoming_keys(report)
+    red = _failing_rows(grids, RED, upcoming)
     if red:
         parts += [f"\n## Failing\n\n{_HEAD}", *red]
+    if ahead := _failing_rows(grids, RED, upcoming, ahead=True):
+        parts += [f"\n## Upcoming\n\n{UPCOMING_HEAD.capitalize()}.\n\n{_HEAD}", *ahead]
     if faults:
         parts += ["\n## Sources not read\n"]
         parts += [f"- 💥 {md_escape(fault.line(order))}" for fault in faults]

@@ -17,11 +17,12 @@ import itertools
 import os
 import shutil
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
 from canary.engine.outcomes import Result, RunReport, Status, summarize
+from canary.engine.upcoming import key, upcoming_keys
 from canary.reports.faults import split_faults, version_order
 from canary.reports.fitting import LINE_MAX, in_words, shortened
 from canary.reports.grid import (
@@ -100,8 +101,7 @@ def summary_line(report: RunReport) -> str:
     results); 30 pass, 4 fail, 1 error"; "3 pass" when nothing is red)."""
     counts = summarize(report.results)
     statuses = ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no results"
-    red = red_line(report)
-    return f"{red}; {statuses}" if red else statuses
+    return "; ".join(filter(None, [red_line(report), upcoming_line(report), statuses]))
 
 
 def checks_line(results: Iterable[Result], state: str = "") -> str | None:
@@ -117,8 +117,19 @@ def checks_line(results: Iterable[Result], state: str = "") -> str | None:
 
 
 def red_line(report: RunReport) -> str | None:
-    """The red checks and their results: "37 checks red (450 check x version results)"."""
-    return checks_line((r for r in report.results if r.status.is_red), "red")
+    """The red checks and their results: "37 checks red (450 check x version results)";
+    upcoming failures (canary.engine.upcoming) are counted apart, by `upcoming_line`."""
+    upcoming = upcoming_keys(report)
+    return checks_line(
+        (r for r in report.results if r.status.is_red and key(r) not in upcoming), "red"
+    )
+
+
+def upcoming_line(report: RunReport) -> str | None:
+    """The checks red only ahead of the releases: "1 check upcoming (2 check x version
+    results)"."""
+    upcoming = upcoming_keys(report)
+    return checks_line((r for r in report.results if key(r) in upcoming), "upcoming")
 
 
 def human_size(count: float) -> str:
@@ -165,6 +176,7 @@ class Finding:
     place: str = ""  # where the check is written: `matrices/trl.yaml:41`
     why: str = ""  # the check's `why`, on a failure
     breaks: tuple[Explained, ...] = ()
+    upcoming: bool = False  # failing only ahead of the releases (canary.engine.upcoming)
 
     @property
     def text(self) -> str:
@@ -194,24 +206,56 @@ class Finding:
         return [self.line, *(NOTE_INDENT + in_words(note, room) for note in self.notes)]
 
 
+#: the head of an upcoming finding, in place of its status (`UPCOMING trl::grpo[main]`)
+UPCOMING = "UPCOMING"
+#: the line that opens the upcoming findings of a text report
+UPCOMING_HEAD = "upcoming: red only ahead of the releases (a branch, the next pre-release)"
+
+
 def findings(report: RunReport) -> list[Finding]:
     """Per check, one finding per (status, detail) with its versions as ranges and the
-    transitions that start among those versions; then one per source that could not be read."""
+    transitions that start among those versions; then one per source that could not be read;
+    then the upcoming failures (`upcoming` set), each check's apart from its released ones."""
     faults, rest = split_faults(report)
     order = version_order(report)
-    found = []
+    upcoming = upcoming_keys(report)
+    found: list[Finding] = []
+    ahead: list[Finding] = []
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
-            for (status, detail), versions in grouped(loud).items():
-                where = spans_text(versions, grid.versions)
-                cells = [grid.cells[check, v] for v in versions]
-                head = f"{label(status)} {grid.name}::{check}[{where}]"
-                breaks = tuple(explained(cells))
-                found.append(Finding(status, head, detail, grid.place(check), cells[0].why, breaks))
+            for early in (False, True):
+                part = [c for c in loud if (key(c) in upcoming) is early]
+                for (status, detail), versions in grouped(part).items():
+                    where = spans_text(versions, grid.versions)
+                    cells = [grid.cells[check, v] for v in versions]
+                    named = UPCOMING if early else label(status)
+                    head = f"{named} {grid.name}::{check}[{where}]"
+                    finding = Finding(
+                        status,
+                        head,
+                        detail,
+                        grid.place(check),
+                        cells[0].why,
+                        tuple(explained(cells)),
+                        upcoming=early,
+                    )
+                    (ahead if early else found).append(finding)
     head = label(Status.ERROR)
     found += [Finding(Status.ERROR, head, f.line(order, LINE_MAX - len(head) - 2)) for f in faults]
-    return found
+    return found + ahead
+
+
+def sectioned(found: list[Finding], lines: Callable[[Finding], list[str]]) -> list[str]:
+    """Each finding's lines, the upcoming ones after UPCOMING_HEAD."""
+    out: list[str] = []
+    opened = False
+    for finding in found:
+        if finding.upcoming and not opened:
+            out.append(UPCOMING_HEAD)
+            opened = True
+        out += lines(finding)
+    return out
 
 
 def render_lines(report: RunReport, verbose: bool = False) -> str:
@@ -229,7 +273,7 @@ def render_lines(report: RunReport, verbose: bool = False) -> str:
             ]
         ]
         return "\n".join([*lines, summary_line(report)]) + "\n"
-    lines = [line for finding in findings(report) for line in finding.log_lines]
+    lines = sectioned(findings(report), lambda finding: finding.log_lines)
     faults, rest = split_faults(report)
     if len(faults) == 1 and not rest:
         return f"{lines[0]}\n"
@@ -325,18 +369,21 @@ def _grid_block(grid: UpstreamGrid, width: int, color: bool, red_only: bool = Fa
 
 def _detail_lines(report: RunReport, width: int, color: bool, loudest: bool = False) -> list[str]:
     """The grouped findings wrapped to the width, continuation lines indented (`loudest`: the
-    red ones first, then the warnings, each in check order)."""
+    red ones first, then the warnings, each in check order; the upcoming ones after them)."""
     found = findings(report)
     if loudest:
-        found.sort(key=lambda finding: LOUDEST_FIRST[finding.status])
-    lines = []
-    for finding in found:
-        for text in [finding.text, *(NOTE_INDENT + note for note in finding.notes)]:
-            wrapped = textwrap.wrap(
+        found.sort(key=lambda finding: (finding.upcoming, LOUDEST_FIRST[finding.status]))
+
+    def wrapped(finding: Finding) -> list[str]:
+        return [
+            _paint(part, finding.status, color)
+            for text in [finding.text, *(NOTE_INDENT + note for note in finding.notes)]
+            for part in textwrap.wrap(
                 text, max(20, width), subsequent_indent=NOTE_INDENT, break_on_hyphens=False
             )
-            lines += [_paint(part, finding.status, color) for part in wrapped]
-    return lines
+        ]
+
+    return sectioned(found, wrapped)
 
 
 def _wrap(parts: list[tuple[str, Status]], width: int, color: bool) -> list[str]:

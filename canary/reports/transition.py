@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from canary.engine.outcomes import Became, Place, Result
+from canary.reports.grid import is_release
 
 #: the diff lines a markdown summary or an issue shows of one transition
 SHORT_DIFF_LINES = 60
@@ -35,7 +36,8 @@ class Explained:
 
     @property
     def lines(self) -> list[str]:
-        return [self.transition, *self.became]
+        culprit = [broken_by_line(self.result)] if self.result.broken_by else []
+        return [self.transition, *culprit, *self.became]
 
     @property
     def diff_title(self) -> str:
@@ -70,6 +72,24 @@ def why_lines(why: str) -> list[str]:
 
 def transition_line(result: Result) -> str:
     return f"broke in {result.first_fail} (held on {result.last_pass})"
+
+
+def broken_by_line(result: Result) -> str:
+    """The upstream change that broke it: `broken on trl main by 1a2b3c4 (#1234 'Remove
+    deprecated ...'), 2026-07-02` (`broken in 1.14.0 by ...` for a release)."""
+    found = result.broken_by
+    if found is None:
+        return ""
+    where = (
+        f"in {result.first_fail}"
+        if is_release(result.first_fail)
+        else f"on {result.upstream} {result.first_fail}"
+    )
+    carried = f"#{found.pull} {found.pull_title!r}" if found.pull else repr(found.title)
+    line = f"broken {where} by {found.commit[:7]} ({carried}), {found.date[:10]}"
+    if found.unsure:
+        line += f" (or one of the {found.unsure} commits before it that could not be judged)"
+    return line
 
 
 def _at(place: Place) -> str:

@@ -156,13 +156,21 @@ class SourceContext:
             f"{version}; re-run `canary lock`"
         )
 
-    def github_tree(self, repo: str, ref: str, src: str = "") -> GitHubTree:
-        """One ref (branch or final tag) of a GitHub repository."""
+    def github_tree(self, repo: str, ref: str, src: str = "", *, known: bool = False) -> GitHubTree:
+        """One ref (branch, final tag, or a commit GitHub listed: `known`) of a repository."""
         from canary.sources.github import GitHubTree
 
         raw, api = self.github_urls()
         return GitHubTree(
-            repo, ref, src, self.http, self.cache, raw_url=raw, api_url=api, limits=self.limits
+            repo,
+            ref,
+            src,
+            self.http,
+            self.cache,
+            raw_url=raw,
+            api_url=api,
+            limits=self.limits,
+            known=known,
         )
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ from canary.cache.store import Cache
 from canary.sources.limits import Limits
 from canary.sources.redact import redact
 from canary.sources.tarball import TarFormatError, Unpacked, is_safe, unpack_tar
-from canary.sources.tree import SourceError
+from canary.sources.tree import MemberRefused, SourceError
 
 if TYPE_CHECKING:
     from canary.sources.http import Http, Reply
@@ -52,6 +52,7 @@ class GitHubTree:
         api_url: str | None = None,
         limits: Limits | None = None,
         tarball_threshold: int = TARBALL_THRESHOLD,
+        known: bool = False,
     ) -> None:
         if not _REPO.fullmatch(repo):
             raise SourceError(f"GitHub repository {repo!r} is not OWNER/NAME")
@@ -67,7 +68,9 @@ class GitHubTree:
         self.limits = limits or Limits()
         self.tarball_threshold = tarball_threshold
         self._tarball: Unpacked | None = None
-        self._ref_checked = False
+        #: `known`: the ref is a commit GitHub itself listed (a comparison's), so a 404 of a
+        #: file there is its absence, and no request asks whether the ref exists
+        self._ref_checked = known
         self._lock = threading.Lock()
 
     def read(self, path: str) -> bytes | None:
@@ -104,10 +107,10 @@ class GitHubTree:
     def _get(self, repo_path: str) -> bytes | None:
         if self._tarball is not None:
             if repo_path in self._tarball.links:
-                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
+                raise MemberRefused(f"{self.repo}@{self.ref}: {repo_path} is a link, not read")
             if repo_path in self._tarball.refused:
                 why = self._tarball.refused[repo_path]
-                raise SourceError(f"{self.repo}@{self.ref}: {repo_path} {why}")
+                raise MemberRefused(f"{self.repo}@{self.ref}: {repo_path} {why}")
             return self._tarball.files.get(repo_path)
         url = self._url(repo_path)
 

@@ -305,12 +305,17 @@ class Http:
         reset = reply.headers.get("x-ratelimit-reset", "")
         wait = max(0.0, float(reset) - time.time()) if reset.isdigit() else None
         if waited or wait is None or wait > self.policy.rate_limit_wait_cap:
-            when = "at an unknown time" if wait is None else f"in {wait:.0f} s"
+            when = "at an unknown time" if wait is None else f"in {wait:.0f} s, at {_clock(reset)}"
             raise SourceError(
                 f"{redact(url)}: GitHub rate limit exhausted; it resets {when} "
                 "(set GITHUB_TOKEN or GH_TOKEN for a higher limit)"
             )
         return wait + 0.5
+
+
+def _clock(epoch: str) -> str:
+    """GitHub's `x-ratelimit-reset` (seconds since the epoch) as a UTC time of day."""
+    return time.strftime("%H:%M:%S UTC", time.gmtime(int(epoch)))
 
 
 def _short(exc: Exception) -> str:

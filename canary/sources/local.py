@@ -12,7 +12,7 @@ from pathlib import Path
 
 from canary.safety.reads import Refused, read_regular
 from canary.sources.limits import Limits
-from canary.sources.tree import SourceError
+from canary.sources.tree import MemberRefused, SourceError
 
 #: A checkout holds a few thousand modules; a folder past this is listed no further.
 MAX_LISTED = 100_000
@@ -45,11 +45,11 @@ class LocalTree:
             return None
         resolved = target.resolve()
         if not resolved.is_relative_to(self._inside):
-            raise SourceError(f"{target}: a link out of {self.folder} to {resolved}: not read")
+            raise MemberRefused(f"{target}: a link out of {self.folder} to {resolved}: not read")
         try:
             return read_regular(resolved, self.limits.max_member)
         except Refused as exc:
-            raise SourceError(f"{target}: not read: {exc}") from None
+            raise MemberRefused(f"{target}: not read: {exc}") from None
         except OSError as exc:
             raise SourceError(f"{target}: cannot read: {exc}") from None
 

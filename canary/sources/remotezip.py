@@ -31,7 +31,7 @@ from canary.sources.daemons import DaemonPool
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
 from canary.sources.tarball import first_unsafe
-from canary.sources.tree import SourceError
+from canary.sources.tree import MemberRefused, SourceError
 from canary.sources.zipformat import (
     EOCD_SEARCH,
     ZIP64_EOCD_SIZE,
@@ -299,7 +299,7 @@ class RemoteZip:
             wanted = [listing.entry(n) for n in dict.fromkeys(names) if n not in found]
             for entry in wanted:  # what the directory declares decides: no fetch, no retry
                 if entry.usize > self.limits.max_member:
-                    raise SourceError(
+                    raise MemberRefused(
                         f"{self.reader.label}: member {entry.name!r} declares {entry.usize} "
                         f"bytes, over the {self.limits.max_member} byte cap"
                     )

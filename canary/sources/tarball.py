@@ -26,7 +26,7 @@ from canary.cache.store import Cache
 from canary.errors import CanaryError, ExitCode
 from canary.sources.limits import Limits
 from canary.sources.ranges import RangeReader
-from canary.sources.tree import SourceError
+from canary.sources.tree import MemberRefused, SourceError
 
 #: files a check may ask for: Python sources and the small text files versions come from
 _KEPT_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".txt")
@@ -205,9 +205,9 @@ class RemoteTar:
         found: dict[str, bytes] = {}
         for name in names:
             if name in listing.links:
-                raise SourceError(f"{self.reader.label}: {name} is a link, not read")
+                raise MemberRefused(f"{self.reader.label}: {name} is a link, not read")
             if name in listing.refused:
-                raise SourceError(f"{self.reader.label}: {name} {listing.refused[name]}")
+                raise MemberRefused(f"{self.reader.label}: {name} {listing.refused[name]}")
             cached = self.cache.get(f"{self.key}/{name}")
             if cached is None:
                 self.cache.require_online(f"{name} of {self.reader.label}")

@@ -18,6 +18,12 @@ class SourceError(CanaryError):
     exit_code = ExitCode.FAILED
 
 
+class MemberRefused(SourceError):
+    """A file of the version that canary will not read (a link, a device, a member over the
+    size cap): a fact of the release, not a fault of fetching it. A check that reads it is an
+    `error`; a search over every file (what a missing name became) passes it by."""
+
+
 class Tree(Protocol):
     """Read-only view of one version of one upstream package.
 

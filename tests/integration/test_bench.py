@@ -8,6 +8,7 @@ import json
 import struct
 import sys
 import zipfile
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from campaign_upstream import PROJECT, publish, wheel_name
@@ -34,7 +35,10 @@ from bench.driver import main as drive  # noqa: E402
 from bench.driver import spread  # noqa: E402
 from bench.explain import ungated  # noqa: E402
 from bench.floor import measure_floor  # noqa: E402
+from bench.lead import Lead, table  # noqa: E402
+from bench.nightly_requests import measure as measure_requests  # noqa: E402
 from bench.proc import measure  # noqa: E402
+from bench.recall import load as load_incidents  # noqa: E402
 from bench.report import Row, Target, seconds  # noqa: E402
 from bench.scan import main as bench_scan  # noqa: E402
 from bench.strategies import STRATEGIES, runner_for  # noqa: E402
@@ -175,3 +179,31 @@ def test_the_driver_tells_stories_unless_asked_not_to(tmp_path, monkeypatch, cap
             assert drive([str(matrix), *options]) == 1  # `gone` fails on 2.0.0
             told[options] = json.loads(capsys.readouterr().out)["explained"]
     assert told == {(): [f"{PROJECT}::gone"], ("--no-stories",): []}
+
+
+def test_the_lead_table_gives_each_route_its_median_and_count():
+    incident = load_incidents()[0]
+    fix = datetime(2026, 7, 10, tzinfo=timezone.utc)
+
+    def lead(main, pre, final):
+        red = {
+            "main": main and fix - timedelta(days=main),
+            "first pre-release": pre and fix - timedelta(days=pre),
+            "first final release": final and fix - timedelta(days=final),
+        }
+        return Lead(incident, fix, red)
+
+    out = table([lead(10, None, 2), lead(20, 30, None), lead(4, None, None), lead(None, None, 1)])
+    assert out.splitlines()[2:] == [
+        "| main | +10.0 days | 3/4 |",
+        "| first pre-release | +30.0 days | 1/4 |",
+        "| first final release | +1.5 days | 2/4 |",
+        "| all three | +7.0 days | 4/4 |",
+    ]
+
+
+def test_the_nightly_request_count_names_the_repositories_it_has_no_mirror_of(tmp_path, capsys):
+    assert measure_requests(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "cold: 0 API requests counted by GitHub" in out
+    assert "not served (no mirror): UKPLab/sentence-transformers, " in out

@@ -13,14 +13,9 @@ from pathlib import Path
 import pytest
 from servers import FAST, make_wheel, serving, sha256
 
-from canary.cache.store import (
-    _LAYOUT,
-    Cache,
-    cache_clear,
-    cache_info,
-    cache_prune,
-    default_cache_dir,
-)
+from canary.cache.store import LAYOUT, Cache
+from canary.cache.sweep import cache_clear, cache_info, cache_prune
+from canary.settings import default_cache_dir
 from canary.sources.context import SourceContext
 from canary.sources.index import IndexFile
 from canary.sources.stats import Stats
@@ -28,7 +23,7 @@ from canary.sources.tree import SourceError
 
 
 def entry_files(root: Path) -> list[Path]:
-    return [p for p in (root / _LAYOUT).rglob("*") if p.is_file() and p.parent.name != "locks"]
+    return [p for p in (root / LAYOUT).rglob("*") if p.is_file() and p.parent.name != "locks"]
 
 
 def test_entries_round_trip_and_count_hits(tmp_path):
@@ -67,7 +62,7 @@ def test_writes_leave_no_temp_files(tmp_path):
     cache = Cache(tmp_path, Stats())
     for i in range(20):
         cache.put(f"k{i}", b"x" * i)
-    assert not [p for p in (tmp_path / _LAYOUT).rglob(".tmp-*")]
+    assert not [p for p in (tmp_path / LAYOUT).rglob(".tmp-*")]
     assert len(entry_files(tmp_path)) == 20
 
 
@@ -255,3 +250,111 @@ def test_an_unusable_cache_folder_is_an_error_not_a_crash(tmp_path):
         cache.put("k", b"data")
     with pytest.raises(SourceError, match="cannot lock"), cache.lock("k"):
         pass
+
+
+def aged(path: Path, days: float = 30) -> None:
+    """`path` (not what it links to) last written `days` ago."""
+    when = time.time() - days * 86400
+    os.utime(path, (when, when), follow_symlinks=False)
+
+
+def outside_tree(tmp_path: Path) -> list[Path]:
+    """Old files outside the cache, in the cache's own layout: what a link may lead to."""
+    digest = "ab" + "0" * 62
+    files = [
+        tmp_path / "outside" / "release" / "ab" / digest,
+        tmp_path / "outside" / "ab" / digest,
+        tmp_path / "outside" / "notes.txt",
+    ]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"canary-cache 1\n{}\nnot the cache's")
+        aged(path)
+    return files
+
+
+def test_prune_follows_no_link_out_of_the_cache(tmp_path):
+    """Links planted in the cache (at `v1`, at a kind folder, at a fan folder, at an entry)
+    lead to old files: prune deletes the cache's own old entries and nothing behind a link."""
+    cache_root = tmp_path / "cache"
+    cache = Cache(cache_root, Stats())
+    cache.put("mine", b"old")
+    (mine,) = entry_files(cache_root)
+    aged(mine)
+    outside = outside_tree(tmp_path)
+    (cache_root / "v1").symlink_to(tmp_path / "outside")
+    (cache_root / LAYOUT / "index").symlink_to(tmp_path / "outside")
+    (cache_root / LAYOUT / "verdict" / "ab").mkdir(parents=True)
+    (cache_root / LAYOUT / "verdict" / "cd").symlink_to(tmp_path / "outside" / "ab")
+    planted = cache_root / LAYOUT / "verdict" / "ab" / outside[1].name
+    planted.symlink_to(outside[1])
+    aged(planted)
+    said = cache_prune(7, cache_root)
+    assert said.startswith("pruned 1 entries (")
+    assert f"; left 4 that canary did not write: {LAYOUT}/index (a symbolic link), " in said
+    assert all(path.read_bytes().endswith(b"not the cache's") for path in outside)
+    assert not mine.exists()
+    assert planted.is_symlink()  # left as it is: not canary's
+
+
+def test_clear_removes_only_what_canary_wrote(tmp_path, monkeypatch, capsys):
+    """CANARY_CACHE_DIR mistyped as a project folder holding `v1/`, `v2/` and `module-index/`
+    of its own: clear removes nothing of it, and says what it left."""
+    from canary.cli.main import main
+
+    project = tmp_path / "project"
+    theirs = [
+        project / "v1" / "notes.md",
+        project / "v2" / "src" / "app.py",
+        project / "v2" / "release" / "ab" / "draft.txt",
+        project / "module-index" / "ab" / "ab12.json.bak",
+        project / "module-index" / "readme.json",
+    ]
+    for path in theirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("the project's own")
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(project))
+    assert main(["cache", "clear"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"cleared 0 entries (0 B) from {project}; left 5 that canary did not")
+    assert all(path.read_text() == "the project's own" for path in theirs)
+
+
+def test_clear_through_a_linked_layout_folder_removes_and_counts_nothing(tmp_path):
+    """A `v3` that is a link to another cache: not followed, not counted as cleared."""
+    elsewhere = tmp_path / "elsewhere"
+    Cache(elsewhere, Stats()).put("k", b"v")
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / LAYOUT).symlink_to(elsewhere / LAYOUT)
+    left = f"; left 1 that canary did not write: {LAYOUT} (a symbolic link)"
+    assert cache_info(root).endswith(f"total: 0 entries, 0 B{left}")
+    assert cache_clear(root) == f"cleared 0 entries (0 B) from {root}{left}"
+    assert Cache(elsewhere, Stats()).get("k") == b"v"
+    assert (root / LAYOUT).is_symlink()
+
+
+def test_clear_removes_entries_locks_and_the_folders_it_empties(tmp_path):
+    cache = Cache(tmp_path, Stats())
+    cache.put("k", b"v")
+    with cache.lock("k"):
+        pass
+    (tmp_path / LAYOUT / "release" / "stray.txt").write_text("not canary's")
+    assert cache_clear(tmp_path) == (
+        f"cleared 1 entries (107 B) from {tmp_path}; left 1 that canary did not write: "
+        f"{LAYOUT}/release/stray.txt"
+    )
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        LAYOUT,
+        f"{LAYOUT}/release",
+        f"{LAYOUT}/release/stray.txt",
+    ]
+
+
+def test_a_cache_folder_that_is_a_file_holds_nothing(tmp_path):
+    root = tmp_path / "a-file"
+    root.write_text("not a folder")
+    assert cache_info(root).endswith("total: 0 entries, 0 B")
+    assert cache_clear(root) == f"cleared 0 entries (0 B) from {root}"
+    assert cache_prune(1, root).startswith("pruned 0 entries (0 B)")
+    assert root.read_text() == "not a folder"

@@ -86,6 +86,16 @@ def test_reads_only_the_versions_selected(upstream, tmp_path):
         ("grpo & core", "-k 'grpo & core': column 6: unexpected character \"&\""),
         ("grpo core", "-k 'grpo core': column 6: expected `and`, `or` or the end; got 'core'"),
         ("nothing-like-it", "-k selects no check x version of the matrices given"),
+        (
+            "(" * 5000 + "grpo" + ")" * 5000,
+            f"-k '{'(' * 80}...': column 101: nested deeper than 100 levels of `not` and "
+            "parentheses",
+        ),
+        (
+            "not " * 5000 + "grpo",
+            f"-k '{'not ' * 20}...': column 401: nested deeper than 100 levels of `not` and "
+            "parentheses",
+        ),
     ],
 )
 def test_a_bad_expression_is_a_usage_error(upstream, capsys, expression, told):
@@ -106,3 +116,12 @@ def test_a_warm_run_names_its_cache_and_how_to_trim_it(upstream, tmp_path, capsy
         "`canary cache prune --older-than DAYS` trims it))"
     )
     assert "cache hits" not in said + out.read_text()
+
+
+def test_nesting_up_to_the_bound_is_read():
+    from canary.matrix.keywords import MAX_DEPTH, Keywords
+
+    deepest = Keywords.compile("(" * (MAX_DEPTH - 2) + "not not grpo" + ")" * (MAX_DEPTH - 2))
+    assert deepest.holds(lambda part: part == "grpo")
+    even = Keywords.compile("not " * MAX_DEPTH + "x").holds(lambda part: part == "x")
+    assert even is (MAX_DEPTH % 2 == 0)

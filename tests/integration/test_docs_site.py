@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,11 +54,20 @@ def copy_project(tmp_path: Path) -> Path:
     return project
 
 
+#: a stylesheet, font, preconnect or script a page loads from another host when it is viewed
+EXTERNAL_LOAD = re.compile(r"<(?:link|script)\b[^>]*\b(?:href|src)=\"(?:https?:)?//[^\"]*\"")
+
+
 def test_the_docs_build_strictly(tmp_path: Path):
     require_mkdocs()
     result = build(ROOT, tmp_path / "site")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "reference" / "matrix" / "index.html").is_file()
+    loads = {
+        page.relative_to(tmp_path / "site").as_posix(): EXTERNAL_LOAD.findall(page.read_text())
+        for page in (tmp_path / "site").rglob("*.html")
+    }
+    assert {page: found for page, found in loads.items() if found} == {}  # fonts: the system's
 
 
 def test_a_broken_link_or_a_page_out_of_the_nav_fails_the_build(tmp_path: Path):

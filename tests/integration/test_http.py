@@ -182,7 +182,9 @@ def test_github_rate_limit_with_a_far_reset_is_an_error_saying_so(server):
     http = client(token="t", token_origins=[server.url])
     server.fault("/f", "ratelimit:3600")
     started = time.monotonic()
-    with pytest.raises(SourceError, match=r"GitHub rate limit exhausted; it resets in \d+ s"):
+    with pytest.raises(
+        SourceError, match=r"GitHub rate limit exhausted; it resets in \d+ s, at \d\d:\d\d:\d\d UTC"
+    ):
         http.get(server.url + "/f", github=True)
     assert time.monotonic() - started < 2
 

@@ -65,6 +65,8 @@ def test_init_then_check_gives_the_expected_verdicts(repo, capsys, monkeypatch):
     original = (ROOT / "tests/fixtures/adopter/pyproject.toml").read_text()
     assert pyproject == original + '\n[tool.canary]\nmatrices = ["canary"]\n'
     assert "Next:" in out and "canary check canary` and read" in out
+    assert re.search(r"The nightly runs every night at 05:\d\d UTC; ahead of the releases", out)
+    assert "the newest pre-release and from GitHub trl main:\n" in out
     monkeypatch.chdir(repo)
     matrix = Path("canary/trl.yaml")
     swapped = check_of(matrix, "disable_gradient_checkpointing")

@@ -221,3 +221,18 @@ def test_keyword_selection_runs_only_the_selected_items(project):
     result.assert_outcomes(failed=1)
     assert result.stdout.lines.count("FAILED matrices/fakeup.yaml::fakeup::gone[2.0.0]") == 0
     assert any("fakeup::gone[2.0.0]" in line for line in result.stdout.lines)
+
+
+@pytest.mark.parametrize("selected", [(), ("-k", "optional and 2.0.0")], ids=["own", "pytests"])
+def test_a_warning_made_an_error_fails_its_item_in_one_line(project, selected):
+    """`-W error` (a project's `filterwarnings = error`) turns a `warn` result's warning into
+    an exception raised in the plugin: the item fails with the failure's text, as `canary
+    check` says it, never a traceback through the plugin or an INTERNALERROR (both were, by
+    the plugin's own protocol and by pytest's, the last item run)."""
+    result = run(project, "-W", "error", *selected)
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out and "items.py" not in out
+    assert "FAILED matrices/fakeup.yaml::fakeup::optional[2.0.0] - module fakeup.gone not" in out
+    lines = result.stdout.lines
+    header = next(i for i, line in enumerate(lines) if " fakeup::optional[2.0.0] _" in line)
+    assert lines[header + 1] == "module fakeup.gone not found"

@@ -35,9 +35,11 @@ from canary.sources.context import SourceContext
 from canary.sources.tree import SourceError
 
 
-def run_lock(path: str, *, check: bool, out: io.StringIO) -> int:
+def run_lock(
+    path: str, *, check: bool, out: io.StringIO, accept_changed: tuple[str, ...] = ()
+) -> int:
     """`canary lock` through the library: its lines written to `out`, its exit status."""
-    report = api.lock([path], check=check)
+    report = api.lock([path], check=check, accept_changed=accept_changed)
     out.writelines(f"{line}\n" for line in report.lines)
     return report.exit_code(check)
 
@@ -504,12 +506,47 @@ def test_a_locked_file_with_other_bytes_is_an_alarm(locked, index):
 
 def test_a_release_read_from_another_file_is_said_and_is_no_alarm(locked, index):
     files = [dist(v) for v in LOCKED]
-    files[0] = dist("1.0.0", "binary")  # the pure wheel is gone, a platform wheel remains
+    files[0] = dist("1.0.0", yanked="broken metadata")  # still listed, the same bytes
+    files.append(dist("1.0.0", "binary"))  # a platform wheel, read now
     index.serve(LOCKED, files)
     out = io.StringIO()
     assert run_lock(str(locked.path), check=False, out=out) == 0
     assert "1 read from another file (1.0.0)" in out.getvalue()
     assert "ALARM" not in out.getvalue()
+
+
+@pytest.mark.parametrize("listed", ["gone", "other bytes"])
+def test_a_locked_file_replaced_by_one_of_another_name_is_an_alarm(locked, index, listed):
+    """The locked wheel is gone from the index (or listed with other bytes) and a file of
+    another name is read instead: what a lock exists to catch, as for a file of the same name."""
+    files = [dist(v) for v in LOCKED]
+    pure = "demo-1.0.0-py3-none-any.whl"
+    if listed == "gone":
+        files[0] = dist("1.0.0", "binary")
+        said = "is gone from the index"
+    else:
+        files[0] = {**dist("1.0.0", yanked=True), "hashes": {"sha256": "e" * 64}}
+        files.append(dist("1.0.0", "binary"))
+        said = f"is listed with other bytes (sha256 {sha(pure)} -> {'e' * 64})"
+    index.serve(LOCKED, files)
+    path = lock_path(locked)
+    before = path.read_text()
+    out = io.StringIO()
+    assert run_lock(str(locked.path), check=False, out=out) == 1
+    lines = out.getvalue().splitlines()
+    assert "1 replaced (1.0.0)" in lines[0]
+    assert lines[1] == (
+        f"{path}: ALARM: 1.0.0: {pure}, the file that was locked, {said}; "
+        "demo-1.0.0-cp311-cp311-manylinux_2_17_x86_64.whl is read. A published file never "
+        "changes: find out why (a compromised upload, a mirror serving other bytes) before you "
+        "trust this release."
+    )
+    assert f"1.0.0 {pure} sha256={sha(pure)}" in path.read_text()  # the locked line is kept
+    assert path.read_text() == before
+    out = io.StringIO()
+    assert run_lock(str(locked.path), check=False, out=out, accept_changed=("1.0.0",)) == 0
+    assert "1.0.0: the changed file is accepted and locked" in out.getvalue()
+    assert "1.0.0 demo-1.0.0-cp311-cp311-manylinux_2_17_x86_64.whl" in path.read_text()
 
 
 def test_lock_check_without_a_lock_is_stale_and_writes_nothing(index, tmp_path):

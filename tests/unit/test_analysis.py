@@ -82,7 +82,7 @@ def test_an_edited_index_field_is_refused_not_believed(tmp_path):
     ("data", "message"),
     [
         (b"(" * 5000 + b")" * 5000, "does not parse"),
-        (b"x = 1\n\x00", "does not parse"),
+        (b"x = 1\n\x00", r"^m\.py:2: does not parse: source code string cannot contain null"),
         (b"# -*- coding: nonsense -*-\nx = 1\n", "cannot decode"),
     ],
 )

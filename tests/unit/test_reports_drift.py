@@ -71,7 +71,8 @@ def test_render_drift_text_says_none_explicitly():
     out = render_drift(drift(baseline(), baseline()), "text")
     assert out == (
         "canary: changes since the baseline\n"
-        "Newly failing: none\nFixed: none\nNew versions: none\nGone versions: none\n"
+        "Newly failing: none\nUpcoming: none\nFixed: none\nNew versions: none\n"
+        "Gone versions: none\n"
     )
 
 

@@ -25,7 +25,8 @@ def sample() -> RunReport:
 
 def test_json_has_exactly_spec_keys_and_all_statuses():
     data = json.loads(render("json", sample()))
-    assert list(data) == ["results", "summary", "stats", "upstreams"]
+    assert list(data) == ["results", "summary", "stats", "upstreams", "upcoming"]
+    assert data["upcoming"] == []  # a is red on 0.18.2, b warns on 1.0.0: nothing ahead
     assert data["summary"] == {
         "pass": 3,
         "fail": 1,

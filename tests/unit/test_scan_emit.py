@@ -91,16 +91,46 @@ def test_rendered_matrix_is_spec_yaml_with_exact_literals(tmp_path):
     assert by_id["trainer-state-name"]["symbol"] == "TRAINER_STATE_NAME"
 
 
-def test_unknown_upstream_gets_a_github_placeholder_and_declared_releases():
-    text = render_matrix("trl", [], Releases(">=0.22.2", "what pyproject.toml requires"))
-    assert yaml.safe_load(text)["github"] == "huggingface/trl"
-    text = render_matrix("accelerate", [], Releases(">=1.0", "from x"))
+@pytest.mark.parametrize(
+    ("upstream", "github", "src", "branch"),
+    [
+        ("trl", "huggingface/trl", "", "main"),
+        ("peft", "huggingface/peft", "src", "main"),
+        ("transformers", "huggingface/transformers", "src", "main"),
+        ("accelerate", "huggingface/accelerate", "src", "main"),
+        ("bitsandbytes", "bitsandbytes-foundation/bitsandbytes", "", "main"),
+        ("sentence_transformers", "UKPLab/sentence-transformers", "", "master"),
+        ("vllm", "vllm-project/vllm", "", "main"),
+    ],
+)
+def test_every_known_upstream_gets_its_repository_and_branch(upstream, github, src, branch):
+    data = yaml.safe_load(render_matrix(upstream, [], Releases(">=1.0", "from x")))
+    assert (data["github"], data["src"]) == (github, src)
+    assert data["versions"] == {"releases": ">=1.0", "include": [branch]}
+
+
+def test_another_upstream_gets_the_repository_its_release_names_else_a_placeholder():
+    text = render_matrix("mylib", [], Releases(">=1.0", "from x"), repository="acme/mylib")
+    data = yaml.safe_load(text)
+    assert (data["github"], data["src"]) == ("acme/mylib", "")
+    assert data["versions"] == {"releases": ">=1.0", "include": ["main"]}
+    text = render_matrix("mylib", [], Releases(">=1.0", "from x"))
     data = yaml.safe_load(text)
     assert "github" not in data and "# github: OWNER/REPO" in text
     assert data["versions"] == {"releases": ">=1.0"} and data["checks"] == []
 
 
-@pytest.mark.parametrize("text", ['a"b\\c', "\x00\x1f\x7f\x85", "line\nnext\ttab", "\U0001f600 ok"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a"b\\c',
+        "\x00\x1f\x7f\x85",
+        "line\nnext\ttab",
+        "\U0001f600 ok",
+        "a \u2028 b",  # YAML breaks a line there and folds the spaces around it
+        "x = 1 \u2029  y",
+    ],
+)
 def test_quote_round_trips_any_string(text):
     assert yaml.safe_load(quote(text)) == text
 

@@ -14,7 +14,7 @@ from commands import canary
 from paths import FIXTURES
 from servers import make_wheel, serving
 
-from canary.scan.downstream.requirements import declared_releases
+from canary.scan.downstream.requirements import declared_releases, searched_folders
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0"]
@@ -292,6 +292,25 @@ def test_a_path_reached_through_a_link_is_walked_up_where_the_link_is(tmp_path):
     (tmp_path / "view" / "lib").symlink_to(repo / "src" / "lib")
     assert declared_releases(repo / "src" / "lib" / "pkg", "trl").spec == ">=0.20"
     assert declared_releases(tmp_path / "view" / "lib" / "pkg", "trl") is None
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_a_parent_folder_that_is_a_link_is_not_read_through(tmp_path, below):
+    """PATH lies under view/lib, a link to another tree's folder holding requirements.txt,
+    setup.cfg and a wheel's METADATA (trl>=0.9): none of them is read through it (a parent
+    at the link, or between the link and PATH), and what is above the link is walked up as
+    written."""
+    repo = _repository(tmp_path)
+    other = tmp_path / "elsewhere"
+    (other / "requirements.txt").write_text("trl>=0.7\n")
+    (other / "setup.cfg").write_text("[options]\ninstall_requires =\n    peft>=0.9\n")
+    (other / "sub" / "pkg").mkdir(parents=True)
+    (repo / "view").mkdir()
+    (repo / "view" / "lib").symlink_to(other)
+    path = repo / "view" / "lib" / below / "pkg" if below else repo / "view" / "lib" / "sub"
+    assert searched_folders(path) == [path, repo / "view", repo]
+    assert declared_releases(path, "trl") is None
+    assert declared_releases(path, "peft") is None
 
 
 def test_a_declaration_file_that_is_no_regular_file_or_too_big_is_not_read(tmp_path):

@@ -21,6 +21,7 @@
 - `text_calls.py`: calls that look for a text in an upstream source (replace, find, re.search).
 - `spelled.py`: the strings an expression spells out of literals (names built at run time).
 - `spread.py`: the keywords a dict gathers before a call spreads it.
+- `subclasses.py`: what a class derived from an upstream class relies on in its base.
 - `self_attributes.py`: attributes the downstream's objects hold an upstream class in.
 - `compiled.py`: regexes compiled once and applied to upstream source later.
 - `reaching.py`: the defs of a name that reach a statement, branch by branch.

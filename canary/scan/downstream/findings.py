@@ -24,6 +24,12 @@ class Role(str, enum.Enum):
     CONTAINS = "contains"  # its source must contain this text (items: one literal)
     MATCHES = "matches"  # its source must match this regex (items: one pattern)
     GLOBALS = "globals"  # its source is compiled in the module's namespace (items: names given)
+    # a subclass's (or a replacement's) uses of its upstream class (subclasses.py): ref is the
+    # class + the member
+    OVERRIDE = "override"  # a method the subclass overrides (items: its parameters, kind:name)
+    REPLACEMENT = "replacement"  # replaced by a function with these parameters (kind:name)
+    BASE_CALL = "base call"  # `self.m(...)`/`super().m(...)` of the base (items: keywords)
+    BASE_ATTRIBUTE = "base attribute"  # `self.x` read, never set by the subclass
     UNPLACED = "unplaced"  # a rewrite of a source scan cannot tell of what (ref: UNKNOWN)
 
 

@@ -41,6 +41,7 @@ from canary.scan.downstream.self_attributes import HeldBySelf
 from canary.scan.downstream.spelled import Names, decided, paired_values, recording, walked_values
 from canary.scan.downstream.spread import Branches, call_uses, rekey
 from canary.scan.downstream.stale import needed
+from canary.scan.downstream.subclasses import base_uses, replacement_uses
 from canary.scan.downstream.text_calls import sought
 from canary.scan.downstream.text_flow import (
     NamesIn,
@@ -165,6 +166,9 @@ class FileScanner(ast.NodeVisitor):
         self.record.add(Role.PATCH, target, node)
         if params := self.replacements.params(value, node, self.scopes.lookup):
             self.record.add(Role.WRAPPER, target, node, params)
+        variants = self.replacements.variants(value, node, self.scopes.lookup) if value else []
+        for use in replacement_uses(target, variants, node):
+            self.record.add(use.role, use.ref, use.node, use.items)
 
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
@@ -240,6 +244,8 @@ class FileScanner(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.visit(expr)
+        for use in base_uses(node, [self._upstream(base) for base in node.bases]):
+            self.record.add(use.role, use.ref, use.node, use.items)
         self.scopes.bind(node.name, None)
         self.flow.classes.append((node.name, compiled_patterns(node.body)))
         self._in_scope(node.body, None, is_class=True)
@@ -311,7 +317,7 @@ class FileScanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         self._registers(node)
-        if self._attribute_builtin(node):
+        if _attribute_builtin(self, node):
             return
         if (mocked := mock_patched(node, self.scopes)) and mocked[0].root in self.upstreams:
             self._patch(mocked[0], mocked[1], node)
@@ -332,26 +338,27 @@ class FileScanner(ast.NodeVisitor):
         rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
 
-    def _attribute_builtin(self, node: ast.Call) -> bool:
-        """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
-        found = attribute_call(node, self.scopes.lookup)
-        owner = self._upstream(found[1]) if found else None
-        if found is None or owner is None:
-            return False
-        builtin, _, name = found
-        ref = owner.child(name)
-        if builtin == "hasattr":
-            self.record.add(Role.GUARD, ref, node)
-        elif builtin == "getattr":  # with a default, absence is tolerated
-            self.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
-            if len(node.args) > 2:
-                self.record.probed.append(ref)
-                self.record.done_without.append(ref)
-        else:
-            self._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
-        for expr in (*node.args[2:], *(k.value for k in node.keywords)):
-            self.visit(expr)
-        return True
+
+def _attribute_builtin(scanner: FileScanner, node: ast.Call) -> bool:
+    """setattr/hasattr/getattr on an upstream object with a literal name; True when handled."""
+    found = attribute_call(node, scanner.scopes.lookup)
+    owner = scanner._upstream(found[1]) if found else None
+    if found is None or owner is None:
+        return False
+    builtin, _, name = found
+    ref = owner.child(name)
+    if builtin == "hasattr":
+        scanner.record.add(Role.GUARD, ref, node)
+    elif builtin == "getattr":  # with a default, absence is tolerated
+        scanner.record.add(Role.ACCESS, ref, node, tolerated=len(node.args) > 2)
+        if len(node.args) > 2:
+            scanner.record.probed.append(ref)
+            scanner.record.done_without.append(ref)
+    else:
+        scanner._patch(ref, node.args[2] if len(node.args) > 2 else None, node)
+    for expr in (*node.args[2:], *(k.value for k in node.keywords)):
+        scanner.visit(expr)
+    return True
 
 
 def _listed(bindings: Sequence[tuple[str, object]]) -> bool:

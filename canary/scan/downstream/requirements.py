@@ -110,12 +110,19 @@ def _looking_ahead(specifier: SpecifierSet) -> tuple[list[str], list[str]]:
 def searched_folders(path: Path) -> list[Path]:
     """PATH's folder, then each folder above it up to the repository's root; with no
     repository above, PATH's folder and its parent. Parents are taken as written, not through
-    the links `path` may have come by."""
+    the links `path` may have come by: a parent that is a symbolic link is not read, nor one
+    below it (its files would be read through the link), and a link is no repository's root."""
     start = Path(os.path.abspath(path))
     folder = start if start.is_dir() else start.parent
     chain = [folder, *folder.parents]
-    root = next((i for i, candidate in enumerate(chain) if is_repository(candidate)), None)
-    return chain[: root + 1] if root is not None else chain[:2]
+    linked = [i > 0 and candidate.is_symlink() for i, candidate in enumerate(chain)]
+    root = next(
+        (i for i, candidate in enumerate(chain) if not linked[i] and is_repository(candidate)),
+        None,
+    )
+    chain = chain[: root + 1] if root is not None else chain[:2]
+    below_a_link = [any(linked[i : len(chain)]) for i in range(len(chain))]
+    return [folder] + [c for i, c in enumerate(chain) if i and not below_a_link[i]]
 
 
 def declared_releases(path: Path, distribution: str) -> Releases | None:

@@ -59,9 +59,16 @@ class Selection:
         return self._walk(self.root)
 
     def _walk(self, folder: Path, select: bool = True) -> list[Path]:
-        """The .py files under `folder`; with `select`, those no exclusion leaves out."""
+        """The .py files under `folder` in sorted depth-first order; with `select`, those no
+        exclusion leaves out. A stack of listings, not recursion: the tree is the
+        downstream's, and a chain of a thousand folders must not end in a RecursionError."""
         found = []
-        for path in sorted(folder.iterdir()):
+        pending = [iter(sorted(folder.iterdir()))]
+        while pending:
+            path = next(pending[-1], None)
+            if path is None:
+                pending.pop()
+                continue
             if path.is_symlink():
                 if select and self._leaves(path):
                     self.outside.append(path)
@@ -74,7 +81,7 @@ class Selection:
                 if count:
                     self.left_out[reason] = self.left_out.get(reason, 0) + count
             elif path.is_dir():
-                found += self._walk(path, select)
+                pending.append(iter(sorted(path.iterdir())))
             elif path.suffix == ".py" and path.is_file():
                 found.append(path)
         return found

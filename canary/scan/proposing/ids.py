@@ -19,6 +19,7 @@ _SUFFIX["call"] = "-call"
 _SUFFIX["params"] = "-params"
 _SUFFIX["attributes"] = "-attributes"
 _SUFFIX["globals_bound"] = "-globals"
+_SUFFIX["signature"] = "-signature"
 # words, digits kept with the letters around them (`conv1d`, `4bit`): `LoRA`/`MoE`/`SiLU`, an
 # acronym before a word (`GRPO` of GRPOTrainer), a word, an acronym, digits
 _WORD = re.compile(

@@ -34,7 +34,15 @@ class Proposed:
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
-        return render_matrix(self.upstream, self.proposals, self.releases, self._header())
+        return render_matrix(
+            self.upstream, self.proposals, self.releases, self._header(), self._repository
+        )
+
+    @property
+    def _repository(self) -> str | None:
+        """The repository the upstream's newest release names (an upstream canary knows
+        needs none)."""
+        return self.reading.repository if self.reading is not None else None
 
     def _header(self) -> list[str]:
         scanned = [f"not scanned: {self.not_scanned}"] if self.not_scanned else []
@@ -96,7 +104,9 @@ class Proposed:
 
     def _matrix_of(self, proposals: list[Proposal]) -> Matrix:
         """The matrix `proposals` make, a check per proposal in order, as written out."""
-        text = render_matrix(self.upstream, proposals, self.releases, self._header())
+        text = render_matrix(
+            self.upstream, proposals, self.releases, self._header(), self._repository
+        )
         return load_text(self.upstream, text)
 
     def merged(self, existing: str, name: str, declined: set[str]) -> tuple[str, int]:

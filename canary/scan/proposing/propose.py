@@ -18,6 +18,7 @@ from canary.scan.downstream.call_shapes import shape_text
 from canary.scan.downstream.findings import Role, Use
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.rewriters import ANY_CLASS
+from canary.scan.proposing.inherited import BASE_ROLES, base_member, binds, shaped_apart
 from canary.scan.proposing.pass_through import passes_through
 from canary.scan.proposing.subjects import Placement, is_class_name, locate, place
 from canary.scan.upstream.view import UpstreamView
@@ -38,6 +39,10 @@ _PHRASES = {
     Role.CONTAINS: "a source rewrite expects the text at",
     Role.MATCHES: "a source regex expects a match at",
     Role.GLOBALS: "its source is compiled in this module's namespace (its names) at",
+    Role.OVERRIDE: "overridden by a subclass at",
+    Role.REPLACEMENT: "replaced by a function with its parameters at",
+    Role.BASE_CALL: "called on self or super() at",
+    Role.BASE_ATTRIBUTE: "read on self (never set there) at",
 }
 _NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.ATTRIBUTE, Role.PATCH, Role.GUARD)
 _REEXPORT_NOTE = (
@@ -45,11 +50,11 @@ _REEXPORT_NOTE = (
     " (`canary scan --source DIR` finds it)"
 )
 _ORDER = {None: 0, "methods": 1, "attributes": 2, "params": 3, "accepts": 4, "call": 5}
-_ORDER |= {"contains": 6, "matches": 7}
+_ORDER |= {"signature": 6, "contains": 7, "matches": 8}
 # calls: what each proposes of the callee
 _CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
 # assertions stated one value per check
-_ONE_EACH = ("call",)
+_ONE_EACH = ("call", "signature")
 # texts, which each of a subject's alternatives may hold apart (a rewriter selecting several
 # methods): one any_of check per value; names passed or read belong to the one object the
 # client got (whichever import won), so they stay one check of either
@@ -231,17 +236,29 @@ def _collect(
     findings = list(findings)
     attached = {f.ref.parts for f in findings if f.role is Role.PATCH}
     located = []
+    facts: dict[ProposedSubject, _Facts] = {}
+    varied = shaped_apart(findings)
     for finding in findings:
         views = views_of.get(finding.ref.root, ())
+        if finding.role in BASE_ROLES:
+            for stated in base_member(finding, views, finding.ref.parts not in varied):
+                subject = ProposedSubject(stated.module, stated.key, stated.name)
+                for member in stated.values:
+                    facts.setdefault(subject, _Facts()).add(stated.assertion, member, finding)
+            continue
         targets = _targets(finding, views, modules)
         if targets and not (targets[0].kind is None and views and finding.ref.parts in attached):
             located.append((finding, targets))
     known = set(modules) | {target.module for _, targets in located for target in targets}
-    facts: dict[ProposedSubject, _Facts] = {}
     for finding, targets in located:
         placed = [p for p in (_subject(finding, t, known) for t in targets) if p is not None]
         if not placed:
             continue
+        first, read = targets[0], views_of.get(finding.ref.root, ())
+        if finding.role is Role.ACCESS and first.member and binds(first, read):
+            # `Cls._table[...]`: a class attribute a release read binds, not a method
+            class_ = ProposedSubject(first.module, "class", first.path[0])
+            placed[0] = class_, "attributes", (first.member,)
         subject, assertion, values = placed[0]
         views = views_of.get(subject.upstream, ())
         if assertion in _CALLS.values() and passes_through(subject.module, subject.name, views):

@@ -7,6 +7,7 @@ nothing installed. `--source DIR` replaces both by one local folder.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,8 +23,9 @@ from canary.matrix.versions import resolve
 from canary.reports.progress import Progress
 from canary.scan.upstream.places import Places
 from canary.scan.upstream.view import Elsewhere, UpstreamView
-from canary.scan.writing.emit import Releases, render_matrix
+from canary.scan.writing.emit import KNOWN_REPOS, Releases, render_matrix
 from canary.sources.index_file import release_key
+from canary.sources.repository import release_repository
 from canary.sources.tree import SourceError
 
 #: Without a declared range, a new matrix covers this many of the newest releases.
@@ -47,6 +49,9 @@ class Reading:
     labels: list[str] = field(default_factory=list)
     _judging: Callable[[Matrix, str, bool], VersionRun] | None = None
     places: list[Places] = field(default_factory=list)  # one per run, remembered per release
+    #: OWNER/NAME of the repository the newest release's metadata names, for an upstream
+    #: emit.KNOWN_REPOS lacks (canary.sources.repository); None: not known or not read
+    repository: str | None = None
     progress: Progress | None = None  # the status line, told of each check bisection places
     elsewhere: Elsewhere | None = None  # a method's class on releases between the ends
     probes: list[str] = field(default_factory=list)  # releases between, looked in newest first
@@ -133,6 +138,11 @@ def read_releases(
     broken = [str(run.tree) for run in runs if isinstance(run.tree, SourceError)]
     if broken:
         return Reading(releases, problem=f"releases not read: {broken[0]}")
+    repository = None
+    newest = runs[0].tree
+    if upstream not in KNOWN_REPOS and not isinstance(newest, SourceError):
+        with contextlib.suppress(SourceError):  # where the newest release says its source is
+            repository = release_repository(newest)
     ends = {run.target.label: run for run in runs}
 
     def judging(matrix: Matrix, label: str, hints: bool = True) -> VersionRun:
@@ -167,6 +177,7 @@ def read_releases(
         probes=probes,
         opened=open_run,
         remembered=lambda label: _places(runner, header.pypi, by_label[label], "wild"),
+        repository=repository,
     )
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from canary.analysis import ModuleInfo, ParseError
+from canary.analysis import FunctionInfo, ModuleInfo, ParseError
+from canary.analysis.attributes import attributes
+from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.namespace import ModuleLookup, Namespace
 from canary.scan.downstream.rewriters import ANY_CLASS
 from canary.scan.downstream.spelled import CLASSES, FILES
@@ -56,6 +58,7 @@ class UpstreamView:
         self._modules: dict[str, ModuleInfo | None] = {}
         self._resolved: dict[tuple[str, ...], tuple[Definition, tuple[str, ...]] | None] = {}
         self._owners: dict[tuple[Definition, str], Definition | None] = {}
+        self._hierarchy: Hierarchy | None = None  # the engine's, for member()
 
     def module(self, name: str) -> ModuleInfo | None:
         """The module's index; None when absent or unreadable (a reason scan cannot place)."""
@@ -236,6 +239,28 @@ class UpstreamView:
                 if found is not None and found.kind == "class":
                     queue.append(found)
         return None
+
+    def member(self, cls: Definition, name: str) -> FunctionInfo | bool | None:
+        """What `name` is on class `cls` through its MRO, as the engine's `methods` and
+        `attributes` read it: the method's def (the last variant), True for an attribute
+        it binds (a field, a class attribute, a property, `self.name = ...` in a method),
+        False when the class is not read or binds no such name, None when it may bind it
+        through a base outside the upstream (`torch.nn.Module`), which is not read."""
+        info = self.module(cls.module)
+        variants = tuple(info.classes.get(cls.name, ())) if info else ()
+        if info is None or not variants:
+            return False
+        if self._hierarchy is None:
+            self._hierarchy = Hierarchy(self._namespace)
+        ref = ClassRef(info, variants)
+        bound = attributes(self._hierarchy, ref).bound
+        if name in bound and "property" in bound[name].how:
+            return True
+        order, unresolved = self._hierarchy.mro(ref)
+        for owner in order:
+            if functions := owner.methods(name):
+                return functions[-1]
+        return True if name in bound else None if unresolved else False
 
     def _base(self, module: str, base: str) -> Definition | None:
         """A base class expression (`Trainer`, `transformers.Trainer`) seen from `module`."""

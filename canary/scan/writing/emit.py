@@ -19,12 +19,20 @@ from canary.scan.proposing.ids import assign_ids
 from canary.scan.proposing.propose import Proposal, ProposedSubject
 from canary.scan.upstream.names import distribution
 
-# owner/repo and the folder holding the package in the repo, for the upstreams we know
+#: owner/repo, the folder holding the package in the repo and the branch its development
+#: happens on, for the upstreams we know (others: the repository their release's metadata
+#: names, canary.sources.repository, the package at the top and `main`)
 KNOWN_REPOS = {
-    "trl": ("huggingface/trl", ""),
-    "peft": ("huggingface/peft", "src"),
-    "transformers": ("huggingface/transformers", "src"),
+    "trl": ("huggingface/trl", "", "main"),
+    "peft": ("huggingface/peft", "src", "main"),
+    "transformers": ("huggingface/transformers", "src", "main"),
+    "accelerate": ("huggingface/accelerate", "src", "main"),
+    "bitsandbytes": ("bitsandbytes-foundation/bitsandbytes", "", "main"),
+    "sentence_transformers": ("UKPLab/sentence-transformers", "", "master"),
+    "vllm": ("vllm-project/vllm", "", "main"),
 }
+#: the branch of a repository found in a release's metadata
+DEFAULT_BRANCH = "main"
 # assertions whose values are names: a merge adds the names newly used to what a check lists
 _NAME_LISTS = ("methods", "attributes", "accepts", "params")
 
@@ -42,7 +50,9 @@ class Releases:
 
 
 def quote(text: str) -> str:
-    """A YAML double-quoted scalar for any string (control characters escaped)."""
+    """A YAML double-quoted scalar for any string: control characters escaped, and the line and
+    paragraph separators too (YAML breaks a line at them and folds the spaces around them,
+    so `a \u2028 b` would read back as `a\u2028b`)."""
     out = []
     for char in text:
         code = ord(char)
@@ -52,7 +62,13 @@ def quote(text: str) -> str:
             out.append("\\n")
         elif char == "\t":
             out.append("\\t")
-        elif code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF or code > 0xFFFD:
+        elif (
+            code < 0x20
+            or 0x7F <= code <= 0x9F
+            or char in "\u2028\u2029"
+            or 0xD800 <= code <= 0xDFFF
+            or code > 0xFFFD
+        ):
             out.append(f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}")
         else:
             out.append(char)
@@ -104,6 +120,8 @@ def _once(note: str, check_id: str, said: dict[str, str]) -> str:
 def _assertion_lines(proposal: Proposal, pad: str) -> list[str]:
     if proposal.assertion == "call":
         return [f"{pad}call: {shape_yaml(proposal.values[0])}"]
+    if proposal.assertion == "signature":
+        return [f"{pad}signature: {quote(proposal.values[0])}"]
     if proposal.assertion == "globals_bound":
         given = ", ".join(quote(v) for v in proposal.values)
         return [f"{pad}globals_bound: true"] + [f"{pad}globals_given: [{given}]"] * bool(given)
@@ -130,10 +148,17 @@ def _gate_line(spec: str) -> str:
 
 
 def render_matrix(
-    upstream: str, proposals: list[Proposal], releases: Releases, notes: Iterable[str] = ()
+    upstream: str,
+    proposals: list[Proposal],
+    releases: Releases,
+    notes: Iterable[str] = (),
+    repository: str | None = None,
 ) -> str:
-    """A complete new matrix file for `upstream`; `notes` are comment lines for its head."""
-    github, src = KNOWN_REPOS.get(upstream, (None, ""))
+    """A complete new matrix file for `upstream`; `notes` are comment lines for its head;
+    `repository`: OWNER/NAME of an upstream KNOWN_REPOS lacks, as its release names it. A
+    repository known either way is written with its branch under `include`, so the nightly
+    (`--versions all`) reads upstream's development ahead of the releases."""
+    github, src, branch = KNOWN_REPOS.get(upstream) or (repository, "", DEFAULT_BRANCH)
     lines = [
         "# Proposed by `canary scan`: review each check (the why says where it comes from).",
         *(f"# {comment(note)}" for note in notes),
@@ -147,7 +172,7 @@ def render_matrix(
         f"  releases: {quote(releases.spec)}  # {comment(releases.comment)}",
     ]
     if github:
-        lines.append("  include: [main]  # checked by `--versions all`")
+        lines.append(f"  include: [{branch}]  # checked by `--versions all` (the nightly)")
     lines += ["", "checks:" if proposals else "checks: []"]
     text = "".join(line + "\n" for line in lines)
     return text + render_checks(proposals, assign_ids(proposals, ()), indent=2)
@@ -168,6 +193,8 @@ def _content(check: dict) -> list[_Fact]:
             # a parameter is accepted as a keyword: `params` covers an `accepts` proposal
             for stated in ("params", "accepts") if assertion == "params" else (assertion,):
                 facts.append((check.get("module"), keys[0], subject, stated, set(map(str, values))))
+    if "signature" in check:  # the user's pin, however it was edited
+        facts.append((check.get("module"), keys[0], subject, "signature", set()))
     if check.get("globals_bound") is True:  # the names given are the user's to edit
         facts.append((check.get("module"), keys[0], subject, "globals_bound", set()))
     if (shape := stated_shape(check.get("call"))) is not None:
