@@ -98,11 +98,23 @@ def confirm(incident: Incident, scratch: Path) -> str:
 
 def _extract(mirrors: Path, incident: Incident, into: Path) -> None:
     git_dir = mirrors / incident.client.replace("/", "+") / "repo"
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", f"{incident.fix}^"],
-        capture_output=True,
-        check=True,
-    )
+    parent = f"{incident.fix}^"
+    git = ["git", "--git-dir", str(git_dir)]
+    archive = subprocess.run([*git, "archive", parent], capture_output=True, check=False)
+    if archive.returncode:
+        # A mirror lacks a client's files of 4 MiB and more (images, data): take the scanned
+        # folder and the files at the top (pyproject.toml and the like, which scan reads).
+        listed = subprocess.run(
+            [*git, "ls-tree", "--name-only", parent], capture_output=True, text=True, check=True
+        )
+        top = [name for name in listed.stdout.splitlines() if name != incident.scan.split("/")[0]]
+        blobs = subprocess.run(
+            [*git, "ls-tree", parent, "--", *top], capture_output=True, text=True, check=True
+        )
+        files = [line.split("\t", 1)[1] for line in blobs.stdout.splitlines() if " blob " in line]
+        archive = subprocess.run(
+            [*git, "archive", parent, incident.scan, *files], capture_output=True, check=True
+        )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
 
 
@@ -139,17 +151,34 @@ def _share(hits: int, total: int) -> str:
     return f"{hits}/{total} ({100 * hits / total:.0f}%)" if total else "-"
 
 
+def _cell(hits: list[bool]) -> str:
+    return f"{sum(hits)}/{len(hits)}" if hits else "-"
+
+
 def table(outcomes: list[tuple[Incident, bool]]) -> str:
-    """Recall per client and per class, then overall, as a Markdown table."""
-    lines = ["| by | caught |", "| --- | --- |"]
-    for label, key in (("client", lambda i: i.client), ("class", lambda i: i.class_)):
-        groups: dict[str, list[bool]] = {}
-        for incident, hit in outcomes:
-            groups.setdefault(key(incident), []).append(hit)
-        for name in sorted(groups):
-            lines.append(f"| {label} {name} | {_share(sum(groups[name]), len(groups[name]))} |")
-    hits = [hit for _, hit in outcomes]
-    lines.append(f"| **all** | **{_share(sum(hits), len(hits))}** |")
+    """Recall per client (rows) and per class (columns), with each row's, each column's and the
+    overall share, as a Markdown table."""
+    classes = [c for c in CLASSES if any(i.class_ == c for i, _ in outcomes)]
+    clients = sorted({incident.client for incident, _ in outcomes})
+
+    def row(name: str, chosen: list[tuple[Incident, bool]]) -> str:
+        cells = [_cell([hit for i, hit in chosen if i.class_ == c]) for c in classes]
+        hits = [hit for _, hit in chosen]
+        return f"| {name} | " + " | ".join(cells) + f" | {_share(sum(hits), len(hits))} |"
+
+    lines = [
+        "| client | " + " | ".join(classes) + " | all |",
+        "| --- |" + " --- |" * (len(classes) + 1),
+    ]
+    lines += [row(client, [o for o in outcomes if o[0].client == client]) for client in clients]
+    lines.append(row("**all**", outcomes))
+    shares = [
+        _share(
+            sum(h for i, h in outcomes if i.class_ == c), sum(i.class_ == c for i, _ in outcomes)
+        )
+        for c in classes
+    ]
+    lines.append("| **share** | " + " | ".join(shares) + " | |")
     return "\n".join(lines)
 
 

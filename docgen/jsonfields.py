@@ -35,6 +35,7 @@ SECTIONS = (
     ("summary", "summary"),
     ("stats", "stats"),
     ("upstreams", "upstreams"),
+    ("red", "red"),
     ("run", "run"),
     ("drift", "drift"),
 )
@@ -76,6 +77,7 @@ def sample_json() -> dict[str, Any]:
         broken=("1.0",),
         branches=("main",),
         next=("3.0rc1",),
+        declared=">=1.0,<2.0",
         matrix="canary/demo.yaml",
         lines={"a": 3},
     )
@@ -99,6 +101,7 @@ def fields(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "summary": data.get("summary", {}),
         "stats": data.get("stats", {}),
         "upstreams": {k: v for info in data.get("upstreams", {}).values() for k, v in info.items()},
+        "red": {k: v for row in data.get("red", []) for k, v in row.items()},
         "run": data.get("run", {}),
         "drift": data.get("drift", {}),
     }

@@ -23,7 +23,11 @@
 - `modules.py`: module indexes keyed by content, identical files parsed once;
 - `store.py`: module indexes persisted in the cache, keyed by content and code fingerprint;
 - `pool.py`: parsing in worker processes (`ast.parse` holds the GIL);
-- `declared.py`: the version a branch (or any unversioned tree) declares, read statically.
+- `declared.py`: the version a branch (or any unversioned tree) declares, read statically;
+- `newer.py`: syntax newer than the running Python (PEP 695, PEP 758), read as the Python
+  that runs it;
+- `standing.py`: what a module-level name is bound to once the module has run (its last
+  binding).
 
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """

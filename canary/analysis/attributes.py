@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,7 +123,7 @@ def _assigned(module: ModuleInfo, fn: FunctionInfo, receiver: str) -> list[tuple
             tree, offset = function_tree(module, fn, source)
             known = tuple(
                 (target.attr, offset - above + target.lineno)
-                for node in ast.walk(tree)
+                for node in _same_receiver(tree, receiver)
                 for target in _targets(node)
                 if isinstance(target, ast.Attribute)
                 and isinstance(target.value, ast.Name)
@@ -142,6 +143,31 @@ def _may_assign(receiver: str) -> re.Pattern[str]:
     return re.compile(
         rf"\b{re.escape(receiver)}(?:[\s\\)]|#[^\n]*)*\.{_GAP}\w+(?:[\s\\)\]]|#[^\n]*)*[=:,]"
     )
+
+
+def _same_receiver(tree: ast.AST, receiver: str) -> list[ast.AST]:
+    """The method's nodes where `receiver` is still its receiver, in `ast.walk`'s order: not
+    inside a nested class (its methods' `self` is another object) nor a nested function or
+    lambda that takes a parameter of that name."""
+    found: list[ast.AST] = []
+    root = tree.body[0] if isinstance(tree, ast.Module) and tree.body else tree
+    pending: deque[ast.AST] = deque([root])
+    while pending:
+        node = pending.popleft()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) or (
+                isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                and receiver in _parameter_names(child.args)
+            ):
+                continue
+            pending.append(child)
+    return found
+
+
+def _parameter_names(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

@@ -95,7 +95,7 @@ class ExportsCollector:
     """Fed every module-level statement that runs (not those under TYPE_CHECKING)."""
 
     def __init__(self) -> None:
-        self.all_names: list[str] = []
+        self.all_names: dict[str, None] = {}  # in order, each once (a list's `in` was quadratic)
         self.all_seen = False
         self.all_known = True
         self.structures: dict[str, _Structure] = {}
@@ -105,6 +105,7 @@ class ExportsCollector:
         self.finder = False
         self.getattr_names: dict[str, list[str]] = {}  # name -> "module" or "module:attr"
         self.getattr_computed: list[str] = []  # names `__getattr__` returns without an import
+        self.getattr_unread = 0  # the line of a `__getattr__ = ...` whose names are not literal
         self.alias_makers: dict[str, tuple[int, int]] = {}  # function -> (alias, target) args
         self.made_aliases: dict[str, str] = {}  # alias -> target, each relative or absolute
 
@@ -133,7 +134,7 @@ class ExportsCollector:
         if values is None:
             self.all_known = False
         else:
-            self.all_names.extend(v for v in values if v not in self.all_names)
+            self.all_names.update(dict.fromkeys(values))
 
     def structure(self, name: str) -> _Structure:
         return self.structures.setdefault(name, _Structure())
@@ -142,7 +143,9 @@ class ExportsCollector:
         if isinstance(target, ast.Name):
             name = target.id
             self.simple[name] = value
-            if name == "__all__":
+            if name == "__getattr__":
+                self.getattr_factory(value)
+            elif name == "__all__":
                 self.extend_all(_strings(value))
             elif isinstance(value, ast.Dict):
                 table = self.alias_table(value)
@@ -230,6 +233,17 @@ class ExportsCollector:
                 for name, where in table.items():
                     self.getattr_names.setdefault(name, []).append(where)
 
+    def getattr_factory(self, value: ast.expr) -> None:
+        """`__getattr__ = deprecate_attr(__name__, rename={"Old": (New, "5.29.0")})` (transformers
+        5) serves each literal key of a dict argument; any other value's names are not read."""
+        call = value if isinstance(value, ast.Call) else None
+        arguments = [*call.args, *(k.value for k in call.keywords)] if call else []
+        tables = [table.keys for table in arguments if isinstance(table, ast.Dict)]
+        served = [name for keys in tables for key in keys if (name := _string(key)) is not None]
+        self.getattr_computed.extend(served)
+        if not served:
+            self.getattr_unread = value.lineno
+
     def _table_tested(self, test: ast.expr, param: str) -> dict[str, str] | None:
         """The module-level table in `name in TABLE`, if that is the test: name -> "module"
         or "module:attr"."""
@@ -286,13 +300,14 @@ class ExportsCollector:
         """The lazy exports with absolute module names (`package`: the module's package)."""
         if self.lazy_call is not None:
             return self._replacing(self.lazy_call, package)
-        if self.getattr_names or self.getattr_computed:
+        if self.getattr_names or self.getattr_computed or self.getattr_unread:
             names = {
                 name: tuple(_absolute(where, package) for where in wheres)
                 for name, wheres in self.getattr_names.items()
             }
             computed = tuple(dict.fromkeys(self.getattr_computed))
-            return LazyExports(names=names, replaces=False, computed=computed)
+            unread = self.getattr_unread
+            return LazyExports(names=names, replaces=False, computed=computed, unread=unread)
         return None
 
     def _replacing(self, call: ast.Call, package: str) -> LazyExports:

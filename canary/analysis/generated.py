@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from canary.analysis.bases import ClassRef, Hierarchy
+from canary.analysis.bases import DEEP, MAX_DEPTH, ClassRef, Hierarchy
 from canary.analysis.classbody import ATTRS_DECORATORS
 from canary.analysis.model import Field, FunctionInfo, Generator, Param
 
@@ -97,6 +97,8 @@ def _generated(hierarchy: Hierarchy, ref: ClassRef) -> tuple[FunctionInfo, str] 
             kind = "kwonly" if fields[field.name][1] else "normal"
             params.append(_param(field, kind, attrs=generator.attrs))
     cls = ref.variants[0]
+    if any(u.why == DEEP for u in hierarchy.mro(ref)[1]):
+        how += f" (its bases past {MAX_DEPTH} deep are not read: their fields are missing here)"
     return FunctionInfo("__init__", tuple(params), cls.span, returns="None"), how
 
 

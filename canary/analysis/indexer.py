@@ -64,13 +64,25 @@ def _type_checking(test: ast.expr) -> bool | None:
     return None
 
 
+def _main_guard(test: ast.expr) -> bool:
+    """`if __name__ == "__main__":`, whose body never runs when the module is imported."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    sides = {ast.unparse(test.left), ast.unparse(test.comparators[0])}
+    return isinstance(test.ops[0], ast.Eq) and sides in ({"__name__", "'__main__'"},)
+
+
 def _flatten(
     body: list[ast.stmt], typing_only: bool = False
 ) -> Iterator[tuple[ast.stmt, int, bool]]:
     """Statements of a scope with the block that holds each (if/else branches differ), and
-    whether they run for type checkers only (under `if TYPE_CHECKING:`)."""
+    whether they run for type checkers only (under `if TYPE_CHECKING:`). The body of `if
+    __name__ == "__main__":` does not run on import: it binds nothing."""
     for node in body:
         yield node, id(body), typing_only
+        if isinstance(node, ast.If) and _main_guard(node.test):
+            yield from _flatten(node.orelse, typing_only)
+            continue
         if isinstance(node, ast.If) and (checking := _type_checking(node.test)) is not None:
             yield from _flatten(node.body, typing_only or checking)
             yield from _flatten(node.orelse, typing_only or not checking)
@@ -86,6 +98,15 @@ class _Definitions:
     def __init__(self) -> None:
         self.table: dict[str, list[Any]] = {}
         self._blocks: dict[str, list[int]] = {}
+
+    def drop(self, name: str, block: int) -> None:
+        """A later binding in `block` replaces the definition there (`forward = _other`)."""
+        blocks = self._blocks.get(name, [])
+        if block in blocks:
+            at = blocks.index(block)
+            del blocks[at], self.table[name][at]
+            if not blocks:
+                del self.table[name], self._blocks[name]
 
     def add(self, name: str, item: object, block: int) -> None:
         blocks = self._blocks.setdefault(name, [])
@@ -177,6 +198,10 @@ class _Indexer:
         elif isinstance(node, ast.AnnAssign | ast.AugAssign):
             for name in _target_names(node.target):
                 self.bind(name, Binding("assign", span))
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                for name in _target_names(target):
+                    self.bind(name, Binding("del", span))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
@@ -197,12 +222,24 @@ class _Indexer:
                     self.bind(alias.asname or alias.name, Binding("import", span, origin))
 
     def class_info(self, node: ast.ClassDef) -> ClassInfo:
+        """The class as its body leaves it once run: a `def` rebound later in the body's own
+        block (`forward = _other`, an import, `del`) is gone, `name = method` is that method,
+        and a function imported in the body (`from .utils import log_metrics`) is a method
+        too, kept by where it comes from (`borrowed`)."""
         methods = _Definitions()
+        borrowed: dict[str, str] = {}
         applies = None
-        for child, block, _ in _flatten(node.body):
+        own = id(node.body)
+        for child, block, typing_only in _flatten(node.body):
+            if typing_only:
+                continue  # a method for type checkers only: the class has none at run time
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 methods.add(child.name, self.function(child), block)
                 applies = subclass_generator(child) or applies
+                if block == own:
+                    borrowed.pop(child.name, None)
+            elif block == own:
+                self.class_binding(child, methods, borrowed, own)
         bases = tuple(ast.unparse(base) for base in node.bases)
         fields, assigned, slots = body_records(node.body)
         return ClassInfo(
@@ -215,7 +252,49 @@ class _Indexer:
             slots,
             generator(node),
             applies,
+            borrowed,
         )
+
+    def class_binding(
+        self, node: ast.stmt, methods: _Definitions, borrowed: dict[str, str], block: int
+    ) -> None:
+        """A statement of the class body's own `block` that binds names: each replaces the
+        `def` of its name above it, but `f = wrap(f)` (a decorator's way). `g = f` makes `g`
+        the method `f` is; an import, or a name of the module replacing a `def` (`forward =
+        _fast`), is borrowed from where it comes from; any other value replacing a `def` is
+        computed at run time (borrowed from "")."""
+        bound: list[tuple[str, str | None]] = []  # each name, and where it is borrowed from
+        if isinstance(node, ast.Import):
+            bound = [(a.asname or a.name.split(".")[0], a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module, node.level, self.info.name, self.is_package)
+            bound = [(a.asname or a.name, f"{base}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            value = node.value
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for name in (n for target in targets for n in _target_names(target)):
+                if isinstance(value, ast.Call) and any(
+                    isinstance(a, ast.Name) and a.id == name for a in value.args
+                ):
+                    continue  # `f = wrap(f)`: the def, wrapped as by a decorator
+                if isinstance(value, ast.Name) and value.id in methods.table:
+                    borrowed.pop(name, None)
+                    methods.drop(name, block)
+                    methods.add(name, methods.table[value.id][-1], block)
+                elif name not in methods.table:
+                    bound.append((name, None))  # a class attribute, no method replaced
+                elif isinstance(value, ast.Name):
+                    bound.append((name, f"{self.info.name}.{value.id}"))
+                else:
+                    bound.append((name, ""))
+        elif isinstance(node, ast.Delete):
+            bound = [(name, None) for t in node.targets for name in _target_names(t)]
+        for name, origin in bound:
+            methods.drop(name, block)
+            if origin is not None and origin != "*":
+                borrowed[name] = origin
+            else:
+                borrowed.pop(name, None)
 
 
 def decode(data: bytes, path: str) -> str:

@@ -32,6 +32,9 @@ from canary.cache.memo import Memo
 _BODY = re.compile(r"\n( +)(?=[^\s\0])")  # the body's first line of code, with its indent
 _HOLDER = "class _:\n"  # a method is parsed alone inside a class of its own, on the line above
 _INIT_SUBCLASS = "__init_subclass__"  # its body says what the class's subclasses are
+_REBINDING = ("import", "from", "del")  # statements that may bind a method's name in the body
+#: `g = f` (or `g: T = f`) in a class body: `g` is then the method `f` is
+_ALIAS = re.compile(r"[ \t]*\w+[ \t]*(?::[^=\n]*)?=[ \t]*(\w+)[ \t]*$", re.M)
 
 
 #: methods parsed alone, by their text and their file (their records before the move to their
@@ -186,6 +189,14 @@ def class_statement(
     functions = {j: method for j, method in heads.items() if method is not None}
     if len(functions) < len(heads):
         return None  # not a `def`: let the whole parse say what it is
+    defined = set(functions.values())
+    for j in range(count):
+        if j in functions:
+            continue
+        word = inner.keyword(j)
+        alias = _ALIAS.match(body.masked, body.spans[j][0] + 1, body.spans[j][1] + 1)
+        if word in _REBINDING or word in defined or (alias and alias.group(1) in defined):
+            return None  # binds a method's name in the body's own block: the whole parse orders
     shell = [
         j
         for j in range(count)
@@ -195,6 +206,8 @@ def class_statement(
     starts = [1, *(body.lines[j] for j in shell)]  # the line each span starts on
     info = _shell(text, masked, spans, starts, name, path, is_package, line)
     ((_, (cls,)),) = info.classes.items()
+    if cls.borrowed:
+        return None  # `g = f` may name a method the shell does not hold: the whole parse knows
     return LazyClass(info, body, _plan(body, functions, cls), is_package)
 
 

@@ -6,12 +6,18 @@ processes (canary.analysis.pool) without the source it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from canary.analysis.lines import Lines
 from canary.errors import CanaryError, ExitCode
+
+#: A `del`/`from`/`import` statement at column 0 (with a parenthesised list across lines),
+#: found by `findall` after a literal newline (`re` skips from newline to newline)
+_IMPORTS = re.compile(r"\n((?:del|from|import)\b[^\n(]*(?:\([^)]*\))?)")
+_WORD = re.compile(r"\w+")
 
 #: Largest source file we agree to parse; upstream files are well under 1 MB.
 MAX_SOURCE_BYTES = 8 * 1024 * 1024
@@ -21,6 +27,11 @@ class ParseError(CanaryError):
     """The file exists but is not Python this interpreter can parse (an `error` outcome)."""
 
     exit_code = ExitCode.FAILED
+
+
+class Unfollowed(ParseError):
+    """The file parses, but what a check reads is bound to a value computed at run time that
+    the static model does not follow (an `error` outcome naming the line, never a guess)."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,7 @@ class Span:
 class Binding:
     """One way a module-level name gets bound."""
 
-    kind: str  # "def", "class", "assign", "import"
+    kind: str  # "def", "class", "assign", "import", "del" (unbinds it)
     span: Span
     origin: str | None = None  # for imports: "package.module" or "package.module.name"
     typing_only: bool = False  # under `if TYPE_CHECKING:`: bound for type checkers only
@@ -57,6 +68,7 @@ class Rename:
     new: str | None  # None: the old keyword is only warned about, passed on unchanged
     version: str | None = None  # the release the decorator names
     raises: bool = False  # raise_if_greater_or_equal_version=True: refused from `version` on
+    exposed: bool = False  # expose_in_signature=True: inspect.signature shows `old` too
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,10 @@ class ClassInfo:
     slots: tuple[str, ...] = ()  # a literal `__slots__`
     generator: Generator | None = None  # what generates this class's __init__
     subclass_generator: Generator | None = None  # what its __init_subclass__ applies
+    #: methods the class body binds to a function defined elsewhere: by an import (`from .utils
+    #: import log_metrics`) or a module's name (`forward = _fast`): name -> where it comes from
+    #: ("package.module.name"); "" for a value computed at run time that replaced a `def`
+    borrowed: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,6 +147,7 @@ class LazyExports:
     replaces: bool = True
     complete: bool = True  # False when part of the structure is built in a way not read here
     computed: tuple[str, ...] = ()  # names the module's `__getattr__` returns itself
+    unread: int = 0  # the line of a `__getattr__` bound to a value computed at run time
 
 
 @dataclass
@@ -149,6 +166,7 @@ class ModuleInfo:
     aliases: dict[str, str] = field(default_factory=dict)  # legacy submodule -> real submodule
 
     _lines: Lines | None = field(default=None, init=False, repr=False, compare=False)
+    _top_words: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def segment(self, span: Span) -> str:
         # A lazy attribute, not functools.cached_property: on Python 3.11 that holds one lock for
@@ -156,6 +174,18 @@ class ModuleInfo:
         if self._lines is None:
             self._lines = Lines(self.text)
         return self._lines.segment(span.start, span.end)
+
+    def may_bind_at_top(self, name: str) -> bool:
+        """Whether a line at column 0 may bind `name`: one that starts with it (`name = ...`),
+        or a `del`, `from` or `import` statement there naming it (parentheses included). A
+        superset (a string or a comment may match), found by C-speed searches: the statements'
+        words once per module, the name's line starts by `in`."""
+        if self.text.startswith(name) or f"\n{name}" in self.text:
+            return True
+        if self._top_words is None:
+            statements = " ".join(_IMPORTS.findall(f"\n{self.text}"))  # a few lines
+            self._top_words = frozenset(_WORD.findall(statements))
+        return name in self._top_words
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from canary.analysis.model import Binding, Exports, ModuleInfo
+from canary.analysis.model import Binding, Exports, ModuleInfo, Unfollowed
 from canary.analysis.similar import RememberedMatches
+from canary.analysis.standing import deleted_at, standing
 
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
@@ -94,7 +95,15 @@ class Namespace:
     def find(self, module: ModuleInfo, name: str) -> Found | str:
         """Where `name` of `module` lives, or the detail of why an import would not find it."""
         found = self._find(module, name, set()) or self._submodule(module, name)
-        return found if found is not None else self._missing(module, name)
+        if found is not None:
+            return found
+        unread = module.lazy.unread if module.lazy is not None else 0
+        if unread:
+            raise Unfollowed(
+                f"{module.path}:{unread}: {module.name} binds no {name}, and its `__getattr__` "
+                "is a value computed at run time, which canary does not follow"
+            )
+        return self._missing(module, name)
 
     def _submodule(self, module: ModuleInfo, name: str, how: str = "") -> Found | None:
         """`from package import sub` imports the submodule when the package binds no `sub`."""
@@ -137,7 +146,7 @@ class Namespace:
             found = self._lazy(module, name, seen, hops)
             if found is not None or lazy.complete:
                 return found or _STOP
-        bindings = tuple(b for b in module.bindings.get(name, []) if not b.typing_only)
+        bindings = standing(module, name)  # the last binding made, and those that may follow
         if bindings:
             return Found(module, bindings)
         if lazy is not None and not lazy.replaces:
@@ -261,4 +270,7 @@ class Namespace:
             return (
                 f"{name} is bound only under `if TYPE_CHECKING:` in {module.name}, not at run time"
             )
+        line = deleted_at(module, name) if bindings else None
+        if line is not None:
+            return f"{name} is deleted at line {line} of {module.name} (`del {name}`)"
         return ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from canary.analysis.model import Param, Rename
+from canary.analysis.model import FunctionInfo, Param, Rename
 from canary.analysis.parselock import parse_locked
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -110,9 +110,24 @@ def renames(node: FunctionNode) -> tuple[Rename, ...]:
                 new=new if isinstance(new, str) else None,
                 version=version if isinstance(version, str) else None,
                 raises=_literal(given.get("raise_if_greater_or_equal_version")) is True,
+                exposed=_literal(given.get("expose_in_signature")) is True,
             )
         )
     return tuple(found)
+
+
+def shown(fn: FunctionInfo) -> tuple[Param, ...]:
+    """The parameters `inspect.signature` shows: a rename the decorator exposes in the
+    signature (transformers' `expose_in_signature=True`) adds its old name, keyword-only with
+    default None, before a `**kwargs` (decorators apply from the def up)."""
+    params = list(fn.params)
+    for rename in reversed(fn.renames):
+        if not rename.exposed or rename.old in {p.name for p in params}:
+            continue
+        added = Param(rename.old, "kwonly", "None")
+        at = len(params) - 1 if params and params[-1].kind == "kwarg" else len(params)
+        params.insert(at, added)
+    return tuple(params)
 
 
 def parse_signature(text: str) -> tuple[tuple[Param, ...], str | None]:

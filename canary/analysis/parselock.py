@@ -17,9 +17,26 @@ _PARSE_LOCK = threading.Lock()
 
 
 def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """`ast.parse(source, filename)`, one at a time across the process's threads."""
-    with _PARSE_LOCK:
-        return ast.parse(source, filename=filename)
+    """`ast.parse(source, filename)`, one at a time across the process's threads; a text this
+    Python cannot parse is parsed again with syntax newer than it rewritten in place
+    (canary.analysis.newer: the Python that runs the upstream reads it), else its first error
+    is raised."""
+    try:
+        with _PARSE_LOCK:
+            return ast.parse(source, filename=filename)
+    except SyntaxError:
+        from canary.analysis.newer import older_syntax  # it parses through this module
+
+        text = source.decode() if isinstance(source, bytes) else source
+        older = older_syntax(text) if "\0" not in text else None
+        if older is None:
+            raise
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(older, filename=filename)
+        except SyntaxError:
+            pass
+        raise
 
 
 def symtable_locked(source: str) -> symtable.SymbolTable:

@@ -50,7 +50,7 @@ _STAR = re.compile(r"import[\s\\]*\*")
 _BOUND_AFTER = re.compile(r"[\s\\]*(?:(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)|[:,)\]])")
 _GAP = " \t\n\\"  # whitespace, newlines and backslash continuations
 _DEFINING = ("class", "def")
-_BINDING = ("class", "def", "import", "as")
+_BINDING = ("class", "def", "import", "as", "del", "type")
 
 
 def _is_word_char(char: str) -> bool:
@@ -100,7 +100,12 @@ def _star(masked: str, match: re.Match[str]) -> bool:
 
 
 def _getattr(masked: str, match: re.Match[str]) -> bool:
-    return _whole_word(masked, match) and _before(masked, match.start()) == ("def", True)
+    """A `def __getattr__` or a `__getattr__ = ...` (made by a factory)."""
+    if not _whole_word(masked, match):
+        return False
+    return _before(masked, match.start()) == ("def", True) or bool(
+        _BOUND_AFTER.match(masked, match.end())
+    )
 
 
 _ACCEPT = {"bindings": _binds, "classes": _defines, "functions": _defines}

@@ -29,7 +29,7 @@ from canary.errors import SourceError
 
 def _fn(fn: FunctionInfo) -> list[Any]:
     params = [[p.name, p.kind, p.default, p.annotation] for p in fn.params]
-    renames = [[r.old, r.new, r.version, r.raises] for r in fn.renames]
+    renames = [[r.old, r.new, r.version, r.raises, r.exposed] for r in fn.renames]
     return [params, fn.span.start, fn.span.end, renames, fn.returns, list(fn.decorators)]
 
 
@@ -50,15 +50,16 @@ def _lazy(lazy: LazyExports | None) -> list[Any] | None:
         return None
     names = {k: list(v) for k, v in lazy.names.items()}
     folders, extra, computed = list(lazy.folders), list(lazy.extra), list(lazy.computed)
-    return [names, folders, extra, lazy.replaces, lazy.complete, computed]
+    return [names, folders, extra, lazy.replaces, lazy.complete, computed, lazy.unread]
 
 
 def _unlazy(data: list[Any] | None) -> LazyExports | None:
     if data is None:
         return None
-    names, folders, extra, replaces, complete, computed = data
+    names, folders, extra, replaces, complete, computed, unread = data
     names = {k: tuple(v) for k, v in names.items()}
-    return LazyExports(names, tuple(folders), tuple(extra), replaces, complete, tuple(computed))
+    folders, extra, computed = tuple(folders), tuple(extra), tuple(computed)
+    return LazyExports(names, folders, extra, replaces, complete, computed, unread)
 
 
 def dump(info: ModuleInfo) -> dict[str, Any]:
@@ -80,6 +81,7 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
                     list(c.slots),
                     _generator(c.generator),
                     _generator(c.subclass_generator),
+                    dict(c.borrowed),
                 ]
                 for c in classes
             ]
@@ -130,8 +132,11 @@ def _unclasses(name: str, text: str) -> list[ClassInfo]:
             tuple(slots),
             _ungenerator(generator),
             _ungenerator(applies),
+            borrowed,
         )
-        for bases, methods, s, e, fields, assigned, slots, generator, applies in json.loads(text)
+        for bases, methods, s, e, fields, assigned, slots, generator, applies, borrowed in (
+            json.loads(text)
+        )
     ]
 
 

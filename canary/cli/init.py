@@ -15,7 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", default="canary", help="folder for the matrices, inside PATH")
     add_upstream(parser)
     parser.add_argument("--action", default=ACTION_REF, help="the Action the workflows use")
-    parser.add_argument("--dry-run", action="store_true", help="print what would be written")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would be written, write nothing; each lock is resolved as init resolves it"
+        " (in a folder of its own), so the dry run fails exactly where init would",
+    )
     add_exclude(parser)
 
 

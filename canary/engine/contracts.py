@@ -7,7 +7,7 @@ knowing (a keyword absorbed by **kwargs, a renamed keyword).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -15,14 +15,23 @@ from typing import Any, TypeVar
 
 from packaging.version import Version
 
-from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo
+from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, Span
 from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.generated import init_of
 from canary.analysis.lines import line_at
+from canary.analysis.model import Unfollowed
 from canary.analysis.namespace import Namespace
-from canary.analysis.parameters import first_difference, render
+from canary.analysis.parameters import first_difference, render, shown
 from canary.analysis.similar import close_matches
+from canary.analysis.standing import (
+    assigned_value,
+    deleted_at,
+    dotted,
+    may_rebind,
+    standing,
+    wraps_itself,
+)
 from canary.engine import bounded_regex
 from canary.engine.calls import accepted, bind, described, keyword_target
 from canary.engine.globalnames import Home, globals_bound
@@ -32,12 +41,16 @@ T = TypeVar("T")
 
 #: imports followed from a check's module to the definition of its subject, at most
 _MAX_IMPORT_HOPS = 24
+_DEFINING = ("def", "class")
 
 
 @dataclass(frozen=True)
 class Verdict:
     holds: bool
     detail: str = ""  # a failure: what is wrong; a pass: how it held, when that is worth saying
+    #: a failure that turns on what canary does not read (a base outside the upstream): the
+    #: detail says so, and the status is `error`, not `fail`
+    undecided: bool = False
 
 
 def _pass(note: str = "") -> Verdict:
@@ -133,9 +146,12 @@ def _class_verdict(
     for method in contract.methods:
         if method in cls.methods:
             continue
+        if method in cls.borrowed:
+            notes.append(_borrowed(cls, method))
+            continue
         found = _inherited(hierarchy, ref, cls, method, contract.own)
-        if isinstance(found, str):
-            return _fail(found)
+        if isinstance(found, Verdict):
+            return found
         notes.append(f"{method} {found[1]}")
     for base in contract.bases:
         if not any(_base_matches(actual, base) for actual in cls.bases):
@@ -182,16 +198,17 @@ def _attributes_verdict(hierarchy: Hierarchy, ref: ClassRef, contract: Contract)
 
 def _inherited(
     hierarchy: Hierarchy, ref: ClassRef, cls: ClassInfo, method: str, own: bool
-) -> tuple[ClassRef, str, list[FunctionInfo]] | str:
-    """The base that defines `method` for `cls`, with the words for it; else why not.
+) -> tuple[ClassRef, str, list[FunctionInfo]] | Verdict:
+    """The base that defines `method` for `cls`, with the words for it; else the failure.
 
     A base canary cannot read (outside the upstream, or not resolved) is named in the
-    failure: what it defines is unknown, so the method is not assumed to be there."""
+    failure: what it defines is unknown, so the method is neither assumed to be there nor
+    said to be missing (an undecided verdict)."""
     found = hierarchy.method(ClassRef(ref.module, (cls,)), method)
     if found.owner is not None:
         where = f"inherited from {found.owner.qualname}"
         if own:
-            return f"{cls.name} does not define {method} in its own body ({where})"
+            return _fail(f"{cls.name} does not define {method} in its own body ({where})")
         return found.owner, where, found.functions
     names = hierarchy.all_methods(ClassRef(ref.module, (cls,))) if _hints.get() else ()
     detail = _no_method(cls.name, method, names)
@@ -199,7 +216,8 @@ def _inherited(
         detail += "; not in its bases read here, and not known for " + ", ".join(
             str(u) for u in found.unresolved
         )
-    return detail
+        return Verdict(False, detail, undecided=True)  # a base not read may define it
+    return _fail(detail)
 
 
 def _base_matches(actual: str, wanted: str) -> bool:
@@ -220,7 +238,8 @@ def _function_verdict(
     contract: Contract,
     version: Version | None,
 ) -> Verdict:
-    missing = [p for p in contract.params if p not in fn.names]
+    params = shown(fn)  # as inspect.signature shows them
+    missing = [p for p in contract.params if p not in {param.name for param in params}]
     if missing:
         names = described(fn, "")
         return _fail(f"params of {qualname} are {names}; missing {', '.join(missing)}")
@@ -246,10 +265,10 @@ def _function_verdict(
         notes += [how for k in contract.call.keywords if (how := accepted(fn, k, version))]
     if contract.signature is not None:
         pin = contract.signature
-        difference = first_difference(fn.params, pin.params, fn.returns, pin.returns)
+        difference = first_difference(params, pin.params, fn.returns, pin.returns)
         if difference:
             return _fail(
-                f"signature of {qualname} is {render(fn.params, fn.returns)}; pinned "
+                f"signature of {qualname} is {render(params, fn.returns)}; pinned "
                 f"{render(pin.params, pin.returns)}: {difference}"
             )
     verdict = _source_verdict(module.segment(fn.span), qualname, contract)
@@ -356,11 +375,14 @@ def _evaluate_function(
         methods = cls.methods.get(method)
         if methods:
             return _first_holding(methods, judge(Home(ref.module, cls)))
+        if method in cls.borrowed:
+            home, functions = _borrowed_method(hierarchy.namespace, ref.module, cls, method)
+            return _first_holding(functions, judge(home, _borrowed(cls, method)))
         if method == "__init__":
             return _generated_or_inherited_init(ClassRef(ref.module, (cls,)), cls)
         found = _inherited(hierarchy, ref, cls, method, contract.own)
-        if isinstance(found, str):
-            return _fail(found)
+        if isinstance(found, Verdict):
+            return found
         owner, where, functions = found
         home = Home(owner.module, owner.variants[0])
         return _first_holding(functions, judge(home, f"{method} {where}"))
@@ -369,10 +391,21 @@ def _evaluate_function(
         init = init_of(hierarchy, here)
         if init is None or (contract.own and init.owner.key != here.key):
             found = _inherited(hierarchy, ref, cls, method, contract.own)
-            return _fail(found) if isinstance(found, str) else _fail(f"{cls.name} has no __init__")
+            return found if isinstance(found, Verdict) else _fail(f"{cls.name} has no __init__")
         how = f"__init__ {init.how}" if init.how else ""
         home = Home(init.owner.module, init.owner.variants[0])
         verdict = _first_holding(init.functions, judge(home, how))
+        unread = [  # NamedTuple makes the fields, and brings none of its own
+            u
+            for u in (hierarchy.mro(here)[1] if init.generated else [])
+            if u.name.rsplit(".", 1)[-1] != "NamedTuple"
+        ]
+        positional = contract.signature is not None or (contract.call and contract.call.args)
+        if unread and (not verdict.holds or positional):
+            # a base not read here may be a dataclass too: its fields come first
+            bases = ", ".join(str(u) for u in unread)
+            said = verdict.detail if not verdict.holds else f"the fields {how}"
+            return Verdict(False, f"{said}; the fields of {bases} are not read", undecided=True)
         if not verdict.holds and init.generated:
             return _fail(f"{verdict.detail} ({how})")
         return verdict
@@ -380,19 +413,95 @@ def _evaluate_function(
     return _first_holding(list(ref.variants), in_class)
 
 
+def _borrowed(cls: ClassInfo, method: str) -> str:
+    origin = cls.borrowed[method]
+    if not origin:
+        return f"{method} is bound in the class body to a value computed at run time"
+    return f"{method} is bound in the class body to {origin}"
+
+
+def _borrowed_method(
+    namespace: Namespace, module: ModuleInfo, cls: ClassInfo, method: str
+) -> tuple[Home, list[FunctionInfo]]:
+    """The function the class body binds as `method` from elsewhere (an import, a module's
+    name), in the module that defines it; raises Unfollowed when it lies outside the upstream,
+    is no function read here, or is computed at run time."""
+    origin = cls.borrowed[method]
+    owner, _, attr = origin.rpartition(".")
+    upstream = module.name.split(".")[0]
+    source = namespace.lookup(owner) if owner.split(".")[0] == upstream else None
+    found = None
+    if source is not None:
+        functions = source.functions.get(attr)
+        found = (source, functions) if functions else None
+        found = found or _through_imports(source, attr, namespace, "functions")
+    if found is None:
+        said = f"bound to {origin}, which is no function canary reads in {upstream}"
+        raise Unfollowed(
+            f"{module.path}:{cls.span.start}: {cls.name}.{method} is "
+            + (said if origin else "bound to a value computed at run time, not followed")
+        )
+    return Home(found[0]), found[1]
+
+
 def defined(
     module: ModuleInfo, name: str, contract: Contract, namespace: Namespace, table: str
 ) -> tuple[ModuleInfo, list[Any]] | Verdict:
     """The module that defines the function or class `name` (its `table`) and its
-    definitions: `module`, or, for `globals_bound`, the one `module`'s imports lead to (the
-    client finds the name in `module`'s namespace)."""
+    definitions as they stand once the module has run: `module`, or, for `globals_bound`, the
+    one `module`'s imports lead to (the client finds the name in `module`'s namespace)."""
     here = getattr(module, table)
-    if name in here:
-        return module, here[name]
+    what = "function" if table == "functions" else "class"
+    found = _standing(module, name, here, what, _MAX_IMPORT_HOPS)
+    if found is not None:
+        return found
     followed = _through_imports(module, name, namespace, table) if contract.globals_bound else None
     if followed is not None:
         return followed
-    return _missing_name(module, name, "function" if table == "functions" else "class", here)
+    return _missing_name(module, name, what, here)
+
+
+def _standing(
+    module: ModuleInfo, name: str, here: Mapping[str, list[Any]], what: str, hops: int
+) -> tuple[ModuleInfo, list[Any]] | Verdict | None:
+    """The definitions of `name` in `module` that the last binding made leaves standing
+    (Python keeps the last: a `def` rebound by `f = _other`, an import or a `del` is gone); an
+    alias in the module (`Old = New`) is followed to its definitions. None when the module
+    does not define it (an import, or nothing). Raises Unfollowed where the last binding is a
+    value computed at run time."""
+    records = here.get(name)
+    if records and not may_rebind(module, name):
+        return module, records  # the common case: defined, and bound by nothing else
+    alive = standing(module, name)
+    if records and len(alive) == 1 and alive[0].kind in _DEFINING:
+        return module, records
+    starts = {b.span.start for b in alive if b.kind in _DEFINING}
+    kept = [r for r in records or () if r.span.start in starts]
+    if not alive or alive[0].kind in _DEFINING:
+        if kept:
+            return module, kept
+        line = deleted_at(module, name)
+        if line is not None and records:
+            return _fail(f"{what} {name} is deleted at line {line} (`del {name}`) after its def")
+        return None
+    last = alive[0]
+    if last.kind != "assign":
+        return None  # an import: defined elsewhere, as _missing_name says
+    value = assigned_value(module, last, name)
+    target = dotted(value)
+    if target is not None and "." not in target and target != name and hops > 0:
+        found = _standing(module, target, here, what, hops - 1)
+        if isinstance(found, tuple):
+            return found
+    if records and wraps_itself(value, name):
+        return module, kept or records  # `f = wrap(f)`: its def, wrapped as by a decorator
+    if target is not None and not records:
+        return None  # an alias of something not defined here (imported, or nothing)
+    source = module.segment(Span(last.span.start, last.span.start)).strip()
+    raise Unfollowed(
+        f"{module.path}:{last.span.start}: {name} is bound last to a value computed at run "
+        f"time (`{source}`), which canary does not follow"
+    )
 
 
 def _through_imports(
@@ -420,9 +529,11 @@ def evaluate_any(
     alternatives: tuple[Contract, ...], hierarchy: Hierarchy, version: Version | None = None
 ) -> Verdict:
     details = []
+    undecided = False
     for i, alternative in enumerate(alternatives, 1):
         verdict = evaluate(alternative, hierarchy, version)
         if verdict.holds:
             return verdict
         details.append(f"({i}) {verdict.detail}")
-    return _fail("none of the alternatives holds: " + "; ".join(details))
+        undecided = undecided or verdict.undecided
+    return Verdict(False, "none of the alternatives holds: " + "; ".join(details), undecided)

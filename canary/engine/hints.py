@@ -58,10 +58,7 @@ def _hint(results: list[Result]) -> str:
 
 
 def _release(result: Result) -> Version | None:
-    try:
-        return Version(result.version)
-    except InvalidVersion:
-        return None  # a branch: its place among the releases is not its label
+    return _version(result.version)
 
 
 def with_absorption_warnings(
@@ -71,15 +68,15 @@ def with_absorption_warnings(
 ) -> list[Result]:
     """The results, each pass of a check whose `accepts` (by (upstream, check id)) finds a
     name only absorbed by **kwargs, after a pass (in check order) that found it named or
-    renamed, turned into a warning that says since when and what it was before."""
+    renamed, turned into a warning that says since when and what it was before. Releases are
+    read in version order, whatever order `--versions` listed them in."""
     rows: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for at, result in enumerate(results):
         if (result.upstream, result.check) in accepts:
             rows[result.upstream, result.check][result.version] = at
     warned: dict[int, str] = {}
     for (upstream, check), cells in rows.items():
-        versions = [v for v in order.get(upstream, ()) if v in cells]
-        versions += [v for v in cells if v not in set(versions)]
+        versions = _in_version_order([v for v in order.get(upstream, ()) if v in cells], cells)
         for name in accepts[upstream, check]:
             named = ""  # the last pass that found `name` named, and how
             for version in versions:
@@ -96,3 +93,22 @@ def with_absorption_warnings(
         dataclasses.replace(r, status=Status.WARN, detail=warned[at]) if at in warned else r
         for at, r in enumerate(results)
     ]
+
+
+def _in_version_order(listed: list[str], cells: Mapping[str, int]) -> list[str]:
+    """The labels of `cells`, releases oldest first, then branches in the order `listed`
+    (check order) gives them: a branch's place among the releases is not its label."""
+    labels = [*listed, *(v for v in cells if v not in set(listed))]
+    releases = sorted(
+        ((version, label) for label in labels if (version := _version(label)) is not None),
+        key=lambda pair: pair[0],
+    )
+    return [label for _, label in releases] + [v for v in labels if _version(v) is None]
+
+
+def _version(label: str) -> Version | None:
+    """A release's version; None for a branch, whose place among the releases is not its label."""
+    try:
+        return Version(label)
+    except InvalidVersion:
+        return None

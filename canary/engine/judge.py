@@ -128,6 +128,8 @@ class VersionRun:
             return Status.PASS, verdict.detail
         if check.severity is Severity.INFO:
             return Status.WARN, detail
+        if verdict.undecided:
+            return Status.ERROR, detail  # turns on what canary does not read: said, not failed
         return Status.FAIL, detail
 
 

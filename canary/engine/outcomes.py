@@ -236,6 +236,9 @@ class UpstreamInfo:
     #: so CI annotations point at the check a maintainer has to look at
     matrix: str = ""
     lines: dict[str, int] = field(default_factory=dict, compare=False)
+    #: the requirement the project declares (`versions.declared`): reds beyond it are told
+    #: apart from those on releases it allows (reports/standing.py)
+    declared: str = ""
 
 
 @dataclass

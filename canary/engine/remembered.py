@@ -65,11 +65,13 @@ def check_key(check: Check) -> str:
 
 
 def _is_verdict(value: object) -> bool:
+    """[holds, detail, undecided] as `Verdicts.verdict` writes it."""
     return (
         isinstance(value, list)
-        and len(value) == 2
+        and len(value) == 3
         and isinstance(value[0], bool)
         and isinstance(value[1], str)
+        and isinstance(value[2], bool)
     )
 
 
@@ -102,14 +104,15 @@ class Verdicts:
         key, hints = check_key(check), hints_on()
         known = self._known_as(key, hints)
         if known is not None:
-            holds, detail = known
-            return Verdict(holds, detail)
+            holds, detail, undecided = known
+            return Verdict(holds, detail, undecided)
         verdict = evaluate()
-        self._new[key if hints or verdict.holds else key + _BARE] = [verdict.holds, verdict.detail]
+        said = [verdict.holds, verdict.detail, verdict.undecided]
+        self._new[key if hints or verdict.holds else key + _BARE] = said
         return verdict
 
     def _known_as(self, key: str, hints: bool) -> list[Any] | None:
-        """The remembered [holds, detail] of a check's key; without `hints`, a failure
+        """The remembered [holds, detail, undecided] of a check's key; without `hints`, a failure
         remembered without them too."""
         found = self._known.get(key)
         return found if found is not None or hints else self._known.get(key + _BARE)

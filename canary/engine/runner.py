@@ -429,6 +429,7 @@ def upstream_info(matrix: Matrix, targets: list[Target]) -> UpstreamInfo:
         next=tuple(t.label for t in targets if t.next),
         matrix=str(matrix.path),
         lines={check.id: check.line for check in matrix.checks},
+        declared=str(matrix.versions.declared or ""),
     )
 
 

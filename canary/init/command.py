@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -123,23 +124,39 @@ def _write(
     plan.written.append(said)
 
 
-def _lock(root: Path, relative: str, dry_run: bool, plan: Plan) -> None:
+def _lock(root: Path, relative: str, dry_run: bool, plan: Plan, text: str | None = None) -> None:
+    """Lock the matrix `relative` (its `text`, when it is proposed). A dry run resolves it in a
+    folder of its own, by the very code that writes the lock, so it fails exactly where a run
+    would (a gate no locked release satisfies, no release to lock) and says so the same way."""
     lock = Path(relative).with_suffix(".lock").as_posix()
     if os.path.lexists(root / lock):
         plan.kept.append(f"{lock} (exists; `canary lock` refreshes it)")
         return
-    if dry_run:
-        plan.written.append(f"{lock} (resolved from the package index)")
+    with tempfile.TemporaryDirectory(prefix="canary-init-") as folder:
+        matrix = root / relative
+        if dry_run:
+            copy = Path(folder) / matrix.name
+            copy.write_text(text if text is not None else matrix.read_text(encoding="utf-8"))
+            matrix = copy
+        try:
+            report = api.lock([matrix])
+            written = read_lock(matrix.with_suffix(".lock"))
+        except (MatrixError, SourceError, WriteError) as exc:
+            plan.problems.append(f"{lock}: not written: {_here(str(exc), matrix, root / relative)}")
+            return
+    if written is None:  # nothing to lock: the report says why
+        plan.problems += [_here(line, matrix, root / relative) for line in report.lines]
         return
-    try:
-        api.lock([root / relative])
-        written = read_lock(root / lock)
-    except (MatrixError, SourceError, WriteError) as exc:
-        plan.problems.append(f"{lock}: not written: {exc}")
-        return
-    labels = written.resolution.labels() if written else []
+    labels = written.resolution.labels()
     shown = labels if len(labels) <= 4 else [*labels[:2], "...", labels[-1]]
     plan.written.append(f"{lock}: {len(labels)} versions ({', '.join(shown)})")
+
+
+def _here(said: str, matrix: Path, path: Path) -> str:
+    """What the lock said of `matrix` (a dry run's copy), as of the file at `path`."""
+    return said.replace(str(matrix.with_suffix(".lock")), str(path.with_suffix(".lock"))).replace(
+        str(matrix), str(path)
+    )
 
 
 def _table(root: Path, folder: str, dry_run: bool, plan: Plan) -> None:
@@ -192,8 +209,10 @@ def init_main(
         plan.matrices = sorted(
             {*plan.matrices, *(f"{matrices.as_posix()}/{n}.yaml" for n in proposed)}
         )
+    texts = {(matrices / f"{name}.yaml").as_posix(): text for name, text in proposed.items()}
     for relative in plan.matrices:
-        _lock(root, relative, dry_run, plan)
+        given = None if (root / relative).exists() else texts.get(relative)
+        _lock(root, relative, dry_run, plan, given)
     if plan.matrices:
         minute = zlib.crc32(root.resolve().name.encode()) % 60  # spread repositories' nightlies
         pr_path, nightly_path = workflow_paths(root)

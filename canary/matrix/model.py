@@ -27,7 +27,16 @@ from canary.matrix import yamlmarks
 from canary.matrix.ignore import Ignored, read_ignored
 
 TOP_KEYS = ("upstream", "package", "pypi", "github", "src", "tag", "versions", "checks", "ignore")
-VERSION_KEYS = ("releases", "prereleases", "next", "include", "exclude", "anchors", "broken")
+VERSION_KEYS = (
+    "releases",
+    "declared",
+    "prereleases",
+    "next",
+    "include",
+    "exclude",
+    "anchors",
+    "broken",
+)
 SUBJECT_KEYS = ("symbol", "class", "function")
 LIST_KEYS = (
     "methods",
@@ -233,6 +242,9 @@ class VersionSpec:
     exclude: tuple[str, ...] = ()
     anchors: tuple[str, ...] = ()
     broken: dict[str, str] = field(default_factory=dict)
+    #: the requirement the project itself declares (`canary init` copies it, upper pins and
+    #: all): reports list reds beyond it after those on releases it allows
+    declared: SpecifierSet | None = None
 
 
 @dataclass(frozen=True)
@@ -541,9 +553,11 @@ class _MatrixReader(_Reader):
         self.unknown_keys(data, VERSION_KEYS, "versions")
         for key in data:
             self.lines[f"versions.{key}"] = data.lines[key]
-        releases = None
+        releases = declared = None
         if "releases" in data:
             releases = self.specifier(data["releases"], data.lines["releases"], "releases")
+        if "declared" in data:
+            declared = self.specifier(data["declared"], data.lines["declared"], "declared")
         flags = {}
         for key, default in (("prereleases", False), ("next", True)):
             flags[key] = data.get(key, default)
@@ -573,6 +587,7 @@ class _MatrixReader(_Reader):
             exclude=exact["exclude"],
             anchors=exact["anchors"],
             broken=dict(broken),
+            declared=declared,
         )
 
 

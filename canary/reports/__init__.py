@@ -19,6 +19,7 @@ imports nothing itself: a run loads only the renderer its format needs.
 - `junit.py`: JUnit XML for CI test tabs;
 - `github.py`: `--format github`: the findings as annotations on the matrix lines;
 - `workflow.py`: workflow commands as the runner parses them; other text fenced from them;
+- `standing.py`: the red checks, those red on releases the declared requirement allows first;
 - `drift.py`: what changed since a baseline run, the nightly's "new since yesterday";
 - `explanation.py`: `canary explain`'s output, as text or JSON.
 """

@@ -14,6 +14,7 @@ from canary.engine.outcomes import Result, RunReport, Status
 from canary.engine.upcoming import key, upcoming_keys
 from canary.reports.faults import split_faults, version_order
 from canary.reports.grid import UpstreamGrid, build_grids, grouped, repo_path, spans_text
+from canary.reports.standing import mark, standing
 from canary.reports.text import QUIET, findings, sectioned, summary_line
 from canary.reports.transition import explained, why_lines
 from canary.reports.workflow import command, paused
@@ -36,17 +37,19 @@ def annotation_lines(report: RunReport) -> list[str]:
         command("error", fault.line(order), title="canary: a source was not read")
         for fault in faults
     ]
-    red: list[tuple[int, str]] = []
+    red: list[tuple[tuple[int, int], str]] = []
     others: dict[str, list[str]] = {"warning": [], "notice": []}
     upcoming = upcoming_keys(report)
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
             loud = [c for c in grid.row(check) if c.status not in QUIET]
-            for early in (False, True):
+            for early in (False, True):  # the released reds, then the upcoming ones
                 broken = [c for c in loud if c.status.is_red and (key(c) in upcoming) is early]
-                if broken:
+                if broken:  # within the project's pins first, then beyond
+                    rank = standing(grid.info, [c.version for c in broken])
                     since = len(grid.versions) - grid.versions.index(broken[0].version)
-                    red.append((since, _red_check(grid, check, broken, early)))
+                    line = _red_check(grid, check, broken, early, mark(grid.info, rank))
+                    red.append(((rank, since), line))
             for (status, detail), versions in grouped(
                 c for c in loud if not c.status.is_red
             ).items():
@@ -93,13 +96,15 @@ def _annotation(
     return command(LEVEL[status], message, **_where(grid, check), title=title)
 
 
-def _red_check(grid: UpstreamGrid, check: str, broken: list[Result], upcoming: bool) -> str:
-    """One error for the check: its red versions, the newest one's detail, and how many
-    other details the summary lists; an upcoming red (only ahead of the releases) says so in
-    its title, `canary upcoming trl::grpo[main]`."""
+def _red_check(
+    grid: UpstreamGrid, check: str, broken: list[Result], upcoming: bool, apart: str = ""
+) -> str:
+    """One error for the check: its red versions, the newest one's detail (after `apart`,
+    its standing's mark), and how many other details the summary lists; an upcoming red
+    (only ahead of the releases) says so in its title, `canary upcoming trl::grpo[main]`."""
     newest = broken[-1]
     title = UPCOMING_TITLE if upcoming else TITLE
-    detail = newest.detail
+    detail = f"{apart}: {newest.detail}" if apart else newest.detail
     others = len({(r.status, r.detail) for r in broken}) - 1
     if others:
         detail += f" ({others} other detail{'s' * (others != 1)} in the job summary)"

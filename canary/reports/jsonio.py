@@ -18,6 +18,7 @@ from canary.engine.outcomes import Result, RunReport, UpstreamInfo, summarize
 from canary.engine.upcoming import upcoming_json
 from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
+from canary.reports.standing import red_checks
 from canary.safety.untrusted import encodable, showable
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
@@ -65,11 +66,14 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
                 },
                 "matrix": info.matrix,
                 "lines": info.lines,
+                **({"declared": info.declared} if info.declared else {}),
             }
             for name, info in report.upstreams.items()
         },
         **({"run": report.run} if report.run else {}),
         "upcoming": upcoming_json(report),
+        # where a project declares its requirement: the red checks, those within it first
+        **({"red": red_checks(report)} if _declares(report) else {}),
         **(extra or {}),
     }
     rows = ",\n ".join(json.dumps(r.to_json(), ensure_ascii=False) for r in report.results)
@@ -77,6 +81,10 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
         f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in rest.items()
     )
     return f'{{"results": [\n {rows}\n],\n{tail}}}\n'
+
+
+def _declares(report: RunReport) -> bool:
+    return any(info.declared for info in report.upstreams.values())
 
 
 def _results(data: dict[str, Any]) -> list[Result]:
@@ -115,14 +123,20 @@ def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInf
         ):
             raise ReportError(f'upstreams["{name}"] is not an object of lists')
         matrix, lines = info.get("matrix", ""), info.get("lines", {})
-        if not isinstance(matrix, str) or not isinstance(lines, dict):
-            raise ReportError(f'upstreams["{name}"]: "matrix" or "lines" has the wrong type')
+        declared = info.get("declared", "")
+        if not all(isinstance(text, str) for text in (matrix, declared)) or not isinstance(
+            lines, dict
+        ):
+            raise ReportError(
+                f'upstreams["{name}"]: "matrix", "declared" or "lines" has the wrong type'
+            )
         if not all(isinstance(line, int) for line in lines.values()):
             raise ReportError(f'upstreams["{name}"]["lines"] is not an object of line numbers')
         infos[name] = UpstreamInfo(
             **{key: tuple(map(str, info.get(key, []))) for key in INFO_KEYS},
             matrix=matrix,
             lines=lines,
+            declared=declared,
         )
     return infos
 

@@ -27,6 +27,8 @@ from canary.reports.grid import (
     span_text,
     spans_text,
 )
+from canary.reports.standing import mark as apart_mark
+from canary.reports.standing import standing
 from canary.reports.text import QUIET, UPCOMING_HEAD, red_line, stats_line, upcoming_line
 from canary.reports.transition import fence, markdown_notes, why_lines
 
@@ -153,8 +155,9 @@ def _failing_rows(
     ahead: bool = False,
 ) -> list[str]:
     """One row per check with a result in `statuses` (those in `upcoming` when `ahead`, the
-    others when not), newest breakage first: the check whose first such version is the
-    latest release comes first."""
+    others when not), those red on releases the project's requirement allows first, then
+    those only beyond its pins (standing.py, marked), each newest breakage first: the check
+    whose first such version is the latest release comes first."""
     found = []
     for grid in grids:
         mark = _marker(grid)
@@ -164,17 +167,19 @@ def _failing_rows(
             ]
             if not cells:
                 continue
+            rank = standing(grid.info, [c.version for c in cells])
             since = len(grid.versions) - grid.versions.index(cells[0].version)
             ok = last_passing(grid.row(check))
             detail = cells[-1].detail
+            apart = f" ({md_escape(said)})" if (said := apart_mark(grid.info, rank)) else ""
             row = (
-                f"| `{md_escape(grid.name)}::{md_escape(check)}` "
+                f"| `{md_escape(grid.name)}::{md_escape(check)}`{apart} "
                 f"| {' · '.join(sorted({EMOJI[c.status] for c in cells}))} "
                 f"{spans_text([c.version for c in cells], grid.versions, mark)} "
                 f"| {mark(cells[0].version)} | {mark(ok) if ok else NONE} "
                 f"| {cell_code(in_words(detail, CELL_MAX)) if detail else NONE} |"
             )
-            found.append((since, row))
+            found.append(((rank, since), row))
     return [row for _, row in sorted(found, key=lambda pair: pair[0])]
 
 

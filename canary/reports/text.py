@@ -35,6 +35,7 @@ from canary.reports.grid import (
     spans_text,
 )
 from canary.reports.jsonio import stats_of
+from canary.reports.standing import mark, standing
 from canary.reports.transition import Explained, explained, why_lines
 
 GLYPH = {
@@ -214,12 +215,14 @@ UPCOMING_HEAD = "upcoming: red only ahead of the releases (a branch, the next pr
 
 def findings(report: RunReport) -> list[Finding]:
     """Per check, one finding per (status, detail) with its versions as ranges and the
-    transitions that start among those versions; then one per source that could not be read;
-    then the upcoming failures (`upcoming` set), each check's apart from its released ones."""
+    transitions that start among those versions, those on releases the project's requirement
+    allows first, then those beyond its pins (standing.py, each marked); then one per source
+    that could not be read; then the upcoming failures (`upcoming` set: canary.engine.upcoming),
+    each check's apart from its released ones."""
     faults, rest = split_faults(report)
     order = version_order(report)
     upcoming = upcoming_keys(report)
-    found: list[Finding] = []
+    found: list[tuple[int, Finding]] = []
     ahead: list[Finding] = []
     for grid in build_grids(RunReport(rest, report.stats, report.upstreams)):
         for check in grid.checks:
@@ -227,23 +230,30 @@ def findings(report: RunReport) -> list[Finding]:
             for early in (False, True):
                 part = [c for c in loud if (key(c) in upcoming) is early]
                 for (status, detail), versions in grouped(part).items():
+                    rank = standing(grid.info, versions)  # within the project's pins first
                     where = spans_text(versions, grid.versions)
                     cells = [grid.cells[check, v] for v in versions]
                     named = UPCOMING if early else label(status)
                     head = f"{named} {grid.name}::{check}[{where}]"
+                    said = f"{apart}: {detail}" if (apart := mark(grid.info, rank)) else detail
                     finding = Finding(
                         status,
                         head,
-                        detail,
+                        said,
                         grid.place(check),
                         cells[0].why,
                         tuple(explained(cells)),
                         upcoming=early,
                     )
-                    (ahead if early else found).append(finding)
+                    if early:
+                        ahead.append(finding)
+                    else:
+                        found.append((rank, finding))
+    found.sort(key=lambda pair: pair[0])  # stable: each standing in the grid's order
     head = label(Status.ERROR)
-    found += [Finding(Status.ERROR, head, f.line(order, LINE_MAX - len(head) - 2)) for f in faults]
-    return found + ahead
+    room = LINE_MAX - len(head) - 2
+    faulty = [Finding(Status.ERROR, head, fault.line(order, room)) for fault in faults]
+    return [finding for _, finding in found] + faulty + ahead
 
 
 def sectioned(found: list[Finding], lines: Callable[[Finding], list[str]]) -> list[str]:

@@ -100,3 +100,12 @@ def test_the_warning_is_not_red(upstream, capsys, tmp_path):
     assert "broke in 2.0.0 (held on 1.1.0)" in out
     assert main(["check", "-v"]) == 0
     assert "likely ignored now" in capsys.readouterr().out  # -v says all of the detail
+
+
+def test_the_warning_follows_version_order_whatever_order_versions_lists(upstream, capsys):
+    """Class 11: `--versions 2.0.0,1.1.0` judged 2.0.0 first and found nothing named before it."""
+    for listed in ("1.1.0,2.0.0", "2.0.0,1.1.0"):
+        main(["check", "--versions", listed, "--format", "json", "-q", "-k", "keep and not named"])
+        got = {r["version"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+        assert (got["1.1.0"]["status"], got["2.0.0"]["status"]) == ("pass", "warn"), listed
+        assert "renamed to logits_to_keep by @deprecate_kwarg on 1.1.0" in got["2.0.0"]["detail"]

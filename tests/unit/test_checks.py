@@ -114,9 +114,15 @@ CASES = [
     (
         "methods-ok",
         "{module: fakeup.trainer.grpo_trainer, class: GRPOTrainer, "
-        "methods: [compute_loss, is_training, _generate_async, _typed_only]}",
+        "methods: [compute_loss, is_training, _generate_async]}",
         Status.PASS,
         "",
+    ),
+    (  # a method only under `if TYPE_CHECKING:` in the class body is not there (issue 47's 9)
+        "methods-typing-only",
+        "{module: fakeup.trainer.grpo_trainer, class: GRPOTrainer, methods: [_typed_only]}",
+        Status.FAIL,
+        "GRPOTrainer has no method _typed_only",
     ),
     (
         "methods-renamed",

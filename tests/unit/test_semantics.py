@@ -398,7 +398,7 @@ CASES = [
     (
         "inherit-outside-named",
         "{id: c, module: semup.inherit.child, function: Layer.forward}",
-        Status.FAIL,
+        Status.ERROR,  # torch's Module may define it: undecided here, said so (issue 47's 6)
         "Layer has no method forward; not in its bases read here, and not known for "
         "torch.nn.Module (outside semup)",
     ),
@@ -538,7 +538,7 @@ def test_long_star_chains_and_deep_inheritance_are_walked_without_recursion(tmp_
     )
     star, deep, near = judge_matrix(tmp_path, tmp_path / "tree", "deep", checks, "1.0.0")
     assert star.status == Status.PASS, star.detail
-    assert deep.status == Status.FAIL
+    assert deep.status == Status.ERROR  # the bases past the bound are said unread, not failed
     assert "deep.classes.Base136 (over 64 bases deep)" in deep.detail
     assert near.status == Status.PASS
     assert near.detail == "hook inherited from deep.m1500.Base0"

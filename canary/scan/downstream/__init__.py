@@ -9,6 +9,9 @@
 - `findings.py`: one observed use of an upstream object, with where it was seen.
 - `imports.py`: which upstream object a downstream name or dotted expression denotes.
 - `guards.py`: what the downstream guards: try/except ImportError, hasattr, version comparisons.
+- `version_tests.py`: a version test spelled out through flags, names and the client's helpers.
+- `version_visits.py`: what the visitor does around a version test (exits, assert, both branches).
+- `ranges.py`: the releases a use runs on: specifier sets joined, unions narrowed to the range.
 - `absence.py`: a guarded import's tolerance carried to the later uses of its name.
 - `stale.py`: a patch only under `if hasattr(X, "n")` is stale, not tolerant.
 - `callsites.py`: upstream objects the package passes to its own functions.

@@ -82,6 +82,8 @@ class CallSites:
         self._returns: dict[str, Returned] = {}  # function name -> the source it returns
         self._installers: dict[str, Installer] = {}  # function name -> what it installs
         self._yields: dict[str, Yielded] = {}  # function name -> the listed rows it returns
+        # function name -> the version comparison each of its defs returns (version_tests.py)
+        self._compares: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self.events: list[list[Any]] = []  # what this pass saw, in order (JSON-able)
         self._walked: tuple[ast.Module, frozenset[str]] | None = None  # a file, what it spells
         # function -> walk ("" for none) -> slot -> what a call made in that walk passes: the
@@ -149,6 +151,19 @@ class CallSites:
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._yields.get(function)
+
+    def compares(self, function: str, params: tuple[str, ...], comparison: str) -> None:
+        """`function(params)` returns the version comparison `comparison` (version_tests.py)."""
+        if not self.frozen and not self.repeating:
+            self.events.append(["compares", function, list(params), comparison])
+            self._compares.setdefault(function, []).append((params, comparison))
+
+    @_question
+    def comparison(self, function: str) -> tuple[tuple[str, ...], str] | None:
+        """(parameters, comparison) a call of `function` stands for, each of its defs alike."""
+        found = self._compares.get(function, [])
+        alike = len(set(found)) == 1 and len(found) == self._defined[function]
+        return found[0] if self.frozen and alike else None
 
     def installs(self, function: str, found: Installer) -> None:
         """`function` installs a replacement over an upstream attribute (installers.py)."""
@@ -296,6 +311,9 @@ class CallSites:
                     self.vary(function, variant, slot, Ref(tuple(payload[1]), payload[2]))
             elif event[0] == "yields":
                 self.yields(event[1], Yielded.decoded(event[2]))
+            elif event[0] == "compares":
+                _, function, params, comparison = event
+                self.compares(function, tuple(params), comparison)
             elif event[0] == "returns":
                 _, function, name, index, attrs, position = event
                 self.returns(function, Returned(name, index, tuple(attrs), position))
@@ -318,6 +336,10 @@ class CallSites:
         helpers += [
             [name, self._defined[name], rows.encoded()]
             for name, rows in sorted(self._yields.items())
+        ]
+        helpers += [
+            [name, self._defined[name], sorted(map(list, found))]
+            for name, found in sorted(self._compares.items())
         ]
         functions = [
             [

@@ -97,7 +97,7 @@ def _digest(data: bytes) -> str:
 
 
 _EVENT_SIZES = {"define": 2, "register": 3, "record": 5, "returns": 6, "varies": 5, "lists": 3}
-_EVENT_SIZES |= {"yields": 3}
+_EVENT_SIZES |= {"yields": 3, "compares": 4}
 
 
 def _is_event(event: Any) -> bool:

@@ -18,15 +18,23 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from canary.scan.downstream.imports import Ref
+from canary.scan.downstream.ranges import UNION
 from canary.scan.upstream.names import import_name
 
 # exceptions whose handler means "absence is fine": the import or attribute may be missing
 _TOLERANT = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
-_FLIP = {ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<"}
-_SAME = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_FLIP = {ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<", ast.Eq: "!=", ast.NotEq: "=="}
+_SAME = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_MIRROR = {
+    ast.Lt: ast.Gt,
+    ast.LtE: ast.GtE,
+    ast.Gt: ast.Lt,
+    ast.GtE: ast.LtE,
+    ast.Eq: ast.Eq,
+    ast.NotEq: ast.NotEq,
+}
 # statements that end a branch without doing its work
 _GIVES_UP = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
@@ -73,12 +81,17 @@ Resolver = Callable[[ast.expr], "Ref | None"]
 
 
 def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Guard]]:
-    """Guards for the body and for the else branch of `if test:`."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        body: list[Guard] = []
-        for value in test.values:
-            body += conditions(value, resolve)[0]
-        return body, []
+    """Guards for the body and for the else branch of `if test:`. Of an `and`, the else
+    branch runs where any operand fails: gated by a union of their version gates, when each
+    operand is a version test; of an `or`, the body is, and the else runs where every
+    operand's version gate fails (what else an `or` of other tests implies is not read)."""
+    if isinstance(test, ast.BoolOp):
+        each = [conditions(value, resolve) for value in test.values]
+        sides = [[body for body, _ in each], [orelse for _, orelse in each]]
+        if isinstance(test.op, ast.And):
+            return [g for guards in sides[0] for g in guards], _either_gate(sides[1])
+        every = [g for guards in sides[1] for g in guards if g.kind == "gate"]
+        return _either_gate(sides[0]), every
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         body, orelse = conditions(test.operand, resolve)
         return orelse, body
@@ -101,6 +114,17 @@ def conditions(test: ast.expr, resolve: Resolver) -> tuple[list[Guard], list[Gua
             Guard("gate", root, f"{_FLIP[op]}{version}")
         ]
     return [], []
+
+
+def _either_gate(alternatives: list[list[Guard]]) -> list[Guard]:
+    """The gate of a branch that runs where any of `alternatives` holds: a union of their
+    version ranges (ranges.UNION), when each is one version test of the same upstream;
+    nothing (the branch may run anywhere) otherwise."""
+    roots = {g.ref for guards in alternatives for g in guards}
+    every_gate = all(len(gs) == 1 and gs[0].kind == "gate" for gs in alternatives)
+    if not alternatives or not every_gate or len(roots) != 1:
+        return []
+    return [Guard("gate", roots.pop(), UNION.join(gs[0].spec for gs in alternatives))]
 
 
 def required(call: ast.Call, upstreams: frozenset[str]) -> list[Guard]:
@@ -247,23 +271,23 @@ def _version_compare(test: ast.expr, resolve: Resolver) -> tuple[str, type[ast.c
     if op not in _SAME:
         return None
     left, right = test.left, test.comparators[0]
-    upstream, version = _upstream_version(left, resolve), _literal_version(right)
+    upstream, version = upstream_version(left, resolve), _literal_version(right)
     if upstream is None or version is None:
-        upstream, version = _upstream_version(right, resolve), _literal_version(left)
+        upstream, version = upstream_version(right, resolve), _literal_version(left)
         op = _MIRROR[op]
     if upstream is None or version is None:
         return None
     return upstream, op, version
 
 
-def _upstream_version(expr: ast.expr, resolve: Resolver) -> str | None:
+def upstream_version(expr: ast.expr, resolve: Resolver) -> str | None:
     """The upstream whose version `expr` is: X.__version__, Version(...) of it, x_version,
     or a client's helper given the upstream's name (unsloth_zoo's `Version("transformers")`)."""
     if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
         named = expr.args[0]
         if isinstance(named, ast.Constant) and isinstance(named.value, str):
             return import_name(named.value.lower())  # None for a version: "5.0.0"
-        return _upstream_version(named, resolve)
+        return upstream_version(named, resolve)
     if isinstance(expr, ast.Attribute) and expr.attr == "__version__":
         ref = resolve(expr.value)
         return ref.root if ref else None

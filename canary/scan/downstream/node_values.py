@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from canary.scan.downstream.guards import Resolver, conditions, tolerant, tolerant_handlers
+from canary.scan.downstream.guards import tolerant, tolerant_handlers
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.rewriters import ANY_CLASS
 from canary.scan.downstream.spelled import one_spelled
@@ -184,30 +183,3 @@ def attribute_call(
         return None
     name = one_spelled(call.args[1], lookup)  # a literal, or a name spelled from literals
     return (func.id, call.args[0], name) if name is not None else None
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A name bound to a version comparison (`IS_V5 = Version(x.__version__) >= Version("5")`):
-    `if IS_V5:` gates as the comparison itself would."""
-
-    test: ast.expr
-
-
-def flag(value: ast.expr, resolve: Resolver) -> Flag | None:
-    """The Flag `value` is, when it compares an upstream's version."""
-    if isinstance(value, ast.Compare | ast.BoolOp | ast.UnaryOp):
-        body, orelse = conditions(value, resolve)
-        if any(g.kind == "gate" for g in (*body, *orelse)):
-            return Flag(value)
-    return None
-
-
-def unflagged(test: ast.expr, lookup: Callable[[str], object | None]) -> ast.expr:
-    """`test` with a flag's name (`IS_V5`, `not IS_V5`) replaced by its comparison."""
-    if isinstance(test, ast.Name) and isinstance(bound := lookup(test.id), Flag):
-        return bound.test
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = unflagged(test.operand, lookup)
-        return test if inner is test.operand else ast.UnaryOp(ast.Not(), inner)
-    return test

@@ -29,12 +29,7 @@ from canary.scan.downstream.guards import (
 from canary.scan.downstream.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.downstream.installers import Replacements
 from canary.scan.downstream.namespaces import compiled_in
-from canary.scan.downstream.node_values import (
-    attribute_call,
-    import_fallbacks,
-    rewritten,
-    unflagged,
-)
+from canary.scan.downstream.node_values import attribute_call, import_fallbacks, rewritten
 from canary.scan.downstream.recorder import Recorder
 from canary.scan.downstream.rewriters import registrations, rewriter_params
 from canary.scan.downstream.self_attributes import HeldBySelf
@@ -57,9 +52,10 @@ from canary.scan.downstream.text_flow import (
     keep_known,
     rewriter_selection,
 )
+from canary.scan.downstream.version_visits import VersionVisits
 
 
-class FileScanner(ast.NodeVisitor):
+class FileScanner(VersionVisits):
     """Collects Findings about `upstreams` from one parsed file."""
 
     def __init__(
@@ -127,7 +123,7 @@ class FileScanner(ast.NodeVisitor):
         known = _tested(node, self.flow)
         self.absence_tests.update(unsought(node))
         self.visit(node.test)
-        body, orelse = conditions(unflagged(node.test, self.scopes.lookup), self._upstream)
+        body, orelse = conditions(self._spelled(node.test), self._upstream)
         body = needed(node, body, self._upstream, self.scopes.lookup)
         orelse += [Guard("tolerates")] if known else []  # the fallback where a text is missing
         top = self.scopes.top()
@@ -145,12 +141,11 @@ class FileScanner(ast.NodeVisitor):
         top.update(before)
         with self.branches.arm(node, 1):
             self._guarded(orelse, node.orelse)
+        self._after_branches(node, (after_body, top), (body, orelse))
         keep_known(top, after_body)
         returns = bool(node.body) and isinstance(node.body[-1], ast.Return)
         if selected and not selected[1][1] and returns:
             self.scopes.bind(selected[0], selected[1][0])
-        if returns and not node.orelse:  # `if not hasattr(X, "n"): return` guards the rest
-            self.record.guards += orelse
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         """Loop variables bound to the strings they go through (text_flow.walked_rows)."""
@@ -237,6 +232,7 @@ class FileScanner(ast.NodeVisitor):
         self.scopes.bind(node.name, None)
         self.calls.define(node.name)
         self.calls.learn(node, self._tree, partial(folder_rows, self))
+        self._learn_comparison(node)
         outer, self.rewriter = self.rewriter, rewriter_params(node, self.calls.rewritten(node))
         for passed in _each_walk(node, self.calls, self.record, self.rewriter):
             self._in_scope(node.body, node.args, passed)
@@ -305,7 +301,7 @@ class FileScanner(ast.NodeVisitor):
         depth = len(self.record.guards)
         for value in node.values:
             self.visit(value)
-            body, orelse = conditions(value, self._upstream)
+            body, orelse = conditions(self._spelled(value), self._upstream)
             self.record.guards += body if isinstance(node.op, ast.And) else orelse
         del self.record.guards[depth:]
         self.within = outer

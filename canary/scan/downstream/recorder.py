@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from canary.scan.downstream.findings import UNKNOWN, Role, Use, wild
 from canary.scan.downstream.guards import Guard
 from canary.scan.downstream.imports import Ref
+from canary.scan.downstream.ranges import conjoin
 from canary.scan.downstream.text_calls import Sought
 from canary.scan.downstream.text_flow import Source
 
@@ -43,6 +44,8 @@ class Recorder:
         self.probed: list[Ref] = []
         # a path a name has after a try's body or its handler -> (the body's, the handler's)
         self._either: dict[tuple[str, ...], tuple[Ref, Ref]] = {}
+        # a path a name has after either branch of a version test -> each branch's, gated
+        self._apart: dict[tuple[str, ...], tuple[tuple[Ref, tuple[Guard, ...]], ...]] = {}
         # (source, text) the client tested present around the statement (`if "a" in src:`)
         self.present: list[tuple[Ref, str]] = []
         # (source, replacement stripped) -> the first text a `.replace` swapped for it
@@ -83,6 +86,23 @@ class Recorder:
             other = handled.get(name)
             if isinstance(first, Ref) and isinstance(other, Ref) and first != other:
                 self._either[first.parts] = self._either[other.parts] = (first, other)
+
+    def bound_apart(self, branches: tuple[tuple[Ref, tuple[Guard, ...]], ...]) -> None:
+        """Each branch of a version test bound a name to another object (`if new: from a
+        import X` / `else: from b import X`): a later use of either path is a use of each,
+        under the gates of its branch, a contract only where that branch ran."""
+        for ref, _ in branches:
+            self._apart[ref.parts] = branches
+
+    def _each_branch(self, ref: Ref) -> list[tuple[Ref, tuple[Guard, ...]]]:
+        """`ref` as each branch of a version test bound the name it starts with, and the
+        gates of that branch (bound_apart); none when no such branch bound it."""
+        for at in range(len(ref.parts), 0, -1):
+            branches = self._apart.get(ref.parts[:at])
+            if branches is not None:
+                rest = ref.parts[at:]
+                return [(Ref((*r.parts, *rest), r.known), gates) for r, gates in branches]
+        return []
 
     def _either_way(self, ref: Ref) -> tuple[Ref, tuple[Ref, ...]]:
         """`ref` as the try body bound the name it starts with, and as the handler did."""
@@ -126,6 +146,14 @@ class Recorder:
         exactly as `tolerated` says: the guards were weighed when the two were paired."""
         if wild(ref) and role not in (Role.CONTAINS, Role.UNPLACED):
             return  # a use of a pattern names nothing to check; what a rewrite seeks does
+        if not alternatives and (branches := self._each_branch(ref)):
+            apart, self._apart = self._apart, {}
+            try:
+                for each, gates in branches:
+                    self.add(role, each, node, items, tolerated, (), (*extra, *gates))
+            finally:
+                self._apart = apart
+            return
         if role in _EITHER and not alternatives:
             ref, alternatives = self._either_way(ref)
         guards = [g for g in (*self.guards, *extra) if g.covers(ref)]
@@ -138,7 +166,7 @@ class Recorder:
                 or any(g.kind == "tolerates" for g in guards)
                 or (role is not Role.INSTALLED and self._done_without(ref))
             )
-        gate = ",".join(dict.fromkeys(g.spec for g in guards if g.kind == "gate"))
+        gate = conjoin(g.spec for g in guards if g.kind == "gate")
         line = getattr(node, "lineno", 0)
         finding = Use(role, ref, self.file, line, items, tolerated, gate, alternatives, self.listed)
         self.findings.append(finding)

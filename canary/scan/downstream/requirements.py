@@ -89,7 +89,8 @@ def declared_in(folder: Path, distribution: str) -> Releases | None:
             if dropped:
                 pins = ", ".join(dropped)
                 comment += f"; upper pin {pins} dropped: the releases after it are what to watch"
-            return Releases(",".join(sorted(kept)) or ">=0", comment)
+            declared = str(requirement.specifier) if dropped else ""
+            return Releases(",".join(sorted(kept)) or ">=0", comment, declared)
     return None
 
 
@@ -133,6 +134,6 @@ def declared_releases(path: Path, distribution: str) -> Releases | None:
         found = declared_in(candidate, distribution)
         if found is not None:
             if candidate != candidates[0]:
-                found = Releases(found.spec, f"{found.comment} ({candidate.name}/)")
+                found = Releases(found.spec, f"{found.comment} ({candidate.name}/)", found.declared)
             return found
     return None

@@ -24,7 +24,6 @@ from canary.scan.downstream.node_values import (
     argument,
     constant,
     constant_int,
-    flag,
     inline_flags,
     literal_rows,
     rewritten,
@@ -46,6 +45,7 @@ from canary.scan.downstream.spelled import (
     path_pattern,
 )
 from canary.scan.downstream.spread import Spread, gathered
+from canary.scan.downstream.version_tests import binding
 
 # a loop variable and what it holds in the loop's body
 _Bound = tuple[str, Texts | Listed | Column | None]
@@ -396,9 +396,9 @@ class TextFlow:
 
     def binding_of(self, value: ast.expr, guards: Sequence[Guard] = ()) -> object | None:
         """What a name assigned `value` (under `guards`) is bound to."""
-        gate = flag(value, self.upstream)
-        if gate is not None:
-            return gate
+        held = binding(value, self.upstream, self.scopes.lookup, self.calls.comparison)
+        if held is not None:  # a version test or a version (version_tests.py)
+            return held
         keywords = gathered(value, guards, self.scopes.lookup)
         if keywords is not None:
             return keywords

@@ -21,11 +21,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from canary.analysis.similar import close_matches
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Status
 from canary.matrix.model import Check, Matrix
 from canary.reports.grid import plural
+from canary.scan.downstream.ranges import admits, conjoin
 from canary.scan.proposing.propose import Proposal
 from canary.scan.upstream.releases import Reading
 
@@ -109,7 +112,8 @@ def settle(
                 placing.placed(not _unsettled([bisection]))
     renamed = _renamed(pending)
     for bisection in pending:
-        _gate(bisection, reading, renamed.get(id(bisection)))
+        if not _gate(bisection, reading, renamed.get(id(bisection))):
+            absent.append(bisection.proposal)  # tolerated where it runs, absent there: dead
     return absent, unheld
 
 
@@ -247,12 +251,17 @@ def _judge_ends(
     return None
 
 
-def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None = None) -> None:
+def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None = None) -> bool:
+    """Gate or annotate the bisected check; False when it is dead code: the client runs it
+    only on releases without the contract and tolerates its absence there."""
     first = reading.labels[bisection.high]
     lowest = reading.labels[0]
     proposal = bisection.proposal
     if successor is not None:  # renamed on a release where the client uses the new name
-        proposal.gate = ",".join(g for g in (proposal.gate, f"<{first}") if g)
+        gate = conjoin([proposal.gate, f"<{first}"])
+        if not _admitted(gate, reading):
+            return _runs_without(bisection, reading)
+        proposal.gate = gate
         name = successor.proposal.subject.name
         if successor.proposal.assertion == "methods":
             name = f"{name}.{successor.proposal.values[0]}"
@@ -261,7 +270,10 @@ def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None 
             f" {name} instead, which your code also uses ({successor.check.id}) -- gated"
         )
     elif bisection.rising:  # the client's own gate (`< 5.0` of its code) is kept beside it
-        proposal.gate = ",".join(g for g in (f">={first}", proposal.gate) if g)
+        gate = conjoin([f">={first}", proposal.gate])
+        if not _admitted(gate, reading):
+            return _runs_without(bisection, reading)
+        proposal.gate = gate
         proposal.notes.append(_gated(first, lowest, bisection.detail))
     else:  # broke within the client's range: exactly what canary is for, so it stays red
         _held_until(proposal, reading.labels[bisection.low])
@@ -269,6 +281,28 @@ def _gate(bisection: _Bisection, reading: Reading, successor: _Bisection | None 
             f"FAILS from {first} on (newest in range {reading.labels[-1]}), held before:"
             f" {bisection.detail}"
         )
+    return True
+
+
+def _admitted(gate: str, reading: Reading) -> bool:
+    return any(admits(gate, Version(label)) for label in reading.labels)
+
+
+def _runs_without(bisection: _Bisection, reading: Reading) -> bool:
+    """A check the client's own gate confines to releases that lack its contract (where it
+    starts holding, the gate skips it): no gate joins the two, which no release would
+    satisfy. The client's code runs there and breaks, a real red on each of them, unless it
+    tolerates the absence (then it is dead code: False, for the head of the file)."""
+    proposal = bisection.proposal
+    if proposal.severity == "info":
+        return False
+    runs = [label for label in reading.labels if admits(proposal.gate, Version(label))]
+    where = runs[0] if len(runs) == 1 else f"{runs[0]} to {runs[-1]}"
+    proposal.notes.append(
+        f"FAILS on every release your code gates it to ({proposal.gate}: {where}), where it"
+        f" runs: {bisection.detail}"
+    )
+    return True
 
 
 def _gated(first: str, lowest: str, detail: str) -> str:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from canary.matrix.model import Matrix
 from canary.scan.downstream.findings import Role, Use
+from canary.scan.downstream.ranges import UNION, narrowed
 from canary.scan.proposing.judging import GATED, settle
 from canary.scan.proposing.propose import Proposal
 from canary.scan.proposing.split_texts import split_texts
@@ -74,7 +74,9 @@ class Proposed:
                 f"left out: {len(self.unreached)} use{'s' * (len(self.unreached) > 1)} the client"
                 " gates to releases outside the range (no locked release would check it):"
             )
-        head += [f"  {_name(p)} ({p.gate}) -- {p.why}" for p in self.unreached]
+        head += [
+            f"  {_name(p)} ({p.gate.replace(UNION, ' or ')}) -- {p.why}" for p in self.unreached
+        ]
         unheld, elsewhere = _listed_apart(self.unheld, self.proposals)
         if elsewhere:
             head.append(
@@ -92,10 +94,17 @@ class Proposed:
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
         leave out the guarded names absent on both ends."""
+        reading = self.reading if self.reading is not None and self.reading.runs else None
+        labels = [Version(label) for label in reading.labels] if reading else []
+        for proposal in self.proposals:  # one specifier set over the range, if any admits it
+            gate = narrowed(proposal.gate, labels)
+            if gate is None:
+                self.unreached.append(proposal)
+            else:
+                proposal.gate = gate
+        unreached = {id(p) for p in self.unreached}
+        self.proposals = [p for p in self.proposals if id(p) not in unreached]
         if self.reading is not None and self.reading.runs:
-            labels = [Version(label) for label in self.reading.labels]
-            self.unreached = [p for p in self.proposals if not _reaches(p.gate, labels)]
-            self.proposals = [p for p in self.proposals if _reaches(p.gate, labels)]
             self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
             matrix = self._matrix_of(self.proposals)
             self.left_out, self.unheld = settle(matrix, self.proposals, self.reading)
@@ -125,14 +134,6 @@ def _listed_apart(unheld: list[Proposal], kept: list[Proposal]) -> tuple[list[Pr
         if not all(use.listed for use in p.uses) or (p.assertion, tuple(p.values)) not in found
     ]
     return shown, len(unheld) - len(shown)
-
-
-def _reaches(gate: str, releases: list[Version]) -> bool:
-    """Whether a check gated to `gate` is judged on one of `releases` (all, ungated)."""
-    if not gate or not releases:
-        return True
-    spec = SpecifierSet(gate)
-    return any(spec.contains(release, prereleases=True) for release in releases)
 
 
 def unplaced_by_upstream(

@@ -164,7 +164,8 @@ def _read_place(
     if role is Role.INSTALLED and target.kind != "function" and len(target.path) != 2:
         return None  # a module or a class replaced: no parameters of a function to check
     if target.member:  # an attribute that is no method: the class is all upstream promises,
-        if role is Role.ATTRIBUTE:  # or, read from an instance, that the class binds it
+        # or, read from an instance or a class attribute there, that the class binds it
+        if role is Role.ATTRIBUTE or (target.attribute and role is Role.ACCESS):
             return (
                 ProposedSubject(target.module, "class", target.path[0]),
                 "attributes",
@@ -248,7 +249,7 @@ def _collect(
                 for member in stated.values:
                     facts.setdefault(subject, _Facts()).add(stated.assertion, member, finding)
             continue
-        targets = _targets(finding, views, modules)
+        targets = [_inherited(t, views_of) for t in _targets(finding, views, modules)]
         if targets and not (targets[0].kind is None and views and finding.ref.parts in attached):
             located.append((finding, targets))
     known = set(modules) | {target.module for _, targets in located for target in targets}
@@ -300,6 +301,23 @@ def _targets(
     # what the client finds there (a fallback import, `vllm.lora.lora_model` for `.models`)
     kept.sort(key=lambda t: views != () and t.kind is None)
     return kept or ([first] if first is not None else [])
+
+
+def _inherited(target: Placement, views_of: Mapping[str, Sequence[UpstreamView]]) -> Placement:
+    """A member of a class that a base of another package brings (subjects.place), placed on
+    that package's releases when they were read: the check is of the package that defines
+    it (trl's trainers inherit transformers' Trainer methods)."""
+    if not target.inherited:
+        return target
+    parts = (*target.inherited.split("."), target.member)
+    views = views_of.get(parts[0], ())
+    if not views:
+        return target
+    module = place(Ref(parts[:-2], len(parts) - 2), views)
+    found = place(Ref(parts, len(parts) - 2), views)
+    if found is None or found.absent or module is None or module.kind != "module":
+        return target
+    return found
 
 
 def _reached(ref: Ref, target: Placement) -> bool:

@@ -8,6 +8,7 @@ constant; lowercase parts before the last are modules; a prefix seen in any `imp
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -50,7 +51,9 @@ class Placement:
 
     Read from a release, `kind` says what path[0] is ("module", "class", "function", "value");
     `absent` that no release read binds it; `member` an attribute of the class that is no
-    method there. None/False/"" when only naming conventions placed it.
+    method there (`attribute`: a class attribute of it or a base); `inherited` the dotted path
+    of a base another package defines, which may bring it. None/False/"" when only naming
+    conventions placed it.
     """
 
     module: str
@@ -58,6 +61,8 @@ class Placement:
     kind: str | None = None
     absent: bool = False
     member: str = ""
+    attribute: bool = False
+    inherited: str = ""
 
 
 def is_class_name(name: str) -> bool:
@@ -87,6 +92,7 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Placem
     if owned is not None:
         return owned
     fallback: Placement | None = None
+    foreign: str | None = None  # a base of another package, which may define the member
     for view in views:
         found = view.resolve(parts)
         if found is None:
@@ -102,12 +108,18 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Placem
             owner = view.method_owner(definition, member)
             if owner is not None:
                 return Placement(owner.module, (owner.name, member), "class")
+            path = (definition.name,)
+            if rest and view.attribute_owner(definition, member) is not None:
+                return Placement(definition.module, path, "class", member=member, attribute=True)
+            foreign = foreign or (view.foreign_base(definition) if rest else None)
             if not rest:  # a call: this release builds the object some other way
                 return Placement(definition.module, (definition.name,), "class", member=member)
             if fallback is None or fallback.absent:
                 fallback = Placement(definition.module, (definition.name,), "class", member=member)
             continue
         return Placement(definition.module, (definition.name,), definition.kind)
+    if fallback is not None and fallback.member and foreign:  # no release read defines it
+        return dataclasses.replace(fallback, inherited=foreign)
     return fallback
 
 

@@ -9,10 +9,10 @@ imported: the modules come from a source tree through the engine's module lookup
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from canary.analysis import FunctionInfo, ModuleInfo, ParseError
+from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError
 from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.namespace import ModuleLookup, Namespace
@@ -223,6 +223,39 @@ class UpstreamView:
         return self._owners[cls, method]
 
     def _method_owner(self, cls: Definition, method: str) -> Definition | None:
+        return next(
+            (c for c, infos in self._lineage(cls) if any(method in i.methods for i in infos)),
+            None,
+        )
+
+    def attribute_owner(self, cls: Definition, name: str) -> Definition | None:
+        """The class of `cls`'s hierarchy whose body binds `name` as a class attribute (an
+        assignment, an annotation, `__slots__`), not as a method."""
+        for current, infos in self._lineage(cls):
+            for info in infos:
+                if (
+                    name in info.assigned
+                    or name in info.slots
+                    or name in (f.name for f in info.fields)
+                ):
+                    return current
+        return None
+
+    def foreign_base(self, cls: Definition) -> str | None:
+        """The dotted path of the first base in `cls`'s hierarchy that another package
+        defines (`from gbase.trainer import BaseTrainer` as a base of a class here): the
+        methods it brings are read on that package's releases, not on this one's."""
+        root = cls.module.split(".")[0]
+        for current, infos in self._lineage(cls):
+            for base in (b for info in infos for b in info.bases):
+                origin = self._imported(current.module, base)
+                if origin and origin.split(".")[0] != root:
+                    return origin
+        return None
+
+    def _lineage(self, cls: Definition) -> Iterator[tuple[Definition, list[ClassInfo]]]:
+        """`cls` and the classes of its bases this release defines, breadth first, each
+        with its definitions (one per `class` statement of that name)."""
         seen: set[tuple[str, str]] = set()
         queue = [cls]
         while queue and len(seen) < _MAX_BASES:
@@ -231,14 +264,22 @@ class UpstreamView:
                 continue
             seen.add((current.module, current.name))
             info = self.module(current.module)
-            classes = info.classes.get(current.name, []) if info else []
-            if any(method in c.methods for c in classes):
-                return current
-            for base in (b for c in classes for b in c.bases):
+            infos = info.classes.get(current.name, []) if info else []
+            yield current, infos
+            for base in (b for c in infos for b in c.bases):
                 found = self._base(current.module, base)
                 if found is not None and found.kind == "class":
                     queue.append(found)
-        return None
+
+    def _imported(self, module: str, base: str) -> str | None:
+        """Where the import binding a base's first name in `module` takes it from, with the
+        rest of the base's dotted name (`peft.PeftModel` for `peft.PeftModel` after `import
+        peft`)."""
+        info = self.module(module)
+        head, *rest = base.split("[")[0].split(".")
+        bindings = info.bindings.get(head, []) if info else []
+        origin = next((b.origin for b in bindings if b.kind == "import" and b.origin), None)
+        return ".".join([origin, *rest]) if origin else None
 
     def member(self, cls: Definition, name: str) -> FunctionInfo | bool | None:
         """What `name` is on class `cls` through its MRO, as the engine's `methods` and

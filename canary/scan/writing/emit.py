@@ -48,6 +48,7 @@ class Releases:
 
     spec: str = ">=0"
     comment: str = "every release: narrow this to the releases you support"
+    declared: str = ""  # the requirement as the project states it, when it has upper pins
 
 
 def quote(text: str) -> str:
@@ -172,6 +173,10 @@ def render_matrix(
         "versions:",
         f"  releases: {quote(releases.spec)}  # {comment(releases.comment)}",
     ]
+    if releases.declared:
+        lines.append(
+            f"  declared: {quote(releases.declared)}  # yours: reds beyond it are listed apart"
+        )
     if github:
         lines.append(f"  include: [{branch}]  # checked by `--versions all` (the nightly)")
     lines += ["", "checks:" if proposals else "checks: []"]
