@@ -75,6 +75,7 @@ def test_the_tutorial_prints_the_fixture_package_and_edit():
     assert proposed_ids() == [
         "- id: grpo-trainer-init-source",
         "- id: grpo-trainer-compute-loss-accepts",
+        "- id: grpo-trainer-compute-loss-signature",
         "- id: kto-trainer-init-source",
     ]
     assert [command for command, _ in shown()] == [
