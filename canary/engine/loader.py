@@ -69,6 +69,12 @@ class ModuleLoader:
             self._module_names = sorted(names)
         return self._module_names
 
+    def loaded(self) -> list[str]:
+        """The dotted names looked up so far, in order: what a story searches before reading
+        anything more (canary.engine.whereabouts)."""
+        with self._lock:
+            return list(self._modules)
+
     def prefetch(self, names: list[str]) -> None:
         """Modules about to be looked up, fetched together where the source can (a wheel
         merges neighbouring members into one request); best effort, as in Runner."""
