@@ -175,7 +175,8 @@ def test_a_src_layout_read_without_src_is_one_error_with_the_fix(upstream, tmp_p
 UNVERSIONED = {  # a development branch whose version is written at build time (vLLM's main)
     "pyproject.toml": b'[project]\nname = "fakeup"\ndynamic = ["version"]\n',
     "src/fakeup/__init__.py": b"from fakeup.version import __version__\n",
-    "src/fakeup/version.py": b'try:\n    from fakeup._version import __version__\nexcept ImportError:\n    __version__ = "dev"\n',
+    "src/fakeup/version.py": b"try:\n    from fakeup._version import __version__\n"
+    b'except ImportError:\n    __version__ = "dev"\n',
     "src/fakeup/core.py": b"def run(model, batch):\n    return model\n",
 }
 
