@@ -195,7 +195,7 @@ def test_a_hostile_comparison_is_a_clear_error_and_is_not_kept(answer, tmp_path)
 def test_hostile_pulls_are_a_clear_error(tmp_path):
     sha = "c" * 40
     with serving() as api:
-        api.add(f"/repos/o/demo/commits/{sha}/pulls", b"{\"a\": " * 50_000)
+        api.add(f"/repos/o/demo/commits/{sha}/pulls", b'{"a": ' * 50_000)
         with SourceContext(
             Settings.from_environment(), cache_dir=tmp_path / "cache", policy=FAST
         ) as context:
