@@ -63,7 +63,7 @@ def stand_in(matrix: Matrix, scratch: Path) -> Path:
     return tree / ".git"
 
 
-def measure(mirrors: Path, stand_ins: list[str]) -> int:
+def measure(mirrors: Path, stand_ins: tuple[str, ...] = ()) -> int:
     matrices = [m for m in load_matrices([str(ROOT / "matrices")]) if m.github]
     served = {
         m.github: mirrors / m.github.replace("/", "+") / "repo"
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         help="serve this shipped upstream's branch from its newest release's wheel (repeatable)",
     )
     args = parser.parse_args(argv)
-    return measure(args.mirrors, args.stand_in)
+    return measure(args.mirrors, tuple(args.stand_in))
 
 
 if __name__ == "__main__":
