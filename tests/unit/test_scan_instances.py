@@ -51,6 +51,11 @@ def test_an_object_built_in_init_is_followed_into_the_other_methods_with_the_cal
     assert sum(s[2] == "Engine.generate" for s in found) == 1
 
 
+def test_a_name_assigned_an_instance_holds_it_too():
+    methods = [p for p in proposed() if p.subject.name == "Engine" and p.assertion == "methods"]
+    assert "engines.py:11" in methods[0].why  # `engine = self.engine; engine.register_hooks()`
+
+
 def test_a_string_annotation_names_a_class_imported_for_type_checking():
     found = stated(proposed())
     assert ("instup.engine", "class", "Engine", "methods", ("register_hooks",)) in found

@@ -117,7 +117,11 @@ class InstanceVisits(VersionVisits):
 
     def _instance_of(self, value: ast.expr | None, annotation: ast.expr | None) -> Instance | None:
         """The instance a name assigned `value` (annotated `annotation`) holds: of the class
-        annotated, constructed, or returned by one of the package's own typed functions."""
+        annotated, constructed, returned by one of the package's own typed functions, or
+        held by the name or path it is read from (`engine = self.engine`)."""
+        path = path_of(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if path is not None and isinstance(alias := self._holding(path), Instance):
+            return alias
         ref = annotated(annotation, self._type) or constructed(value, self._upstream)
         func = value.func if isinstance(value, ast.Call) else None
         if ref is None and isinstance(func, ast.Name) and self.scopes.lookup(func.id) is None:

@@ -16,6 +16,8 @@ with different facts answers nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +54,11 @@ class OwnTypes:
         self._classes: dict[str, list[tuple[list[Base], list[str]]]] = {}
         self._returns: dict[str, list[Ref]] = {}
         self._methods: dict[str, list[list[Any]]] = {}  # module-level defs taking self
+        self._digest: str | None = None  # of all three (state)
 
     def add_class(self, name: str, bases: list[Base], binds: list[str]) -> list[Any]:
         """Keep one class; the event that replays it."""
+        self._digest = None
         facts = (bases, sorted(set(binds)))
         if facts not in self._classes.setdefault(name, []):
             self._classes[name].append(facts)
@@ -62,12 +66,14 @@ class OwnTypes:
 
     def add_return(self, function: str, ref: Ref) -> list[Any]:
         """Keep one function's annotated return; the event that replays it."""
+        self._digest = None
         self._returns.setdefault(function, []).append(ref)
         return ["gives", function, list(ref.parts), ref.known]
 
     def add_method(self, function: str, written: list[Any]) -> list[Any]:
         """Keep what a module-level def taking `self` relies on (subclasses.written_method);
         the event that replays it."""
+        self._digest = None
         self._methods.setdefault(function, []).append(written)
         return ["method", function, written]
 
@@ -132,12 +138,16 @@ class OwnTypes:
             return None
         return found[0]
 
-    def state(self) -> list[Any]:
-        """Everything kept, JSON-able: a second pass depends on it (cache keys)."""
-        classes = [[name, facts] for name, facts in sorted(self._classes.items())]
-        returns = [
-            [name, sorted(list(ref.parts) for ref in refs)]
-            for name, refs in sorted(self._returns.items())
-        ]
-        methods = [[name, found] for name, found in sorted(self._methods.items())]
-        return [classes, returns, methods]
+    def state(self) -> str:
+        """A digest of everything kept: a second pass depends on it (cache keys). Computed
+        once per change, not once per file: a package's classes are many."""
+        if self._digest is None:
+            classes = [[name, facts] for name, facts in sorted(self._classes.items())]
+            returns = [
+                [name, sorted(list(ref.parts) for ref in refs)]
+                for name, refs in sorted(self._returns.items())
+            ]
+            methods = [[name, found] for name, found in sorted(self._methods.items())]
+            text = json.dumps([classes, returns, methods])
+            self._digest = hashlib.sha256(text.encode()).hexdigest()
+        return self._digest
