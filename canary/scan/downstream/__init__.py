@@ -30,4 +30,7 @@
 - `reaching.py`: the defs of a name that reach a statement, branch by branch.
 - `rewriters.py`: registries of source rewriters, keyed by upstream names.
 - `call_shapes.py`: the shape of a call (positionals, keywords) proposed as a `call:` check.
+- `instances.py`: which upstream class an object the client holds is an instance of, and its uses.
+- `instance_visits.py`: what the visitor does with the objects the client holds (a mixin).
+- `own_types.py`: the package's own classes and typed functions, across its files.
 """

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from canary.scan.downstream.folders import LISTS_FOLDERS, Yielded
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.installers import INSTALLING, Installer, installer
+from canary.scan.downstream.own_types import TYPED, OwnTypes
 from canary.scan.downstream.source_helpers import READS_SOURCE, Returned, returned_source
 from canary.scan.downstream.spelled import WILD, Names
 
@@ -94,6 +95,7 @@ class CallSites:
         self.variant = ""  # the walk the visitor is in (a function walked once per value)
         self.repeating = False  # walking a body again: its defs are defined already
         self.given: CallSites | None = None  # a previous round's, for what walks vary
+        self.types = OwnTypes()  # the package's classes and typed functions (own_types.py)
 
     def register(self, function: str, module: str) -> None:
         if not self.frozen:
@@ -184,6 +186,11 @@ class CallSites:
         if not self.frozen or self._defined[function] != 1:
             return None
         return self._returns.get(function)
+
+    @_question
+    def typed(self, asked: tuple[str, str]) -> Any:
+        """What the package's own classes and functions answer (own_types.OwnTypes.answer)."""
+        return self.types.answer(asked, self._defined[asked[1]]) if self.frozen else None
 
     def lists(self, parts: tuple[str, ...], found: tuple[str, ...] | None) -> None:
         """The file read the modules of upstream package `parts`: what it scanned depends on
@@ -294,32 +301,7 @@ class CallSites:
         """Add what one file's first pass saw (its `events`)."""
         self.file = file
         for event in events:
-            if event[0] == "define":
-                self.define(event[1])
-            elif event[0] == "register":
-                self.register(event[1], event[2])
-            elif event[0] == "installs":
-                _, function, *slots = event
-                self.installs(function, Installer(*(tuple(slot) for slot in slots)))
-            elif event[0] == "lists":
-                continue
-            elif event[0] == "varies":
-                _, function, variant, slot, payload = event
-                if payload[0] == "names":
-                    self.vary(function, variant, slot, Names(tuple(payload[1])))
-                else:
-                    self.vary(function, variant, slot, Ref(tuple(payload[1]), payload[2]))
-            elif event[0] == "yields":
-                self.yields(event[1], Yielded.decoded(event[2]))
-            elif event[0] == "compares":
-                _, function, params, comparison = event
-                self.compares(function, tuple(params), comparison)
-            elif event[0] == "returns":
-                _, function, name, index, attrs, position = event
-                self.returns(function, Returned(name, index, tuple(attrs), position))
-            else:
-                _, function, slot, parts, known = event
-                self.record(function, slot, Ref(tuple(parts), known))
+            _replay(self, event)
 
     def state(self, names: list[str], file: str = "") -> list[Any]:
         """All a second pass of `file` may learn about its functions `names` (JSON-able), and
@@ -354,7 +336,7 @@ class CallSites:
             ]
             for name in sorted(set(names))
         ]
-        return [helpers, *functions]
+        return [helpers, self.types.state(), *functions]
 
     def varying(self) -> set[str]:
         """The functions some walk passes module names or its own object to."""
@@ -367,6 +349,36 @@ class CallSites:
             [label, sorted([str(slot), isinstance(slot, int), repr(v)] for slot, v in s.items())]
             for label, s in sorted(walks.items())
         ]
+
+
+def _replay(sites: CallSites, event: list[Any]) -> None:
+    """Add one event of a first pass (CallSites.replay)."""
+    if event[0] == "define":
+        sites.define(event[1])
+    elif event[0] == "register":
+        sites.register(event[1], event[2])
+    elif event[0] == "installs":
+        _, function, *slots = event
+        sites.installs(function, Installer(*(tuple(slot) for slot in slots)))
+    elif event[0] == "varies":
+        _, function, variant, slot, payload = event
+        if payload[0] == "names":
+            sites.vary(function, variant, slot, Names(tuple(payload[1])))
+        else:
+            sites.vary(function, variant, slot, Ref(tuple(payload[1]), payload[2]))
+    elif event[0] == "yields":
+        sites.yields(event[1], Yielded.decoded(event[2]))
+    elif event[0] == "compares":
+        _, function, params, comparison = event
+        sites.compares(function, tuple(params), comparison)
+    elif event[0] == "returns":
+        _, function, name, index, attrs, position = event
+        sites.returns(function, Returned(name, index, tuple(attrs), position))
+    elif event[0] in TYPED:
+        sites.types.replay(event)
+    elif event[0] != "lists":
+        _, function, slot, parts, known = event
+        sites.record(function, slot, Ref(tuple(parts), known))
 
 
 def _named(args: ast.arguments, slots: Mapping[int | str, Any]) -> dict[str, Any]:

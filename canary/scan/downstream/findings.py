@@ -33,6 +33,10 @@ class Role(str, enum.Enum):
     REPLACEMENT = "replacement"  # replaced by a function with these parameters (kind:name)
     BASE_CALL = "base call"  # `self.m(...)`/`super().m(...)` of the base (items: keywords)
     BASE_ATTRIBUTE = "base attribute"  # `self.x` read, never set by the subclass
+    # an object of an upstream class the client holds (instances.py): ref is the class the
+    # code names + the member
+    INSTANCE_CALL = "instance call"  # `obj.m(...)` (items: positional count or "", keywords)
+    INSTANCE_READ = "instance read"  # `obj.x` read
     UNPLACED = "unplaced"  # a rewrite of a source scan cannot tell of what (ref: UNKNOWN)
 
 

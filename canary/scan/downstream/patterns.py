@@ -28,6 +28,7 @@ from canary.scan.downstream.guards import (
 )
 from canary.scan.downstream.imports import Ref, Scopes, bind_import, mock_patched, resolve
 from canary.scan.downstream.installers import Replacements
+from canary.scan.downstream.instance_visits import InstanceVisits
 from canary.scan.downstream.namespaces import compiled_in
 from canary.scan.downstream.node_values import attribute_call, import_fallbacks, rewritten
 from canary.scan.downstream.recorder import Recorder
@@ -53,10 +54,9 @@ from canary.scan.downstream.text_flow import (
     keep_known,
     rewriter_selection,
 )
-from canary.scan.downstream.version_visits import VersionVisits
 
 
-class FileScanner(VersionVisits):
+class FileScanner(InstanceVisits):
     """Collects Findings about `upstreams` from one parsed file."""
 
     def __init__(
@@ -85,6 +85,7 @@ class FileScanner(VersionVisits):
         self.flow = TextFlow(self.scopes, self.calls, self._upstream)
         self.replacements = Replacements(tree)
         self.branches = Branches(self.scopes.lookup)  # which key reaches which callee (spread.py)
+        self.held_classes, self.narrowed, self.instance_calls = [], {}, set()  # instance_visits
 
     def _upstream(self, expr: ast.expr) -> Ref | None:
         ref = resolve(expr, self.scopes) or self.held_by_self.resolve(expr, self.scopes)
@@ -169,15 +170,20 @@ class FileScanner(VersionVisits):
         if params := self.replacements.params(value, node, self.scopes.lookup):
             self.record.add(Role.WRAPPER, target, node, params)
         variants = self.replacements.variants(value, node, self.scopes.lookup) if value else []
-        for use in replacement_uses(target, variants, node):
+        uses = replacement_uses(target, variants, node)
+        for use in uses if variants else self._installed_elsewhere(target, value, node):
             self.record.add(use.role, use.ref, use.node, use.items)
 
     def _assign(self, target: ast.expr, value: ast.expr | None, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             bound = self.flow.binding_of(value, self.record.guards) if value else None
+            if bound is None:  # an instance of an upstream class, or nothing known
+                bound = self._instance_of(value, getattr(node, "annotation", None))
             self.scopes.bind(target.id, self.branches.bound(target.id, bound))
         elif isinstance(target, ast.Attribute) and (ref := self._upstream(target)):
             self._patch(ref, value, node)
+        elif self._bind_held(target, value, node):  # `a.cache = Cache()`
+            self.visit(target)
         elif isinstance(target, ast.Tuple | ast.List):
             held = self.flow.returned(value) if value is not None else None
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
@@ -247,11 +253,12 @@ class FileScanner(VersionVisits):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.visit(expr)
-        for use in base_uses(node, [self._upstream(base) for base in node.bases]):
+        for use in base_uses(node, *self._class_bases(node)):
             self.record.add(use.role, use.ref, use.node, use.items)
         self.scopes.bind(node.name, None)
         self.flow.classes.append((node.name, compiled_patterns(node.body)))
-        self._in_scope(node.body, None, is_class=True)
+        with self._held_by(node):
+            self._in_scope(node.body, None, is_class=True)
         self.flow.classes.pop()
 
     def _in_scope(
@@ -266,6 +273,7 @@ class FileScanner(VersionVisits):
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
             names = [a.arg for a in every if a]
         self.scopes.push(names, is_class)
+        self._bind_parameters(args)  # `model: PreTrainedModel`
         if keywords := spread_parameter(args):
             self.scopes.bind(*keywords)
         for name, ref in (passed or {}).items():
@@ -281,9 +289,9 @@ class FileScanner(VersionVisits):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         ref = self._upstream(node) if isinstance(node.ctx, ast.Load) else None
         if ref:
-            self.record.add(self.held_by_self.role(node), ref, node)
-        else:
-            self.generic_visit(node)
+            return self.record.add(self.held_by_self.role(node), ref, node)
+        self._instance_read(node)
+        self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
@@ -340,6 +348,8 @@ class FileScanner(VersionVisits):
             arms = self.branches.of(func)
             for extra, role, items in call_uses(node, self.scopes.lookup, self.record.guards, arms):
                 self.record.add(role, callee, node, items, extra=extra)
+        else:
+            self._instance_call(node)  # `obj.m(...)` of an instance
         rekey(node, self.scopes, self.record.guards)
         self.generic_visit(node)
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from canary.scan.downstream.findings import Role
 from canary.scan.downstream.imports import Ref
+from canary.scan.downstream.own_types import NOTHING
 
-#: bases that bind nothing a client could rely on
-_NOTHING = frozenset({"object", "Generic", "ABC", "Protocol"})
 #: decorators after which the first parameter is no instance
 _NOT_BOUND = frozenset({"staticmethod", "classmethod"})
 
@@ -49,10 +49,24 @@ class BaseUse:
     items: tuple[str, ...] = ()
 
 
-def base_uses(node: ast.ClassDef, bases: list[Ref | None]) -> list[BaseUse]:
+def binds(node: ast.ClassDef) -> set[str]:
+    """The names a class binds itself: its methods, class-level names, `self.x` it sets."""
+    methods = _methods(node)
+    own = {fn.name for fn in methods} | _class_level(node)
+    return own | {name for fn in methods for name in _set_on_self(fn)}
+
+
+def base_uses(
+    node: ast.ClassDef,
+    bases: list[Ref | None],
+    inherited: frozenset[str] = frozenset(),
+    alone: bool = True,
+) -> list[BaseUse]:
     """The uses of the upstream base of `node` its body makes; `bases` are what each of the
-    class's bases resolves to (None: not an upstream object). The first upstream base is
-    the one named (a second one is rare, and its members are reached through the MRO)."""
+    class's bases resolves to (None: not an upstream object), through the client's own
+    classes too (own_types.py): `inherited` are the names those bind, and `alone` says
+    whether every other base on the way binds nothing. The first upstream base is the one
+    named (a second one is rare, and its members are reached through the MRO)."""
     upstream = [ref for ref in bases if ref is not None]
     if not upstream:
         return []
@@ -64,9 +78,8 @@ def base_uses(node: ast.ClassDef, bases: list[Ref | None]) -> list[BaseUse]:
         if not _dunder(fn.name)
     ]
     others = [b for b, ref in zip(node.bases, bases, strict=True) if ref is None]
-    alone = all(ast.unparse(b).split("[")[0].split(".")[-1] in _NOTHING for b in others)
-    own = {fn.name for fn in methods} | _class_level(node)
-    assigned = own | {name for fn in methods for name in _set_on_self(fn)}
+    alone = alone and all(ast.unparse(b).split("[")[0].split(".")[-1] in NOTHING for b in others)
+    assigned = binds(node) | inherited
     for fn in methods:
         if _NOT_BOUND & {ast.unparse(d) for d in fn.decorator_list} or not fn.args.args:
             continue
@@ -95,6 +108,26 @@ def replacement_uses(target: Ref, variants: Sequence[ast.AST], node: ast.AST) ->
         if not fn.args.args or fn.args.args[0].arg != "self" or len(target.parts) < 3:
             continue  # no method: its first parameter is no instance of the class
         found += _on_self(fn, "self", owner, _set_on_self(fn))
+    return found
+
+
+def written_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Any]:
+    """What a def taking `self` relies on as a replacement of a method, kept for a module of
+    the package that installs it (own_types.py): its parameters, and what it reads (an
+    attribute) or calls (a method, with its keywords) on `self` without setting it."""
+    uses = _on_self(fn, "self", Ref(("",), 0), _set_on_self(fn))
+    on_self = {(u.role.value, u.ref.parts[-1], u.items) for u in uses}
+    return [list(_parameters(fn.args)), [[r, n, list(i)] for r, n, i in sorted(on_self)]]
+
+
+def installed_uses(target: Ref, written: list[Any], node: ast.AST) -> list[BaseUse]:
+    """The uses a replacement installed as `target` at `node` makes of what it replaces when
+    it is defined in another module of the package (`written`, written_method's)."""
+    params, on_self = written
+    found = [BaseUse(Role.REPLACEMENT, target, node, tuple(params))]
+    if len(target.parts) >= 3:  # a method: its self is an instance of the class
+        owner = Ref(target.parts[:-1], target.known)
+        found += [BaseUse(Role(r), owner.child(n), node, tuple(i)) for r, n, i in on_self]
     return found
 
 

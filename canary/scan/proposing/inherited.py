@@ -27,12 +27,22 @@ from collections.abc import Iterable, Sequence
 
 from canary.analysis.model import FunctionInfo, Param
 from canary.analysis.parameters import render
+from canary.scan.downstream.call_shapes import shape_text
 from canary.scan.downstream.findings import Role, Use
+from canary.scan.proposing.pass_through import takes_anything
 from canary.scan.proposing.subjects import Placement
 from canary.scan.upstream.view import Definition, UpstreamView
 
-#: the roles of a subclass's uses of its base
-BASE_ROLES = (Role.OVERRIDE, Role.REPLACEMENT, Role.BASE_CALL, Role.BASE_ATTRIBUTE)
+#: the roles of a subclass's uses of its base, and of the uses of an instance the client
+#: holds (downstream/instances.py): each a use of a member of the class the code names
+BASE_ROLES = (
+    Role.OVERRIDE,
+    Role.REPLACEMENT,
+    Role.BASE_CALL,
+    Role.BASE_ATTRIBUTE,
+    Role.INSTANCE_CALL,
+    Role.INSTANCE_READ,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +82,7 @@ def base_member(
             continue
         found = [_member(other, parts, name) for other in views]
         kind = next((member for member in found if member), False)
-        if kind is False or None in found:
+        if kind is False or (None in found and not _named_anyway(finding, kind)):
             return []  # the client's own, or maybe bound by a base outside the upstream
         assertion = "methods" if isinstance(kind, FunctionInfo) else "attributes"
         stated = [Stated(named.module, "class", named.name, assertion, (name,))]
@@ -83,8 +93,55 @@ def base_member(
         elif finding.role is Role.BASE_CALL and finding.items and _named_only(found):
             method = f"{named.name}.{name}"
             stated.append(Stated(named.module, "function", method, "accepts", finding.items))
+        elif finding.role is Role.INSTANCE_CALL and isinstance(kind, FunctionInfo):
+            stated += _instance_call(named, name, finding.items, found)
         return stated
     return []
+
+
+def _named_anyway(finding: Use, kind: FunctionInfo | bool | None) -> bool:
+    """Whether a member a release read binds is stated although another release read may
+    bind it only through a base outside the upstream (`torch.nn.Module`, not read): an
+    attribute read on an object the client holds (`torch.nn.Module` binds its own few; a
+    `Cache`'s `key_cache` is none of them), and a method the code reads on the upstream class
+    itself (`PreTrainedModel.generate`, which left with `GenerationMixin`)."""
+    if finding.role is Role.INSTANCE_READ:
+        return kind is True
+    return finding.role is Role.ACCESS and isinstance(kind, FunctionInfo)
+
+
+def _instance_call(
+    named: Definition, name: str, items: tuple[str, ...], found: list[FunctionInfo | bool | None]
+) -> list[Stated]:
+    """What `obj.m(...)` on an instance states beyond the method: the call's shape (`call`,
+    issue 45 item 5) where it spreads nothing into the call, as a module-level function's
+    call does, else `accepts` of the keywords it names; neither where the method takes
+    anything (`*args, **kwargs`), or `accepts` where it takes any keyword."""
+    methods = [member for member in found if isinstance(member, FunctionInfo)]
+    if not items or all(takes_anything(fn) for fn in methods):
+        return []
+    method = f"{named.name}.{name}"
+    if items[0]:
+        return [Stated(named.module, "function", method, "call", (shape_text(items),))]
+    if _named_only(found):
+        return [Stated(named.module, "function", method, "accepts", items[1:])]
+    return []
+
+
+def inherited_method(finding: Use, views: Sequence[UpstreamView]) -> bool:
+    """Whether `Cls.m` read on an upstream class (`PreTrainedModel.generate`) is a method the
+    class inherits from another class on the newest release read that has it: the check is
+    then on `Cls` (`methods: [m]`, its MRO walked), not on the base defining it today, which
+    stays green when that base leaves `Cls`'s bases (issue 45 item 3)."""
+    if finding.role is not Role.ACCESS or len(finding.ref.parts) < 3:
+        return False
+    parts, name = finding.ref.parts[:-1], finding.ref.parts[-1]
+    for view in views:
+        named = _named_class(view, parts)
+        owner = view.method_owner(named, name) if named is not None else None
+        if named is not None and owner is not None:
+            return owner != named
+    return False
 
 
 def binds(target: Placement, views: Sequence[UpstreamView]) -> bool:

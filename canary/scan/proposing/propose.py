@@ -19,7 +19,13 @@ from canary.scan.downstream.findings import Role, Use
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.rewriters import ANY_CLASS
 from canary.scan.proposing.forwarded import forwarded_uses
-from canary.scan.proposing.inherited import BASE_ROLES, base_member, binds, shaped_apart
+from canary.scan.proposing.inherited import (
+    BASE_ROLES,
+    base_member,
+    binds,
+    inherited_method,
+    shaped_apart,
+)
 from canary.scan.proposing.pass_through import passes_through
 from canary.scan.proposing.subjects import Placement, is_class_name, locate, place
 from canary.scan.upstream.view import UpstreamView
@@ -45,6 +51,8 @@ _PHRASES = {
     Role.REPLACEMENT: "replaced by a function with its parameters at",
     Role.BASE_CALL: "called on self or super() at",
     Role.BASE_ATTRIBUTE: "read on self (never set there) at",
+    Role.INSTANCE_CALL: "called on an instance at",
+    Role.INSTANCE_READ: "read on an instance at",
 }
 _NAMESPACE_ROLES = (Role.IMPORT, Role.ACCESS, Role.ATTRIBUTE, Role.PATCH, Role.GUARD)
 _REEXPORT_NOTE = (
@@ -245,12 +253,14 @@ def _collect(
     varied = shaped_apart(findings)
     for finding in findings:
         views = views_of.get(finding.ref.root, ())
-        if finding.role in BASE_ROLES:
-            for stated in base_member(finding, views, finding.ref.parts not in varied):
+        if finding.role in BASE_ROLES or inherited_method(finding, views):
+            members = base_member(finding, views, finding.ref.parts not in varied)
+            for stated in members:
                 subject = ProposedSubject(stated.module, stated.key, stated.name)
                 for member in stated.values:
                     facts.setdefault(subject, _Facts()).add(stated.assertion, member, finding)
-            continue
+            if members or finding.role in BASE_ROLES:
+                continue  # an inherited method not stated on its class: where it is defined
         targets = [_inherited(t, views_of) for t in _targets(finding, views, modules)]
         if targets and not (targets[0].kind is None and views and finding.ref.parts in attached):
             located.append((finding, targets))
