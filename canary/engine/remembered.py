@@ -71,13 +71,14 @@ def check_key(check: Check) -> str:
 
 
 def _is_verdict(value: object) -> bool:
-    """[holds, detail, undecided] as `Verdicts.verdict` writes it."""
+    """[holds, detail, undecided, runtime] as `Verdicts.verdict` writes it."""
     return (
         isinstance(value, list)
-        and len(value) == 3
+        and len(value) == 4
         and isinstance(value[0], bool)
         and isinstance(value[1], str)
         and isinstance(value[2], bool)
+        and isinstance(value[3], bool)
     )
 
 
@@ -110,16 +111,16 @@ class Verdicts:
         key, hints = check_key(check), hints_on()
         known = self._known_as(key, hints)
         if known is not None:
-            holds, detail, undecided = known
-            return Verdict(holds, detail, undecided)
+            holds, detail, undecided, runtime = known
+            return Verdict(holds, detail, undecided, runtime)
         verdict = evaluate()
-        said = [verdict.holds, verdict.detail, verdict.undecided]
+        said = [verdict.holds, verdict.detail, verdict.undecided, verdict.runtime]
         self._new[key if hints or verdict.holds else key + _BARE] = said
         return verdict
 
     def _known_as(self, key: str, hints: bool) -> list[Any] | None:
-        """The remembered [holds, detail, undecided] of a check's key; without `hints`, a failure
-        remembered without them too."""
+        """The remembered [holds, detail, undecided, runtime] of a check's key; without
+        `hints`, a failure remembered without them too."""
         found = self._known.get(key)
         return found if found is not None or hints else self._known.get(key + _BARE)
 

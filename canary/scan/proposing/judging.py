@@ -217,9 +217,12 @@ def _appears(
 
 
 def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
-    """A name (no text sought in it) the client tolerates missing, missing on both ends."""
+    """A name (no text sought in it) the client tolerates missing, missing on both ends (its
+    `severity: info` failing; a `warn` of a name bound only as the upstream runs is no
+    absence)."""
     statuses = {status for status, _ in verdicts.values()}
-    return len(verdicts) == 2 and statuses == {Status.WARN} and proposal.assertion is None
+    tolerated = proposal.severity == "info" and proposal.assertion is None
+    return tolerated and len(verdicts) == 2 and statuses == {Status.WARN}
 
 
 def _remember(runs: list[VersionRun]) -> None:
