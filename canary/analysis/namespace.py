@@ -29,6 +29,9 @@ _MAX_LAZY_HOPS = 32
 #: loads from the cache) 64, not the whole folder; one that reads all makes about 8 requests.
 _PREFETCH_AFTER = 8
 
+#: A folder search's rank of a module whose name says nothing of the name looked for.
+_UNLIKELY = 2
+
 #: Modules define_import_structure leaves out of a folder's exports (transformers' rule).
 _SKIPPED_PREFIXES = ("convert_", "modular_")
 
@@ -237,7 +240,7 @@ class Namespace:
                 return
             last = candidate.rsplit(".", 1)[-1].replace("_", "")
             if rank is None:
-                rank = 1 if last and last in key else 2
+                rank = 1 if last and last in key else _UNLIKELY
             heapq.heappush(queue, (rank, len(queue), candidate))
 
         for binding in module.bindings.get(name, []):
@@ -249,7 +252,7 @@ class Namespace:
             push(listed)
         visited: set[str] = set()
         while queue:
-            _, _, candidate = heapq.heappop(queue)
+            rank, _, candidate = heapq.heappop(queue)
             if candidate in visited:
                 continue
             visited.add(candidate)
@@ -259,8 +262,10 @@ class Namespace:
             if info is None:
                 continue
             if info.path.endswith("__init__.py"):
+                # a likely package's modules are as likely (models/llama4/ for Llama4Config):
+                # queued last among all, they came after most of transformers' 1,500 files
                 for origin in (*info.typing_star_imports, *info.star_imports):
-                    push(origin)
+                    push(origin, rank if rank < _UNLIKELY else None)
                 continue
             if info.name.rsplit(".", 1)[-1].startswith(_SKIPPED_PREFIXES):
                 continue

@@ -11,7 +11,8 @@ import zipfile
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from campaign_upstream import PROJECT, publish, wheel_name
+import yaml
+from campaign_upstream import PROJECT, locked_upstream, publish, wheel_name
 from paths import FIXTURES, ROOT
 from servers import FAST, make_wheel, serving, sha256
 
@@ -35,6 +36,7 @@ from bench.driver import main as drive  # noqa: E402
 from bench.driver import spread  # noqa: E402
 from bench.explain import ungated  # noqa: E402
 from bench.floor import measure_floor  # noqa: E402
+from bench.large import fraction  # noqa: E402
 from bench.lead import Lead, table  # noqa: E402
 from bench.nightly_requests import measure as measure_requests  # noqa: E402
 from bench.proc import measure  # noqa: E402
@@ -42,6 +44,7 @@ from bench.recall import load as load_incidents  # noqa: E402
 from bench.report import Row, Target, seconds  # noqa: E402
 from bench.scan import main as bench_scan  # noqa: E402
 from bench.strategies import STRATEGIES, runner_for  # noqa: E402
+from bench.tally import main as tally  # noqa: E402
 from canary.engine.runner import local_selector  # noqa: E402
 from canary.matrix.model import load_matrix  # noqa: E402
 from canary.sources.context import SourceContext  # noqa: E402
@@ -207,3 +210,35 @@ def test_the_nightly_request_count_names_the_repositories_it_has_no_mirror_of(tm
     out = capsys.readouterr().out
     assert "cold: 0 API requests counted by GitHub" in out
     assert "not served (no mirror): UKPLab/sentence-transformers, " in out
+
+
+def test_a_share_of_the_checks_is_the_first_of_each_matrix_beside_its_lock(tmp_path):
+    folder = tmp_path / "proposed"
+    folder.mkdir()
+    checks = "".join(f"  - {{id: c{i}, module: pkg}}\n" for i in range(8))
+    (folder / "pkg.yaml").write_text(f"upstream: pkg\nchecks:\n{checks}")
+    (folder / "pkg.lock").write_text("1.0 pkg-1.0-py3-none-any.whl\n")
+    part = fraction(folder, 25, tmp_path / "part")
+    kept = yaml.safe_load((part / "pkg.yaml").read_text())["checks"]
+    assert [c["id"] for c in kept] == ["c0", "c1"]
+    assert (part / "pkg.lock").read_text() == (folder / "pkg.lock").read_text()
+    assert (
+        len(
+            yaml.safe_load(fraction(folder, 1, tmp_path / "one").joinpath("pkg.yaml").read_text())[
+                "checks"
+            ]
+        )
+        == 1
+    )
+
+
+def test_the_tally_counts_what_a_command_without_stats_fetched(tmp_path, monkeypatch):
+    releases = {"1.0.0": {f"{PROJECT}/__init__.py": b"x = 1\n"}}
+    matrix = f"upstream: {PROJECT}\nchecks:\n  - {{id: a, module: {PROJECT}}}\n"
+    with locked_upstream(tmp_path, monkeypatch, releases, matrix) as server:
+        out = tmp_path / "tally.json"
+        assert tally([str(out), "lock", "--check"]) == 0
+        asked = len(server.requests_to(f"/simple/{PROJECT}/"))
+    counted = json.loads(out.read_text())
+    assert counted["requests"] >= 1 and counted["bytes_downloaded"] > 0
+    assert asked >= 1

@@ -95,3 +95,18 @@ def test_a_walk_fetches_a_batch_at_a_time():
     walked = {path for batch in tree.prefetched for path in batch}
     assert len(walked) >= 2 * (MODULES - 16)  # each module's two files, a few batches
     assert len(tree.prefetched) <= 8
+
+
+def test_the_modules_of_a_package_named_like_the_name_are_read_before_the_rest():
+    """transformers' models/llama4/ for Llama4Config: its modules follow its __init__ at once,
+    not after the 1,500 other files (0.43 s a walk on every release of axolotl's matrix)."""
+    files = {"pkg/__init__.py": LAZY_INIT, "pkg/utils.py": "def define_import_structure(f): ...\n"}
+    for i in range(MODULES):
+        files[f"pkg/aa{i:03}.py"] = f'__all__ = ["Other{i:03}"]\n'
+    files["pkg/zeta/__init__.py"] = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+    files["pkg/zeta/__init__.py"] += "    from .configuration_zeta import *\n"
+    files["pkg/zeta/configuration_zeta.py"] = '__all__ = ["ZetaConfig"]\n\nclass ZetaConfig: ...\n'
+    tree = _Tree(files)
+    found = _find(_namespace(tree, ModuleCache()), "ZetaConfig")
+    assert isinstance(found, Found) and found.module.name == "pkg.zeta.configuration_zeta"
+    assert not tree.prefetched  # found among the first 8 read: no batch of the other 300
