@@ -21,10 +21,22 @@ _STATIC = re.compile(r"""^\s*version\s*=\s*["']([^"']+)["']""", re.M)
 _PKG_INFO = re.compile(r"^Version:[ \t]*(\S+)", re.M)
 
 
+#: what a development branch that declares no version at all counts as for gates and
+#: acknowledgements: newer than every release (an epoch no upstream uses), so `>=X` admits
+#: it and `<X`, `~=X` and `==X.*` do not. vLLM's main is one: setuptools-scm writes its
+#: version at build time, so the source holds none.
+UNRELEASED = Version("9999!0")
+
+
 class VersionUnknown(CanaryError):
     """No literal version could be read; gated checks on that tree become `error`."""
 
     exit_code = ExitCode.FAILED
+
+
+class Undeclared(VersionUnknown):
+    """The tree declares no version anywhere canary reads (not one it cannot parse or read):
+    on a development branch, the version it will be released as is not written yet."""
 
 
 def _literal_version(source: bytes) -> str | None:
@@ -102,6 +114,6 @@ def declared_version(tree: Tree, package: str) -> Version:
         raise VersionUnknown(f"cannot read the declared version: {exc}") from None
     if unparsable:
         raise VersionUnknown(f"declared version {', '.join(unparsable)} is not PEP 440")
-    raise VersionUnknown(
+    raise Undeclared(
         f"no literal __version__ in {base}/ and no VERSION file: cannot gate this tree"
     )

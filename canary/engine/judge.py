@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from canary.analysis import ModuleCache, ParseError
 from canary.analysis.bases import Hierarchy
-from canary.analysis.declared import VersionUnknown, declared_version
+from canary.analysis.declared import UNRELEASED, Undeclared, VersionUnknown, declared_version
 from canary.analysis.namespace import Namespace
 from canary.engine.bounded_regex import RegexError
 from canary.engine.contracts import Verdict, evaluate, evaluate_any, without_hints
@@ -53,13 +53,17 @@ class VersionRun:
         return "" if isinstance(self.tree, SourceError) else SourceKind(self.tree.kind).value
 
     def gate_version(self) -> Version:
-        """The release's own version, or what a branch's source declares."""
+        """The release's own version, or what a branch's source declares; a branch read from
+        GitHub that declares none is unreleased work, newer than every release (UNRELEASED)."""
         if self._version is None:
             if isinstance(self.tree, SourceError):
                 self._version = VersionUnknown(str(self.tree))
             else:
                 try:
                     self._version = declared_version(self.tree, self.matrix.package)
+                except Undeclared as exc:
+                    github = self.tree.kind == SourceKind.GITHUB and self.target.branch
+                    self._version = UNRELEASED if github else exc
                 except VersionUnknown as exc:
                     self._version = exc
         if isinstance(self._version, VersionUnknown):
@@ -105,6 +109,11 @@ class VersionRun:
                 if check.gate is not None:
                     return Status.ERROR, f"gated check on {self.target.label}: {exc}"
         if check.gate is not None and version is not None and check.gated_out(version):
+            if version == UNRELEASED:
+                return Status.SKIP, (
+                    f"{self.target.label} declares no version, so counts as newer than every "
+                    f"release: outside {check.gate}"
+                )
             return Status.SKIP, f"{version} is outside {check.gate}"
         try:
             at = version or self.target.version

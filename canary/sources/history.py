@@ -76,7 +76,11 @@ class History:
             headers.update({"If-None-Match": etag} if etag else {})
             return self.http.get(url, headers, max_bytes=self.limits.max_answer, github=True)
 
-        entry = self.cache.revalidate(f"github-ref:{url}", redact(url), fetch)
+        key = f"github-ref:{url}"
+        entry = self.cache.revalidate(key, redact(url), fetch)
+        if not entry.absent and not SHA.fullmatch(entry.data.decode("ascii", "replace").strip()):
+            # GitHubTree records only that the ref exists (b"") when a tarball proved it
+            entry = self.cache.revalidate(key, redact(url), fetch, refresh=True)
         sha = entry.data.decode("ascii", "replace").strip()
         if entry.absent or not SHA.fullmatch(sha):
             raise SourceError(f"{redact(url)}: ref {ref!r} not found in {self.repo}")
@@ -128,19 +132,27 @@ class History:
                 max_bytes=self.limits.max_answer,
                 github=True,
             )
+            _parsed(reply.content, url)  # an answer that is not JSON is not kept
             return reply.content
 
-        raw = self.cache.get_or_fetch(f"github-api:{url}", redact(url), fetch)
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise SourceError(f"{redact(url)}: not JSON") from None
+        return _parsed(self.cache.get_or_fetch(f"github-api:{url}", redact(url), fetch), url)
+
+
+def _parsed(raw: bytes, url: str) -> object:
+    """An answer's JSON; anything else (not JSON, or nested too deep for the parser: a few kB
+    of `[[[[...` reach Python's recursion limit) is an error naming the URL."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise SourceError(f"{redact(url)}: not JSON") from None
+    except RecursionError:
+        raise SourceError(f"{redact(url)}: JSON nested too deep") from None
 
 
 def _commit(item: object) -> Commit:
     """A commit of GitHub's answer; a malformed one is an error, not a guess."""
     if not isinstance(item, dict) or not SHA.fullmatch(str(item.get("sha", ""))):
-        raise SourceError(f"a commit of the comparison has no sha: {str(item)[:80]}")
+        raise SourceError(f"a commit of the comparison has no sha: a {type(item).__name__}")
     commit = item.get("commit") if isinstance(item.get("commit"), dict) else {}
     assert isinstance(commit, dict)
     committer = commit.get("committer") if isinstance(commit.get("committer"), dict) else {}

@@ -23,7 +23,8 @@ from canary.reports.jsonio import load_json, to_json
 from canary.reports.markdown import render_markdown
 from canary.settings import Settings
 from canary.sources.context import SourceContext
-from canary.sources.history import Commit
+from canary.sources.github import GitHubTree
+from canary.sources.history import Commit, History
 from canary.sources.tree import SourceError
 
 MATRIX = """\
@@ -141,6 +142,66 @@ def test_an_unknown_ref_is_an_error(served, tmp_path):
     matrix, check = _matrix(tmp_path)
     with _context(host, tmp_path) as context, pytest.raises(SourceError, match=r"v9\.9\.9"):
         Culprits(context).name(matrix, check, "v9.9.9", "main")
+
+
+def test_main_read_from_its_tarball_is_still_resolved_to_its_commit(served, tmp_path):
+    """A tarball proves the branch exists without saying its commit: naming a break on main
+    after main was read that way asks GitHub for the commit, not a ref 'not found'."""
+    host, broke = served
+    matrix, check = _matrix(tmp_path)
+    with _context(host, tmp_path) as context:
+        c = context
+        tree = GitHubTree(
+            "o/demo",
+            "main",
+            "",
+            c.http,
+            c.cache,
+            raw_url=host.raw_url,
+            api_url=host.api_url,
+            tarball_threshold=1,
+        )
+        tree.prefetch(["demo/core.py"])
+        assert host.api["tarball"] == 1
+        assert Culprits(context).name(matrix, check, "v1.0.0", "main").commit == broke
+
+
+HOSTILE_ANSWERS = {
+    "deep JSON": (b"[" * 100_000, "JSON nested too deep"),
+    "not JSON": (b"<html>", "not JSON"),
+    "no commits list": (b'{"commits": 3}', "not a comparison"),
+    "a commit without sha": (b'{"total_commits": 1, "commits": [[[1]]]}', "has no sha: a list"),
+}
+
+
+@pytest.mark.parametrize("answer", HOSTILE_ANSWERS, ids=list(HOSTILE_ANSWERS))
+def test_a_hostile_comparison_is_a_clear_error_and_is_not_kept(answer, tmp_path):
+    body, said = HOSTILE_ANSWERS[answer]
+    base, head = "a" * 40, "b" * 40
+    with serving() as api:
+        api.add(f"/repos/o/demo/compare/{base}...{head}", body)
+        with SourceContext(
+            Settings.from_environment(), cache_dir=tmp_path / "cache", policy=FAST
+        ) as context:
+            history = History("o/demo", context.http, context.cache, api.url)
+            for _ in range(2):
+                with pytest.raises(SourceError, match=re.escape(said)):
+                    history.between(base, head)
+    asked = len(api.requests_to(f"/repos/o/demo/compare/{base}...{head}"))
+    # what is not JSON is asked again (never kept); a JSON answer of the wrong shape is kept
+    assert asked == (2 if answer in ("deep JSON", "not JSON") else 1)
+
+
+def test_hostile_pulls_are_a_clear_error(tmp_path):
+    sha = "c" * 40
+    with serving() as api:
+        api.add(f"/repos/o/demo/commits/{sha}/pulls", b'{"a": ' * 50_000)
+        with SourceContext(
+            Settings.from_environment(), cache_dir=tmp_path / "cache", policy=FAST
+        ) as context:
+            history = History("o/demo", context.http, context.cache, api.url)
+            with pytest.raises(SourceError, match="pulls: JSON nested too deep"):
+                history.pull_request(sha)
 
 
 def _commits(count):

@@ -170,3 +170,29 @@ def test_a_src_layout_read_without_src_is_one_error_with_the_fix(upstream, tmp_p
         "ERROR fakeup[main] owner/fakeup keeps the package under src/ and the matrix has no "
         "`src:`; set src: src; 3 checks not run\n"
     )
+
+
+UNVERSIONED = {  # a development branch whose version is written at build time (vLLM's main)
+    "pyproject.toml": b'[project]\nname = "fakeup"\ndynamic = ["version"]\n',
+    "src/fakeup/__init__.py": b"from fakeup.version import __version__\n",
+    "src/fakeup/version.py": b"try:\n    from fakeup._version import __version__\n"
+    b'except ImportError:\n    __version__ = "dev"\n',
+    "src/fakeup/core.py": b"def run(model, batch):\n    return model\n",
+}
+
+
+def test_a_branch_declaring_no_version_is_newer_than_every_release(upstream, tmp_path):
+    """Gated checks on it are judged as on a version after the newest release, not `error`:
+    `since` admits it, `until` leaves it out, saying why."""
+    for path, data in UNVERSIONED.items():
+        upstream.add(f"/raw/owner/fakeup/dev/{path}", data)
+    upstream.add("/api/repos/owner/fakeup/commits/dev", b"1" * 40)
+    (tmp_path / "fakeup.yaml").write_text(MATRIX.replace("[main]", "[dev]"))
+    code, data = run(tmp_path, "--versions", "dev")
+    assert code == 0, data["results"]
+    on_dev = {r["check"]: (r["status"], r["detail"]) for r in data["results"]}
+    assert on_dev["run"][0] == on_dev["new-api"][0] == "pass"
+    assert on_dev["legacy"] == (
+        "skip",
+        "dev declares no version, so counts as newer than every release: outside <2.0.0.dev0",
+    )

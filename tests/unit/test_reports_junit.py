@@ -43,6 +43,8 @@ SCHEMA = {
         {"name"},
         {"skipped", "error", "failure", "system-out", "system-err"},
     ),
+    "properties": (set(), set(), {"property"}),
+    "property": ({"name", "value"}, {"name", "value"}, set()),
     "skipped": ({"message"}, set(), set()),
     "error": ({"message", "type"}, set(), set()),
     "failure": ({"message", "type"}, set(), set()),

@@ -3,6 +3,7 @@ released reds in every format, dated across nights, and their own exit policy.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -73,6 +74,41 @@ def test_markdown_has_an_upcoming_table_apart_from_the_failing_one():
     assert "`trl::up`" in upcoming and "`trl::cand`" in upcoming
     assert "`trl::old`" not in upcoming.split("##")[0]
     assert "3 checks upcoming" in out.splitlines()[2]
+
+
+def test_junit_puts_upcoming_reds_in_a_suite_of_their_own():
+    import xml.etree.ElementTree as ET
+
+    from test_reports_junit import validate
+
+    from canary.engine.outcomes import BrokenBy
+    from canary.reports.junit import render_junit
+
+    report = night()
+    at = next(n for n, r in enumerate(report.results) if (r.check, r.version) == ("up", "main"))
+    report.results[at] = dataclasses.replace(
+        report.results[at],
+        first_fail="main",
+        last_pass="1.2rc1",
+        broken_by=BrokenBy("1a2b3c4" + "0" * 33, "2026-07-15T12:00:00Z", "t", 41, "Drop it"),
+    )
+    root = ET.fromstring(render_junit(report).encode())
+    validate(root)
+    released, ahead = root.findall("testsuite")
+    assert (released.get("name"), ahead.get("name")) == ("trl", "trl (upcoming)")
+    assert [(p.get("name"), p.get("value")) for p in ahead.iter("property")] == [
+        ("canary.kind", "upcoming")
+    ]
+    assert not list(released.iter("property"))
+    names = {case.get("name") for case in ahead.iter("testcase")}
+    assert names == {"up[main]", "cand[1.2rc1]", "gone[main]"}
+    assert (ahead.get("tests"), ahead.get("failures")) == ("3", "3")
+    assert released.get("failures") == "4"  # old on 1.1, 1.2rc1, main; gone on 1.0
+    assert not names & {case.get("name") for case in released.iter("testcase")}
+    failure = next(c for c in ahead.iter("testcase") if c.get("name") == "up[main]")[0]
+    assert failure.get("type") == "upcoming" and failure.get("message").startswith("upcoming: ")
+    assert "broken on trl main by 1a2b3c4 (#41 'Drop it'), 2026-07-15" in failure.text
+    assert root.get("tests") == str(len(report.results)) and root.get("failures") == "7"
 
 
 def test_html_has_an_upcoming_list():
