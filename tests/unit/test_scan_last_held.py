@@ -111,9 +111,7 @@ def test_a_check_on_the_range_then_warns_and_never_fails(index, tmp_path):
     assert legacy == {"warn"} and status == 0
 
 
-def test_a_module_global_the_client_sets_is_a_check_where_an_older_release_had_it(
-    index, tmp_path
-):
+def test_a_module_global_the_client_sets_is_a_check_where_an_older_release_had_it(index, tmp_path):
     """`m.NAME = x` of a name no release in range binds: a setting upstream stopped reading
     (a warning, where it last held) or the client's own name (left out, said at the head)."""
     text, checks = scanned(tmp_path, "oldup>=1.3")
