@@ -43,6 +43,10 @@ from oldup.core import Collator, current_api, legacy_api, never_api
 
 oldup.core.LEGACY_FLAG = True  # read by 1.2.0 and before: does nothing since
 oldup.core._client_marker = 1  # the client's own name
+try:
+    oldup.core._guarded_marker = 2  # its own too, never "dead code"
+except AttributeError:
+    pass
 
 def patch():
     src = inspect.getsource(Collator.collate)
@@ -120,6 +124,8 @@ def test_a_module_global_the_client_sets_is_a_check_where_an_older_release_had_i
     assert flag["why"] == "monkey-patched at __init__.py:5"
     assert "last held on 1.2.0 (gone from 1.2.1 on)" in comment_above(text, "legacy-flag")
     assert "client_marker" not in "".join(checks)
-    head = "# left out: 1 name your code sets on an upstream module that no release read binds"
+    head = "# left out: 2 names your code sets on an upstream module that no release read binds"
     assert head in text
     assert "#   oldup.core._client_marker -- monkey-patched at __init__.py:6" in text
+    assert "#   oldup.core._guarded_marker -- monkey-patched at __init__.py:8 (severity" in text
+    assert "guards (try/except, hasattr)" not in text

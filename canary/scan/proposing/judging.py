@@ -89,7 +89,7 @@ def settle(
         if _guarded_and_absent(proposal, verdicts):
             absent.append(proposal)
             continue
-        if _everywhere(verdicts, reading) and not proposal.gate and proposal.severity != "info":
+        if _everywhere(verdicts, reading) and not proposal.gate and _unguarded(proposal):
             stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
             continue
         bisection = _judge_ends(check, proposal, verdicts, len(reading.labels))
@@ -103,7 +103,7 @@ def settle(
         if check.id in first:
             pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
             placing.placed(not _unsettled(pending[-1:]))
-        elif _guarded_and_absent(proposal, verdicts) or proposal.severity == "info":
+        elif _guarded_and_absent(proposal, verdicts) or not _unguarded(proposal):
             absent.append(proposal)  # tolerated, and holding on no release: dead code here
         else:
             stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
@@ -237,9 +237,17 @@ def _appears(
 
 
 def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
-    """A name (no text sought in it) the client tolerates missing, missing on both ends."""
+    """A name (no text sought in it) the client tolerates missing, missing on both ends; not
+    one it sets itself (attached.py), which older releases tell from its own."""
     statuses = {status for status, _ in verdicts.values()}
-    return len(verdicts) == 2 and statuses == {Status.WARN} and proposal.assertion is None
+    missing = len(verdicts) == 2 and statuses == {Status.WARN} and proposal.assertion is None
+    return missing and not proposal.attached
+
+
+def _unguarded(proposal: Proposal) -> bool:
+    """A use the client does not tolerate failing, or a name it sets (attached.py): either
+    broken on every release in range is said where it last held (last_held.py)."""
+    return proposal.severity != "info" or proposal.attached
 
 
 def _remember(runs: list[VersionRun]) -> None:
