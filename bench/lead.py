@@ -77,16 +77,17 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def proposed_check(mirrors: Path, incident: Incident, scratch: Path) -> dict | None:
+def proposed_check(mirrors: Path, incident: Incident, scratch: Path) -> dict | str:
     """The check `canary scan` proposes on the client's tree before the fix that names the
     incident's contract and catches it (holds on the last good release, fails on the first
-    broken one), as bench.recall finds it; None when scan proposes none that does."""
+    broken one), as bench.recall finds it; else why not, as recall says it (no proposed check
+    names it; one does but is not pass -> fail, with what it was; the tree is not whole)."""
     try:
         caught, said = verdict(mirrors, incident, scratch)
     except subprocess.CalledProcessError:  # a mirror without some of the tree's blobs
-        return None
+        return "the client's tree before the fix is not whole in its mirror"
     if not caught:
-        return None
+        return f"scan: {said}"
     ids = said.removeprefix("caught by ").split(", ")
     written = yaml.safe_load((scratch / "out" / f"{incident.upstream}.yaml").read_text())
     check = next(c for c in written["checks"] if c["id"] == ids[0])
@@ -167,8 +168,8 @@ def measure(
     lead = Lead(incident, _when(fixed), dict.fromkeys(ROUTES))
     if proposed:
         check = proposed_check(mirrors, incident, Path(tempfile.mkdtemp(dir=scratch)))
-        if check is None:
-            lead.note = "scan proposes no check that catches it (or the tree is not in the mirror)"
+        if isinstance(check, str):
+            lead.note = check
             return lead
         matrix = _matrix(incident, scratch, check)
     with SourceContext(settings) as context:
@@ -197,8 +198,10 @@ def measure(
         with SourceContext(here) as context:
             culprits = Culprits(context)
             try:
-                if culprits.holds(matrix, matrix.checks[0], head) is not False:
-                    lead.note = f"holds on main at {until:%Y-%m-%d}"
+                held = culprits.holds(matrix, matrix.checks[0], head)
+                if held is not False:
+                    told = "holds" if held else "is an error (undecided), not a fail,"
+                    lead.note = f"{told} on main at {until:%Y-%m-%d}"
                     return lead
                 found = culprits.name(matrix, matrix.checks[0], good, "main")
             except SourceError as exc:

@@ -5,23 +5,35 @@ the `fetch` tool leaves them).
 Each shipped matrix's branches (`include: [main]`, `master`) are read from a loopback GitHub
 (bench.githost) serving the mirror's newest commit, three times: cold (an empty cache), warm
 (the same cache within the hour: fresh entries answer) and the next night (the same cache,
-every branch entry stale: revalidated). The releases come from the package index, never the
-GitHub API, so they are not run. Printed: per matrix and in all, the API requests by kind
-(a 304 apart, which GitHub does not count against the limit) and the raw-content requests.
+every branch entry stale: revalidated); after each run the nightly's follow-up records the
+commit each branch was judged at (canary.engine.culprit.record_commits), as the Action does.
+The releases come from the package index, never the GitHub API, so they are not run. Printed:
+per matrix and in all, the API requests by kind (a 304 apart, which GitHub does not count
+against the limit) and the raw-content requests.
+
+`--stand-in UPSTREAM` (repeatable) serves, for a shipped upstream whose history cannot be
+mirrored (transformers: over the mirror's size limit), a one-commit repository made of its
+newest release's wheel (downloaded with pip, its package put under the matrix's `src`), so its
+branch is read as the nightly reads it: the same files, in the same number, as `main` has
+near a release. The wheel and the repository live in a scratch folder and are thrown away.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import subprocess
 import sys
 import tempfile
+import zipfile
 from collections import Counter
 from pathlib import Path
 
 from bench.githost import GitHost
+from canary.engine.culprit import Culprits, record_commits
 from canary.engine.runner import Runner
 from canary.matrix.files import load_matrices
+from canary.matrix.model import Matrix
 from canary.reports.grid import is_release
 from canary.settings import Settings
 from canary.sources.context import SourceContext
@@ -31,7 +43,27 @@ ROOT = Path(__file__).resolve().parent.parent
 NIGHTS = (("cold", 3600.0), ("warm", 3600.0), ("next night", 0.0))
 
 
-def measure(mirrors: Path) -> int:
+def stand_in(matrix: Matrix, scratch: Path) -> Path:
+    """A git repository of one commit holding `matrix`'s upstream as its newest release's
+    wheel has it, its package under the matrix's `src`, on each of the matrix's branches."""
+    wheels = scratch / "wheels"
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:"]
+    subprocess.run([*pip, "-q", "-d", str(wheels), matrix.pypi], check=True)
+    (wheel,) = wheels.glob("*.whl")
+    tree = scratch / matrix.upstream
+    top = matrix.package.split(".")[0]
+    with zipfile.ZipFile(wheel) as archive:
+        inside = [n for n in archive.namelist() if n.split("/")[0] in (top, f"{top}.py")]
+        archive.extractall(tree / matrix.src, inside)
+    branch = next(v for v in matrix.versions.include if not is_release(v))
+    git = ["git", "-C", str(tree), "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    subprocess.run([*git, "init", "-q", "-b", branch], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", f"{wheel.name} as a stand-in"], check=True)
+    return tree / ".git"
+
+
+def measure(mirrors: Path, stand_ins: tuple[str, ...] = ()) -> int:
     matrices = [m for m in load_matrices([str(ROOT / "matrices")]) if m.github]
     served = {
         m.github: mirrors / m.github.replace("/", "+") / "repo"
@@ -39,6 +71,14 @@ def measure(mirrors: Path) -> int:
         if m.github and (mirrors / m.github.replace("/", "+") / "repo").is_dir()
     }
     branches = {m.upstream: [v for v in m.versions.include if not is_release(v)] for m in matrices}
+    with tempfile.TemporaryDirectory() as scratch:
+        for matrix in (m for m in matrices if m.upstream in stand_ins and m.github):
+            served[str(matrix.github)] = stand_in(matrix, Path(scratch))
+            print(f"{matrix.upstream}: a stand-in of its newest release's wheel", flush=True)
+        return _nights(matrices, served, branches)
+
+
+def _nights(matrices: list[Matrix], served: dict[str, Path], branches: dict[str, list[str]]) -> int:
     with tempfile.TemporaryDirectory() as cache, GitHost(served) as host:
         settings = dataclasses.replace(
             Settings.from_environment(),
@@ -56,6 +96,8 @@ def measure(mirrors: Path) -> int:
                 with SourceContext(settings, max_age=max_age) as sources:
                     runner = Runner(settings=settings, sources=sources, explains=False)
                     report = runner.run([matrix], ",".join(branches[matrix.upstream]))
+                    for line in record_commits(report, [matrix], Culprits(sources)):
+                        print(f"  {line}")
                 red = sum(r.status.is_red for r in report.results)
                 spent = Counter(host.api)
                 spent.subtract(before)
@@ -82,7 +124,15 @@ def measure(mirrors: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.nightly_requests")
     parser.add_argument("mirrors", type=Path, help="folder of OWNER+NAME/repo git mirrors")
-    return measure(parser.parse_args(argv).mirrors)
+    parser.add_argument(
+        "--stand-in",
+        action="append",
+        default=[],
+        metavar="UPSTREAM",
+        help="serve this shipped upstream's branch from its newest release's wheel (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    return measure(args.mirrors, tuple(args.stand_in))
 
 
 if __name__ == "__main__":

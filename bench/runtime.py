@@ -40,7 +40,17 @@ HOLDING = {"pass", "xpass"}
 ABSORBED = "absorbed by **"
 #: how canary's `error` says a verdict turns on what it does not read (a base outside the
 #: upstream, a value computed at run time): undecided by canary, said so, not a wrong verdict
-UNDECIDED_BY_CANARY = ("not known for ", " are not read", "which canary does not follow")
+UNDECIDED_BY_CANARY = (
+    "not known for ",
+    " are not read",
+    "canary does not follow",
+    "canary does not read",
+)
+#: how canary's `warn` says a contract holds or not as the upstream runs (a name a function
+#: binds with `global`, an attribute a `__getattr__` may serve): undecided by canary, said so
+RUNTIME = ("once it runs", "which canary does not evaluate")
+#: how canary's `error` says a module cannot be imported: what Python says too
+UNCOMPILED = "does not compile, so it cannot be imported"
 _GATES = ("since", "until", "versions", "broken")
 
 
@@ -167,9 +177,13 @@ class Cell:
             return "gated"
         if self.truth == "undecided":
             return "undecided"
+        if self.status == "error" and UNCOMPILED in self.detail:
+            return "agree" if self.truth == "fails" else "false fail"
         if self.status == "error":
             said = any(words in self.detail for words in UNDECIDED_BY_CANARY)
             return "said undecided" if said else "canary error"
+        if self.status == "warn" and any(words in self.detail for words in RUNTIME):
+            return "said undecided"
         holds = self.status in HOLDING or (self.status == "warn" and ABSORBED in self.detail)
         if holds == (self.truth == "holds"):
             return "agree"

@@ -80,6 +80,7 @@ def sample_json() -> dict[str, Any]:
         declared=">=1.0,<2.0",
         matrix="canary/demo.yaml",
         lines={"a": 3},
+        commits={"main": "0" * 40},
     )
     now = RunReport(sample_results(), {}, {"demo": info}, run={"date": "", "canary": ""})
     before = RunReport([], {}, {})

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from servers import FileServer, serving
+
+# Hypothesis's timing checks judge the machine, not the code: on a shared 2-core machine under
+# load, a strategy that is quick alone is "too slow" (a train run failed on test_remotezip's
+# name search: 2 inputs in 1.14 s) and a test fails for no fault of canary's. Every example is
+# still generated and asserted; only the clock is not a verdict.
+settings.register_profile("canary", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("canary")
 
 _CAMPAIGN = Path(__file__).resolve().parent / "campaign"
 

@@ -14,7 +14,7 @@ import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canary.action.rest import GitHub
 from canary.action.runner import (
@@ -34,6 +34,9 @@ from canary.reports.jsonio import ReportError, to_json
 from canary.reports.markdown import SUMMARY_LIMIT
 from canary.settings import Settings
 from canary.sources.limits import MiB
+
+if TYPE_CHECKING:
+    from canary.matrix.model import Matrix
 
 ISSUE_TITLE = "canary: new upstream breakage"
 PR_TITLE = "canary: refresh the version locks"
@@ -184,8 +187,7 @@ def compare() -> None:
         print(f"canary: baseline: results of {baseline.named()}")
         used = f"Baseline: the results of {baseline.named()}."
     path = baseline.path if baseline else None
-    if path is not None:
-        follow_up(path)
+    follow_up(path)
     head = f"{used}\n\n"
     report = render(results_path(), "markdown", path, limit=SUMMARY_LIMIT - len(head.encode()))
     add_summary(head + report)
@@ -210,42 +212,56 @@ def new_breakage(baseline: Path | None) -> bool:
         raise ActionError(str(exc)) from None
 
 
-def follow_up(baseline: Path) -> None:
-    """Tonight's results, before they are uploaded, get what the baseline knew and what is
+def follow_up(baseline: Path | None) -> None:
+    """Tonight's results, before they are uploaded, get the commit each branch was judged at
+    (so a break on it tomorrow is bisected from there), and what the baseline knew and what is
     new tonight: the date each upcoming red was first seen (so the issue says "since" the night
     it turned red, and the next night reads it back), the commits named for transitions that
     are still the same, and the upstream commit of each new break (canary.engine.culprit), at
-    most MAX_NAMED a night; one that cannot be named is a warning saying why."""
-    from canary.engine.culprit import Culprits, carry_broken_by, name_breaks
+    most MAX_NAMED a night; one that cannot be named or recorded is a warning saying why."""
+    from canary.engine.culprit import Culprits, carry_broken_by, name_breaks, record_commits
     from canary.engine.upcoming import key
-    from canary.matrix.model import MatrixError, load_matrix
     from canary.sources.context import SourceContext
 
     try:
-        now, before = read_report(str(results_path())), read_report(str(baseline))
+        now = read_report(str(results_path()))
+        before = read_report(str(baseline)) if baseline is not None else None
     except ReportError as exc:
         raise ActionError(str(exc)) from None
-    carry_since(now, before)
-    carry_broken_by(now, before)
-    found = drift(now, before)
-    new = {key(result) for result, _ in [*found.new_failures, *found.new_upcoming]}
-    if new:
-        try:
-            matrices = [load_matrix(path) for path in matrix_files()]
-        except (ActionError, MatrixError) as exc:
-            command("warning", f"canary: the upstream changes of new breaks not named: {exc}")
-            matrices = []
+    new: set[tuple[str, str, str]] = set()
+    if before is not None:
+        carry_since(now, before)
+        carry_broken_by(now, before)
+        found = drift(now, before)
+        new = {key(result) for result, _ in [*found.new_failures, *found.new_upcoming]}
+    if new or any(info.branches for info in now.upstreams.values()):
+        matrices = _matrices("branches' commits not recorded, new breaks' changes not named")
         with SourceContext() as context:
+            culprits = Culprits(context)
+            for line in record_commits(now, matrices, culprits):
+                command("warning", f"canary: {line}")
             unnamed = name_breaks(
                 now,
                 matrices,
-                Culprits(context),
+                culprits,
                 lambda result: key(result) in new and result.broken_by is None,
                 MAX_NAMED,
+                before,
             )
         for line in unnamed:
             command("warning", f"canary: the upstream change that broke {line}")
     results_path().write_text(to_json(now), encoding="utf-8")
+
+
+def _matrices(otherwise: str) -> list[Matrix]:
+    """The run's matrices; none (with a warning saying `otherwise`) when one cannot be read."""
+    from canary.matrix.model import MatrixError, load_matrix
+
+    try:
+        return [load_matrix(path) for path in matrix_files()]
+    except (ActionError, MatrixError) as exc:
+        command("warning", f"canary: {otherwise}: {exc}")
+        return []
 
 
 def issue_intro(used: str) -> str:

@@ -27,7 +27,9 @@
 - `newer.py`: syntax newer than the running Python (PEP 695, PEP 758), read as the Python
   that runs it;
 - `standing.py`: what a module-level name is bound to once the module has run (its last
-  binding).
+  binding);
+- `runbound.py`: names a function binds with `global` when it runs, not on import;
+- `compiles.py`: whether a module compiles at all (one that does not cannot be imported).
 
 Upstream code is untrusted input: it is parsed with `ast`, never imported.
 """

@@ -108,6 +108,7 @@ class ExportsCollector:
         self.getattr_unread = 0  # the line of a `__getattr__ = ...` whose names are not literal
         self.alias_makers: dict[str, tuple[int, int]] = {}  # function -> (alias, target) args
         self.made_aliases: dict[str, str] = {}  # alias -> target, each relative or absolute
+        self.shim = 0  # the line of `sys.modules[__name__] = VALUE`, VALUE no lazy module
 
     # -- statements ------------------------------------------------------------------------
 
@@ -148,7 +149,7 @@ class ExportsCollector:
             elif name == "__all__":
                 self.extend_all(_strings(value))
             elif isinstance(value, ast.Dict):
-                table = self.alias_table(value)
+                table = _alias_table(value)
                 if table and name.endswith("MODULE_ALIASES"):
                     self.alias_tables[name] = table
                 elif name in self.structures or "structure" in name.lower():
@@ -158,7 +159,9 @@ class ExportsCollector:
         elif isinstance(target, ast.Subscript):
             owner = ast.unparse(target.value)
             if owner == "sys.modules" and _call_name(value).endswith("LazyModule"):
-                self.lazy_call = value  # type: ignore[assignment]
+                self.lazy_call, self.shim = value, 0  # type: ignore[assignment]
+            elif owner == "sys.modules" and ast.unparse(target.slice) == "__name__":
+                self.lazy_call, self.shim = None, value.lineno
             elif owner in self.structures:
                 self.structure(owner).add_value(_string(target.slice), value)
 
@@ -197,13 +200,6 @@ class ExportsCollector:
                     structure.add_dict(call.args[0])
             elif method == "setdefault" and call.args and _string(call.args[0]):
                 structure.keys.add(_string(call.args[0]) or "")
-
-    @staticmethod
-    def alias_table(node: ast.Dict) -> dict[str, str] | None:
-        table = {_string(k): _string(v) for k, v in zip(node.keys, node.values, strict=True)}
-        if any(k is None or v is None for k, v in table.items()):
-            return None
-        return table  # type: ignore[return-value]
 
     def module_getattr(self, node: ast.FunctionDef) -> None:
         """PEP 562: `if name == "X": from .sub import X; return X` serves X from .sub,
@@ -298,6 +294,8 @@ class ExportsCollector:
 
     def lazy(self, package: str) -> LazyExports | None:
         """The lazy exports with absolute module names (`package`: the module's package)."""
+        if self.shim:
+            return LazyExports(complete=False, shim=self.shim)
         if self.lazy_call is not None:
             return self._replacing(self.lazy_call, package)
         if self.getattr_names or self.getattr_computed or self.getattr_unread:
@@ -387,6 +385,14 @@ class ExportsCollector:
         for alias, target in self.made_aliases.items():
             found[f"{package}.{alias}"] = _absolute(target, package)
         return found
+
+
+def _alias_table(node: ast.Dict) -> dict[str, str] | None:
+    """A literal table of strings to strings (`_MODULE_ALIASES = {"old": "new"}`), else None."""
+    table = {_string(k): _string(v) for k, v in zip(node.keys, node.values, strict=True)}
+    if any(k is None or v is None for k, v in table.items()):
+        return None
+    return table  # type: ignore[return-value]
 
 
 def _compared_names(test: ast.expr, param: str) -> set[str]:

@@ -211,12 +211,11 @@ class _Indexer:
             base = _absolute(node.module, node.level, self.info.name, self.is_package)
             for alias in node.names:
                 if alias.name == "*":
-                    stars = (
-                        self.info.typing_star_imports
-                        if self.typing_only
-                        else self.info.star_imports
-                    )
-                    stars.append(base)
+                    if self.typing_only:
+                        self.info.typing_star_imports.append(base)
+                    else:
+                        self.info.star_imports.append(base)
+                        self.info.star_lines.append(span.start)
                 else:
                     origin = f"{base}.{alias.name}"
                     self.bind(alias.asname or alias.name, Binding("import", span, origin))

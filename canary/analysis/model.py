@@ -148,6 +148,9 @@ class LazyExports:
     complete: bool = True  # False when part of the structure is built in a way not read here
     computed: tuple[str, ...] = ()  # names the module's `__getattr__` returns itself
     unread: int = 0  # the line of a `__getattr__` bound to a value computed at run time
+    #: the line of `sys.modules[__name__] = VALUE` whose VALUE is no lazy module read here (a
+    #: shim): what an import finds is that value, not the module's own namespace
+    shim: int = 0
 
 
 @dataclass
@@ -160,6 +163,9 @@ class ModuleInfo:
     classes: Mapping[str, list[ClassInfo]] = field(default_factory=dict)
     functions: Mapping[str, list[FunctionInfo]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
+    #: the line of each of `star_imports` (Python binds a name to the last thing bound to it,
+    #: and a star import below a `def` may be that)
+    star_lines: list[int] = field(default_factory=list)
     typing_star_imports: list[str] = field(default_factory=list)
     all_names: tuple[str, ...] | None = None  # `__all__` when it is literal, else None
     lazy: LazyExports | None = None

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from canary.analysis.compiles import Uncompiled, compile_error
 from canary.analysis.flight import Flights
 from canary.analysis.indexer import decode, index_module
 from canary.analysis.model import MAX_SOURCE_BYTES, Exports, ModuleInfo
@@ -54,6 +55,25 @@ class ModuleCache:
         self._lock = threading.Lock()
         self._flights = Flights(self._lock)
         self.parses = 0
+        self._compiled: dict[str, Uncompiled | None] = {}  # file digest -> why not, or None
+
+    def compile_error(self, digest: str, text: str) -> Uncompiled | None:
+        """Why the text (its file's sha256 hex `digest`) does not compile, None when it does:
+        compiled once per content, and with a store once across runs (a whole compile costs
+        what a whole parse does, which reading by statements saves)."""
+        with self._lock:
+            if digest in self._compiled:
+                return self._compiled[digest]
+        known = self.store.compiled(digest) if self.store else None
+        if known is None:
+            why = compile_error(text)
+            if self.store:
+                self.store.put_compiled(digest, why)
+        else:
+            why = known[0]
+        with self._lock:
+            self._compiled[digest] = why
+        return why
 
     def exports(self, data: bytes, name: str, path: str, *, is_package: bool) -> Exports:
         """The module's exports (Exports.of its index), its index made once per content."""

@@ -90,6 +90,7 @@ def relined_module(info: ModuleInfo, line_of: Callable[[int], int]) -> ModuleInf
         bindings=_relined_table(info.bindings, line_of),
         classes=_relined_table(info.classes, line_of),
         functions=_relined_table(info.functions, line_of),
+        star_lines=[line_of(line) for line in info.star_lines],
     )
 
 

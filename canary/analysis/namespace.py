@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from canary.analysis.model import Binding, Exports, ModuleInfo, Unfollowed
 from canary.analysis.similar import RememberedMatches
-from canary.analysis.standing import deleted_at, standing
+from canary.analysis.standing import deleted_at, standing, stars_below
 
 #: Looks a dotted module name up; None when the module does not exist in this version.
 ModuleLookup = Callable[[str], ModuleInfo | None]
@@ -64,8 +64,11 @@ class Namespace:
         module_names: Callable[[], list[str]] = list,
         prefetch: Callable[[list[str]], None] = lambda names: None,
         exports: ExportsLookup | None = None,
+        compile_error: Callable[[str], str | None] = lambda name: None,
     ):
         self.lookup = lookup
+        #: why a module looked up cannot be imported because its file does not compile
+        self.compile_error = compile_error
         self.exports = exports or self._exports_of_lookup
         self.module_names = module_names  # every module of the version, when known
         self.prefetch = prefetch  # modules about to be looked up, fetched together
@@ -142,15 +145,43 @@ class Namespace:
         """The name as `module` itself binds or serves it; _STOP when a lazy module that
         replaces `module` decides it is not there."""
         lazy = module.lazy
+        replaced(module)
         if lazy is not None and lazy.replaces:
             found = self._lazy(module, name, seen, hops)
             if found is not None or lazy.complete:
                 return found or _STOP
         bindings = standing(module, name)  # the last binding made, and those that may follow
         if bindings:
-            return Found(module, bindings)
+            starred = self.star_rebinding(module, name, [b.span.start for b in bindings])
+            return starred or Found(module, bindings)
         if lazy is not None and not lazy.replaces:
             return self._lazy(module, name, seen, hops)
+        return None
+
+    def star_rebinding(self, module: ModuleInfo, name: str, starts: list[int]) -> Found | None:
+        """What a star import below the name's own bindings (starting on `starts`) binds it to
+        once `module` has run, when one does (Python keeps the last binding); raises Unfollowed
+        when that star import's module is outside the upstream (what it exports is unknown)."""
+        upstream = module.name.split(".")[0]
+        for origin, line in stars_below(module, starts):
+            target = self.lookup(origin)
+            if target is None:
+                if origin.split(".")[0] == upstream:
+                    continue  # no such module here: the import fails, it binds nothing
+                raise Unfollowed(
+                    f"{module.path}:{line}: `from {origin} import *` below the binding of "
+                    f"{name} binds it again if {origin} exports it; canary does not read "
+                    f"{origin} (outside {upstream})"
+                )
+            if not self._star_exports(target, name):
+                continue
+            found = self._find(target, name, {module.name})
+            if found is not None:
+                note = (
+                    f"{name} is bound again at line {line} of {module.name} by `from {origin} "
+                    f"import *`, below its own binding"
+                )
+                return Found(found.module, found.bindings, note)
         return None
 
     @staticmethod
@@ -274,3 +305,15 @@ class Namespace:
         if line is not None:
             return f"{name} is deleted at line {line} of {module.name} (`del {name}`)"
         return ""
+
+
+def replaced(module: ModuleInfo) -> None:
+    """Raises Unfollowed when `module` replaces itself in `sys.modules` with a value canary
+    does not read (a shim): what an import finds is that value, whatever the module defines."""
+    shim = module.lazy.shim if module.lazy is not None else 0
+    if shim:
+        raise Unfollowed(
+            f"{module.path}:{shim}: {module.name} replaces itself in sys.modules "
+            "(`sys.modules[__name__] = ...`) with a value computed at run time: an import "
+            "finds that value, not the module's own names, and canary does not follow it"
+        )

@@ -39,6 +39,13 @@ def parse_locked(source: str | bytes, filename: str = "<unknown>") -> ast.Module
         raise
 
 
+def compile_locked(source: str, filename: str) -> None:
+    """`compile(source, filename, "exec")` under the same lock (it parses too), the code object
+    dropped: whether the text compiles is all that is asked; nothing of it runs."""
+    with _PARSE_LOCK:
+        compile(source, filename, "exec", dont_inherit=True)
+
+
 def symtable_locked(source: str) -> symtable.SymbolTable:
     """`symtable.symtable(source)` (the compiler's scope pass, which parses) under the same lock."""
     with _PARSE_LOCK:

@@ -44,6 +44,9 @@ _LAZY_WORDS = ("LazyModule", "meta_path")
 #: `import_module`) whose calls add aliases: such a module is indexed whole too.
 _ALIAS_WORDS = ("sys.modules", "import_module")
 _GETATTR = re.compile("__getattr__")
+#: a module may replace itself (`sys.modules[__name__] = ...`) in a statement of its own
+_SYS_MODULES = re.compile(r"sys\.modules\[")
+_FUNCTION_WORDS = ("def", "async", "class")
 _ALL = re.compile("__all__")
 _STAR = re.compile(r"import[\s\\]*\*")
 #: After a name: an assignment, augmented assignment or annotation, or the name in a list.
@@ -265,12 +268,15 @@ class _ByName(Mapping[str, Any]):
 
 
 def _lazy_exports(shape: Outline) -> bool:
-    """Whether the module's exports may be served lazily (canary.analysis.exports)."""
+    """Whether the module's exports may be served lazily (canary.analysis.exports), or the
+    module replace itself in `sys.modules` outside a function."""
     masked = shape.masked
     if any(w in masked for w in _LAZY_WORDS) or all(w in masked for w in _ALIAS_WORDS):
         return True
     defined = shape.mentioning(_GETATTR, _getattr)
-    return any(shape.keyword(i) != "class" for i in defined)
+    if any(shape.keyword(i) != "class" for i in defined):
+        return True
+    return any(shape.keyword(i) not in _FUNCTION_WORDS for i in shape.mentioning(_SYS_MODULES))
 
 
 def sparse_module(text: str, name: str, path: str, *, is_package: bool) -> ModuleInfo | None:
@@ -294,6 +300,7 @@ def sparse_module(text: str, name: str, path: str, *, is_package: bool) -> Modul
         classes=_ByName(statements, "classes"),
         functions=_ByName(statements, "functions"),
         star_imports=exports.star_imports,
+        star_lines=exports.star_lines,
         typing_star_imports=exports.typing_star_imports,
         all_names=exports.all_names,
     )

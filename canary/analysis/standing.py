@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Iterable
 
 from canary.analysis.model import Binding, ModuleInfo, Span
 from canary.analysis.parselock import parse_locked
@@ -47,8 +48,30 @@ def may_rebind(module: ModuleInfo, name: str) -> bool:
 
 def unconditional(module: ModuleInfo, binding: Binding) -> bool:
     """Whether the binding's statement stands at the module's top level (column 0)."""
-    first = module.segment(Span(binding.span.start, binding.span.start))
+    return at_top(module, binding.span.start)
+
+
+def at_top(module: ModuleInfo, line: int) -> bool:
+    """Whether a statement starting on `line` stands at the module's top level (column 0): it
+    runs whenever the module does."""
+    first = module.segment(Span(line, line))
     return bool(first) and not first[0].isspace()
+
+
+def stars_below(module: ModuleInfo, starts: Iterable[int]) -> list[tuple[str, int]]:
+    """The star imports (module, line) at the module's top level below every binding of a name
+    (the lines it starts on: `starts`), newest first: each binds the name again when its
+    module exports it. (One above a binding made under `if`/`try` is not counted: that binding
+    stands as an alternative, as branches do.)"""
+    lines = list(starts)
+    after = max([0, *lines])
+    if not module.star_lines or max(module.star_lines) <= after:
+        return []  # the common case: no star import below the name's bindings
+    below = zip(module.star_imports, module.star_lines, strict=True)
+    return sorted(
+        ((origin, line) for origin, line in below if line > after and at_top(module, line)),
+        key=lambda star: -star[1],
+    )
 
 
 def deleted_at(module: ModuleInfo, name: str) -> int | None:

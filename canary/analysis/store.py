@@ -21,6 +21,8 @@ from canary.analysis import (
     Rename,
     Span,
 )
+from canary.analysis.compiles import KEY as COMPILES
+from canary.analysis.compiles import Uncompiled
 from canary.analysis.model import Decoded
 from canary.cache.fingerprint import INDEX_CODE, code_fingerprint
 from canary.cache.store import Cache
@@ -50,16 +52,16 @@ def _lazy(lazy: LazyExports | None) -> list[Any] | None:
         return None
     names = {k: list(v) for k, v in lazy.names.items()}
     folders, extra, computed = list(lazy.folders), list(lazy.extra), list(lazy.computed)
-    return [names, folders, extra, lazy.replaces, lazy.complete, computed, lazy.unread]
+    return [names, folders, extra, lazy.replaces, lazy.complete, computed, lazy.unread, lazy.shim]
 
 
 def _unlazy(data: list[Any] | None) -> LazyExports | None:
     if data is None:
         return None
-    names, folders, extra, replaces, complete, computed, unread = data
+    names, folders, extra, replaces, complete, computed, unread, shim = data
     names = {k: tuple(v) for k, v in names.items()}
     folders, extra, computed = tuple(folders), tuple(extra), tuple(computed)
-    return LazyExports(names, folders, extra, replaces, complete, computed, unread)
+    return LazyExports(names, folders, extra, replaces, complete, computed, unread, shim)
 
 
 def dump(info: ModuleInfo) -> dict[str, Any]:
@@ -88,6 +90,7 @@ def dump(info: ModuleInfo) -> dict[str, Any]:
             for name, classes in info.classes.items()
         },
         "star_imports": info.star_imports,
+        "star_lines": info.star_lines,
         "typing_star_imports": info.typing_star_imports,
         "all": None if info.all_names is None else list(info.all_names),
         "lazy": _lazy(info.lazy),
@@ -161,6 +164,7 @@ def decode(encoded: bytes, name: str, path: str, text: str) -> ModuleInfo:
         functions=Decoded(data["functions"], _unfunctions),
         classes=Decoded(data["classes"], _unclasses),
         star_imports=list(data["star_imports"]),
+        star_lines=[int(line) for line in data["star_lines"]],
         typing_star_imports=list(data["typing_star_imports"]),
         all_names=None if data["all"] is None else tuple(data["all"]),
         lazy=_unlazy(data["lazy"]),
@@ -184,6 +188,23 @@ class IndexStore:
             return None if raw is None else decode(raw, name, path, text)
         except (SourceError, ValueError, KeyError, TypeError):
             return None
+
+    def compiled(self, digest: str) -> tuple[Uncompiled | None] | None:
+        """The remembered answer of whether the file of sha256 hex `digest` compiles (in a
+        tuple: (None,) when it does), None when none is (or it is malformed)."""
+        raw = self.cache.load_json("index", f"{COMPILES}:{digest}")
+        if raw == []:
+            return (None,)
+        if isinstance(raw, list) and len(raw) == 2:
+            line, message = raw
+            if isinstance(line, int) and isinstance(message, str):
+                return ((line, message),)
+        return None
+
+    def put_compiled(self, digest: str, why: Uncompiled | None) -> None:
+        """Remember whether the file of sha256 hex `digest` compiles."""
+        data = [] if why is None else list(why)
+        self.cache.store("index", f"{COMPILES}:{digest}", json.dumps(data).encode())
 
     def put(self, key: str, info: ModuleInfo, encoded: bytes | None = None) -> None:
         """Store `info`; `encoded` is its stored form when a parse worker made it already."""

@@ -10,6 +10,22 @@ from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
+#: What a verdict (and the story of a transition) depends on: the layers up to the engine
+#: (tests/unit/test_layers.py: none of them imports a front end) and the modules any layer
+#: imports. Reports, the command line, scan, init, the Action and the pytest plugin only show
+#: or ask for verdicts: a change there (a renderer fixed, a checkout updated) keeps them.
+JUDGING_CODE = (
+    "cache",
+    "sources",
+    "analysis",
+    "matrix",
+    "engine",
+    "compat",
+    "safety",
+    "_version.py",
+    "errors.py",
+    "settings.py",
+)
 #: What a module index depends on: the analysis package and the index's on-disk form. An
 #: upgrade that leaves them alone keeps the indexes (parsing is the costly part of a run).
 INDEX_CODE = ("analysis",)

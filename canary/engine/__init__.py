@@ -13,6 +13,7 @@
 - `hints.py`: hints that read one check across every version checked;
 - `transitions.py`: where a check broke: the last version it held on and the first it failed on;
 - `became.py`: what a failing subject became there, and its diff between the two;
+- `whereabouts.py`: where a missing name went in a release, searched cheapest first;
 - `retold.py`: what was told of a transition, remembered per pair of release files;
 - `interrupted.py`: Ctrl-C during a run: one line saying how far it got, exit 130;
 - `culprit.py`: the upstream commit that broke a check, bisected between two versions;

@@ -18,17 +18,14 @@ from collections.abc import Iterator
 
 from canary.engine.became import (
     EXPLAIN_DIFF_LINES,
-    MAX_SEARCH_BYTES,
-    MAX_SEARCH_MODULES,
     Explanation,
     explain,
     gone_name,
     logical_lines,
-    opened,
-    read_files,
 )
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Place
+from canary.engine.whereabouts import MAX_SEARCH_BYTES, MAX_SEARCH_MODULES, opened, read_files
 from canary.matrix.model import Contract
 
 #: words upstream uses when it says a name is going: the message must hold one of them

@@ -7,34 +7,30 @@ diff of that subject between the last release it held on and that one.
   release (top-level, or in a class of any module), the likeliest modules read first;
 - a missing parameter: the parameters the release added, the likely rename.
 
-Bounded in cost (a search reads at most `MAX_SEARCH_MODULES` modules and `MAX_SEARCH_BYTES`,
-and a file is parsed only when its text defines the name; at most `MAX_LINES` lines are
-compared) and deterministic (candidates in a fixed order, ties broken by name).
+Bounded in cost (where a name went is searched cheapest first, canary.engine.whereabouts; at
+most `MAX_LINES` lines are compared) and deterministic (candidates in a fixed order, ties broken
+by name).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import io
 import re
 import tokenize
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError, Span
+from canary.analysis import FunctionInfo, ModuleInfo
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.lines import Lines
 from canary.engine import bounded_regex
 from canary.engine.contracts import Verdict, defined, evaluate
 from canary.engine.judge import VersionRun
 from canary.engine.outcomes import Became, Place
+from canary.engine.whereabouts import dotted_name, find_definitions, moved_text, pointers
 from canary.matrix.model import Check, ClassSubject, Contract, FunctionSubject, SymbolSubject
-from canary.sources.tree import MemberRefused, SourceError, Tree
 
-MAX_SEARCH_MODULES = 800
-MAX_SEARCH_BYTES = 24 * 1024 * 1024
 MAX_LINES = 5000
 MAX_LINE_CHARS = 400
 CLOSEST_CUTOFF = 0.5
@@ -43,7 +39,6 @@ RUNNER_UP_WITHIN = 0.05
 #: the diff a result carries; `canary explain` shows up to EXPLAIN_DIFF_LINES
 DIFF_LINES = 400
 EXPLAIN_DIFF_LINES = 20_000
-PREFETCH_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -81,7 +76,7 @@ def explain(
     Raises SourceError or ParseError when a module either side needs cannot be read."""
     before = subject_of(contract, old.hierarchy)
     after = subject_of(contract, new.hierarchy)
-    became, moved = _became(contract, new, before, after)
+    became, moved = _became(contract, old, new, before, after)
     after = moved or after
     diff = unified_diff(before, after, old.target.label, new.target.label, diff_lines)
     return Explanation(became, before, after, diff)
@@ -160,14 +155,19 @@ def _function(
 
 
 def _became(
-    contract: Contract, new: VersionRun, before: SubjectText | None, after: SubjectText | None
+    contract: Contract,
+    old: VersionRun,
+    new: VersionRun,
+    before: SubjectText | None,
+    after: SubjectText | None,
 ) -> tuple[Became | None, SubjectText | None]:
     """What the subject became, and where it went when it moved (the diff's new side)."""
     if after is None:
         name = missing_name(contract, new.hierarchy)
         if name is None:
             return _moved_module(contract, new.hierarchy), None
-        places, searched = find_definitions(new, name, contract.module)
+        origins = _origins(contract, old, name)
+        places, searched = find_definitions(new, name, contract.module, origins=origins)
         moved = _moved_subject(new, places[0]) if places else None
         return Became("definition", places, searched), moved
     method = missing_method(contract, new.hierarchy)
@@ -197,7 +197,7 @@ def _moved_with_text(
         return None
     places, searched = find_definitions(new, name, contract.module, skip=after.path)
     for place in places:
-        there = dataclasses.replace(contract, module=_module_name(place.path))
+        there = dataclasses.replace(contract, module=dotted_name(place.path))
         subject = subject_of(there, new.hierarchy)
         if subject is not None and _missing_text(contract, subject.text) is None:
             at = Place(
@@ -205,6 +205,13 @@ def _moved_with_text(
             )
             return Became("definition", (at,), searched), subject
     return None
+
+
+def _origins(contract: Contract, old: VersionRun, name: str) -> list[str]:
+    """The modules the last release that had `name` imported it from into the check's module
+    (a module that imports it still is likely to, from where it went)."""
+    module = old.hierarchy.namespace.lookup(contract.module)
+    return pointers(module, name) if module is not None else []
 
 
 def missing_name(contract: Contract, hierarchy: Hierarchy) -> str | None:
@@ -343,137 +350,13 @@ def closest_lines(text: str, subject: SubjectText, count: int = 2) -> tuple[Plac
     return tuple(Place(line, subject.path, subject.start + at) for _, at, line in kept)
 
 
-def _definition_pattern(name: str) -> re.Pattern[bytes]:
-    word = re.escape(name.encode())
-    return re.compile(
-        rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+" + word + rb"\b|^" + word + rb"[ \t]*[:=]",
-        re.MULTILINE,
-    )
-
-
-def _ranked(paths: list[str], name: str, module: str) -> list[list[str]]:
-    """The release's modules in groups, likeliest first: the same file name as the module
-    the check names (a module that moved), a file named like the name (`kto_trainer` for
-    KTOTrainer), the rest of the package; each group in path order."""
-    leaf = module.rsplit(".", 1)[-1]
-    key = name.lower().replace("_", "")
-    groups: list[list[str]] = [[], [], []]
-    for path in sorted(paths):
-        stem = path.rsplit("/", 1)[-1].removesuffix(".py")
-        if stem == "__init__":
-            stem = path.rsplit("/", 2)[-2] if "/" in path else stem
-        plain = stem.replace("_", "")
-        if stem == leaf:
-            groups[0].append(path)
-        elif plain and (plain in key or key in plain):
-            groups[1].append(path)
-        else:
-            groups[2].append(path)
-    return groups
-
-
-def _module_name(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-
-
-def find_definitions(
-    run: VersionRun, name: str, module: str, skip: str = ""
-) -> tuple[tuple[Place, ...], int]:
-    """Where `name` is defined in the version (`module.Class.name` for a method), and how many
-    modules were read: the first group of `_ranked` with a definition answers, and in the
-    last (every other module, hundreds in a large upstream) the first module with one (the
-    file `skip` is not read)."""
-    tree = opened(run)
-    paths = [p for p in tree.files() or () if p.endswith(".py") and p != skip]
-    if not paths:
-        paths = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"]
-    pattern, word = _definition_pattern(name), name.encode()
-    searched, budget = 0, MAX_SEARCH_BYTES
-    groups = _ranked(paths, name, module)
-    for group in groups:
-        found: list[Place] = []
-        for path, data in read_files(tree, group):
-            searched += 1
-            budget -= len(data)
-            if word in data and pattern.search(data):  # the plain test first: far cheaper
-                found += _definitions_in(run, path, data, name)
-            if searched >= MAX_SEARCH_MODULES or budget <= 0 or (found and group is groups[-1]):
-                return tuple(found), searched
-        if found:
-            return tuple(found), searched
-    return (), searched
-
-
-def opened(run: VersionRun) -> Tree:
-    """The release's tree. Only a failing check is explained, and a release whose source
-    could not be opened fails none (its checks are errors), so an unopened one raises."""
-    if isinstance(run.tree, SourceError):
-        raise run.tree
-    return run.tree
-
-
-def read_files(tree: Tree, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file's bytes, fetched in chunks where the source can (a wheel merges neighbours).
-    A file the source refuses (a link, a member over the cap) is passed by: one such member
-    must not cost the story of the whole release; a fault of fetching still ends it."""
-    for at in range(0, len(paths), PREFETCH_CHUNK):
-        chunk = paths[at : at + PREFETCH_CHUNK]
-        if len(chunk) > 1:
-            with contextlib.suppress(MemberRefused):  # then read one by one
-                tree.prefetch(chunk)
-        for path in chunk:
-            try:
-                data = tree.read(path)
-            except MemberRefused:
-                continue
-            if data is not None:
-                yield path, data
-
-
-def _definitions_in(run: VersionRun, path: str, data: bytes, name: str) -> list[Place]:
-    """Top-level and class-level definitions of `name` in one file, by line."""
-    dotted = _module_name(path)
-    try:
-        info = run.cache.get(data, dotted, path, is_package=path.endswith("__init__.py"))
-    except ParseError:
-        return []
-    places = [Place(f"{dotted}.{name}", path, span.start) for span in _spans(info, name)]
-    for binding in info.bindings.get(name, []):
-        if binding.kind == "assign":
-            places.append(Place(f"{dotted}.{name}", path, binding.span.start))
-    for cls in _classes(info):
-        for fn in cls.methods.get(name, []):
-            places.append(Place(f"{dotted}.{cls.name}.{name}", path, fn.span.start))
-    return sorted(places, key=lambda p: p.line)
-
-
-def _spans(info: ModuleInfo, name: str) -> list[Span]:
-    """Where the module's top-level classes, then functions, named `name` are defined."""
-    classes = [cls.span for cls in info.classes.get(name, [])]
-    return classes + [fn.span for fn in info.functions.get(name, [])]
-
-
-def _classes(info: ModuleInfo) -> list[ClassInfo]:
-    return [cls for variants in info.classes.values() for cls in variants]
-
-
 def _moved_subject(run: VersionRun, place: Place) -> SubjectText | None:
     """The definition a missing name moved to, as the new side of the diff."""
-    data = opened(run).read(place.path)
-    if data is None:
+    found = moved_text(run, place)
+    if found is None:
         return None
-    dotted = _module_name(place.path)
-    info = run.cache.get(data, dotted, place.path, is_package=place.path.endswith("__init__.py"))
-    name = place.text.rsplit(".", 1)[-1]
-    spans = [span for span in _spans(info, name) if span.start == place.line] + [
-        fn.span
-        for cls in _classes(info)
-        for fn in cls.methods.get(name, [])
-        if fn.span.start == place.line
-    ]
-    if not spans:
-        return None
-    return _span(info, spans[0].start, spans[0].end, place.text)
+    info, span = found
+    return _span(info, span.start, span.end, place.text)
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")

@@ -20,9 +20,10 @@ from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.generated import init_of
 from canary.analysis.lines import line_at
-from canary.analysis.model import Unfollowed
-from canary.analysis.namespace import Namespace
+from canary.analysis.model import ParseError, Unfollowed
+from canary.analysis.namespace import Namespace, replaced
 from canary.analysis.parameters import first_difference, render, shown
+from canary.analysis.runbound import bound_when_run
 from canary.analysis.similar import close_matches
 from canary.analysis.standing import (
     assigned_value,
@@ -51,6 +52,10 @@ class Verdict:
     #: a failure that turns on what canary does not read (a base outside the upstream): the
     #: detail says so, and the status is `error`, not `fail`
     undecided: bool = False
+    #: a failure that holds or not as the upstream runs (a name a function binds with
+    #: `global`, an attribute a class's `__getattr__` may serve): the detail says what it
+    #: turns on, and the status is `warn`, neither `pass` nor `fail`
+    runtime: bool = False
 
 
 def _pass(note: str = "") -> Verdict:
@@ -104,6 +109,9 @@ def _missing_name(module: ModuleInfo, name: str, what: str, pool: Iterable[str])
     imported = _imported(module, name, what)
     if imported:
         return _fail(imported)
+    later = bound_when_run(module, name)
+    if later is not None:
+        return Verdict(False, later.said(module, name), runtime=True)
     detail = f"{module.name} has no {what} {name}{_similar(name, pool, 'similar:')}"
     if module.star_imports:
         detail += f"; it star-imports {', '.join(module.star_imports)}"
@@ -188,12 +196,30 @@ def _attributes_verdict(hierarchy: Hierarchy, ref: ClassRef, contract: Contract)
                 detail += "; not in its bases read here, and not known for " + ", ".join(
                     str(u) for u in table.unresolved
                 )
+            served = None if contract.own else _served_by_getattr(hierarchy, ref)
+            if served is not None:
+                return Verdict(False, f"{detail}; {served}", runtime=True)
             return _fail(detail)
         if name in contract.assignable and not bound.assignable:
             return _fail(f"{name} of {bound.owner.qualname} is {bound.how}: it cannot be assigned")
         where = "" if bound.owner.key == ref.key else f" of {bound.owner.qualname}"
         notes.append(f"{name}: {bound.how}{where}")
     return _pass("; ".join(notes))
+
+
+def _served_by_getattr(hierarchy: Hierarchy, ref: ClassRef) -> str | None:
+    """How an instance of the class may still find a name it does not bind: its (or a base's)
+    `__getattr__`, which Python calls for every attribute missing otherwise, and whose answer
+    canary does not evaluate; None when no class read here defines one."""
+    order, _ = hierarchy.mro(ref)
+    for owner in order:
+        functions = owner.methods("__getattr__")
+        if functions:
+            return (
+                f"{owner.qualname}.__getattr__ (line {functions[0].span.start}) serves the "
+                "attributes an instance does not bind, which canary does not evaluate"
+            )
+    return None
 
 
 def _inherited(
@@ -295,6 +321,9 @@ def evaluate(contract: Contract, hierarchy: Hierarchy, version: Version | None =
         similar = namespace.similar_modules(contract.module) if _hints.get() else []
         hint = f" (did you mean {', '.join(similar)}?)" if similar else ""
         return _fail(f"module {contract.module} not found{hint}")
+    uncompiled = namespace.compile_error(module.name)
+    if uncompiled is not None:
+        raise ParseError(uncompiled)  # no import of it succeeds, whatever it holds
     verdict = _evaluate_in(module, contract, hierarchy, version)
     if module.name != contract.module and verdict.holds:  # served by an alias table
         alias = f"{contract.module} is an alias of {module.name}"
@@ -306,6 +335,8 @@ def _evaluate_in(
     module: ModuleInfo, contract: Contract, hierarchy: Hierarchy, version: Version | None
 ) -> Verdict:
     subject = contract.subject
+    if subject is not None:
+        replaced(module)  # what an import finds is not the module's own names: said
     if isinstance(subject, SymbolSubject):
         return _evaluate_symbol(module, subject.name, contract, hierarchy.namespace)
     if isinstance(subject, ClassSubject):
@@ -453,6 +484,15 @@ def defined(
     here = getattr(module, table)
     what = "function" if table == "functions" else "class"
     found = _standing(module, name, here, what, _MAX_IMPORT_HOPS)
+    if isinstance(found, tuple) and found[0] is module and module.star_lines:
+        starts = [b.span.start for b in standing(module, name)]
+        again = namespace.star_rebinding(module, name, starts)
+        if again is not None:  # Python keeps the last binding: the star import's
+            theirs = getattr(again.module, table).get(name) if contract.globals_bound else None
+            if theirs:
+                return again.module, theirs
+            said = f"{what} {name} of {module.name} is not what an import finds"
+            return _fail(f"{said}: {again.note}")
     if found is not None:
         return found
     followed = _through_imports(module, name, namespace, table) if contract.globals_bound else None
@@ -529,11 +569,13 @@ def evaluate_any(
     alternatives: tuple[Contract, ...], hierarchy: Hierarchy, version: Version | None = None
 ) -> Verdict:
     details = []
-    undecided = False
+    undecided = runtime = False
     for i, alternative in enumerate(alternatives, 1):
         verdict = evaluate(alternative, hierarchy, version)
         if verdict.holds:
             return verdict
         details.append(f"({i}) {verdict.detail}")
         undecided = undecided or verdict.undecided
-    return Verdict(False, "none of the alternatives holds: " + "; ".join(details), undecided)
+        runtime = runtime or verdict.runtime
+    said = "none of the alternatives holds: " + "; ".join(details)
+    return Verdict(False, said, undecided, runtime)

@@ -123,17 +123,62 @@ def ref_of(matrix: Matrix, label: str, branches: tuple[str, ...]) -> str:
     return label if label in branches else matrix.tag.format(version=label)
 
 
+def record_commits(report: RunReport, matrices: list[Matrix], culprits: Culprits) -> list[str]:
+    """Record in `report` the commit each branch it judged points at (one ref request per
+    branch, revalidated with its ETag: GitHub does not count a 304), so that a break on it
+    the next night is bisected from there. Returns a sentence per branch not recorded, why."""
+    repos = {m.upstream: m for m in matrices if m.github}
+    unrecorded: list[str] = []
+    for upstream, info in report.upstreams.items():
+        if not info.branches:
+            continue
+        if upstream not in repos:
+            why = "no matrix given names its repository"
+            unrecorded += [_unrecorded(upstream, branch, why) for branch in info.branches]
+            continue
+        history = culprits.history(repos[upstream])
+        commits = dict(info.commits)
+        for branch in info.branches:
+            try:
+                commits[branch] = history.resolve(branch)
+            except SourceError as exc:
+                unrecorded.append(_unrecorded(upstream, branch, str(exc)))
+        report.upstreams[upstream] = dataclasses.replace(info, commits=commits)
+    return unrecorded
+
+
+def _unrecorded(upstream: str, branch: str, why: str) -> str:
+    return f"the commit {upstream} {branch} was judged at is not recorded: {why}"
+
+
+def _held_at(before: RunReport | None, result: Result) -> str:
+    """The commit the baseline judged `result`'s branch at, when the check held there."""
+    if before is None or result.upstream not in before.upstreams:
+        return ""
+    sha = before.upstreams[result.upstream].commits.get(result.version, "")
+    held = any(
+        r.status in _HOLDS
+        for r in before.results
+        if (r.upstream, r.check, r.version) == (result.upstream, result.check, result.version)
+    )
+    return sha if held else ""
+
+
 def name_breaks(
     report: RunReport,
     matrices: list[Matrix],
     culprits: Culprits,
     wanted: Callable[[Result], bool],
     limit: int,
+    before: RunReport | None = None,
 ) -> list[str]:
     """Name the commit of each transition of `report` that `wanted` picks (its first failing
     result, `first_fail` == `version`), at most `limit` of them, in the report's order; the
-    results get `broken_by`. Returns one line per transition left unnamed and why (a source
-    fault, the limit), for the caller to say: never a silent skip."""
+    results get `broken_by`. A branch that held in `before` (the last night) at a recorded
+    commit, and still holds there, is bisected from that commit to the one recorded tonight:
+    the night's few commits, not all those since the last good release's tag (and right when
+    the release's tag is not on the branch). Returns one line per transition left unnamed and
+    why (a source fault, the limit), for the caller to say: never a silent skip."""
     checks = {(m.upstream, c.id): (m, c) for m in matrices for c in m.checks}
     unnamed: list[str] = []
     named = 0
@@ -148,11 +193,16 @@ def name_breaks(
             unnamed.append(f"{where}: not named, over this run's limit of {limit}")
             continue
         matrix, check = checks[result.upstream, result.check]
-        branches = report.upstreams[result.upstream].branches
-        good = ref_of(matrix, result.last_pass, branches)
-        bad = ref_of(matrix, result.first_fail, branches)
+        info = report.upstreams[result.upstream]
+        good = ref_of(matrix, result.last_pass, info.branches)
+        bad = info.commits.get(result.first_fail) or ref_of(
+            matrix, result.first_fail, info.branches
+        )
         named += 1
         try:
+            since = _held_at(before, result)
+            if since and culprits.holds(matrix, check, since):
+                good = since
             found = culprits.name(matrix, check, good, bad)
         except SourceError as exc:
             unnamed.append(f"{where}: {exc}")

@@ -44,7 +44,7 @@ class VersionRun:
         self.module = self.modules.module
         self._version: Version | VersionUnknown | None = target.version
         loader = self.modules
-        lookups = (loader.module_names, loader.prefetch, loader.exports)
+        lookups = (loader.module_names, loader.prefetch, loader.exports, loader.compile_error)
         self.namespace = Namespace(self.module, *lookups)
         self.hierarchy = Hierarchy(self.namespace)
 
@@ -139,6 +139,8 @@ class VersionRun:
             return Status.WARN, detail
         if verdict.undecided:
             return Status.ERROR, detail  # turns on what canary does not read: said, not failed
+        if verdict.runtime:
+            return Status.WARN, detail  # holds or not as the upstream runs: said, not failed
         return Status.FAIL, detail
 
 

@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from canary.analysis import ModuleCache, ModuleInfo, ParseError
+from canary.analysis.compiles import said
 from canary.analysis.model import Exports
 from canary.cache.memo import Memo
 from canary.sources.tree import SourceError, Tree
@@ -69,6 +70,12 @@ class ModuleLoader:
             self._module_names = sorted(names)
         return self._module_names
 
+    def loaded(self) -> list[str]:
+        """The dotted names looked up so far, in order: what a story searches before reading
+        anything more (canary.engine.whereabouts)."""
+        with self._lock:
+            return list(self._modules)
+
     def prefetch(self, names: list[str]) -> None:
         """Modules about to be looked up, fetched together where the source can (a wheel
         merges neighbouring members into one request); best effort, as in Runner."""
@@ -122,6 +129,17 @@ class ModuleLoader:
                 pass  # raised again, and remembered, by the lookup below
         info = self.module(name)
         return None if info is None else Exports.of(info)
+
+    def compile_error(self, name: str) -> str | None:
+        """Why module `name` cannot be imported because its file does not compile (the error,
+        naming the line), None when it compiles or is not read from a file of its own."""
+        info = self.module(name)
+        with self._lock:
+            print_ = self._prints.get(name)
+        if info is None or print_ is None or print_[0] == "-":
+            return None
+        why = self.cache.compile_error(print_[1], info.text)
+        return None if why is None else said(info.path, why)
 
     def print_of(self, name: str) -> Print:
         """What decides `name`'s lookup (canary.engine.reuse keys verdicts by it), looked up

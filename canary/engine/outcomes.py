@@ -239,6 +239,9 @@ class UpstreamInfo:
     #: the requirement the project declares (`versions.declared`): reds beyond it are told
     #: apart from those on releases it allows (reports/standing.py)
     declared: str = ""
+    #: branch -> the commit it pointed at when the nightly judged it (canary.engine.culprit
+    #: records it): a break on that branch the next night is bisected from there
+    commits: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass

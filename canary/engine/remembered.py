@@ -1,10 +1,12 @@
 """Verdicts remembered per release file, so a warm run answers every check on a release it has
 judged before without opening the release at all (no listing, no member, no index is loaded).
 
-What a check's contract concludes (whether it holds, and its detail) depends only on the check,
-the release (its files and version) and canary's code. One cache entry per release file (keyed by
-project, file name, the index's sha256 and canary's code fingerprint) maps each check's
-fingerprint to that verdict; it is verified like every other entry. Gates, known-broken versions
+What a check's contract concludes (whether it holds, and its detail) depends only on the
+contract, the release (its files and version) and the code that judges (canary.cache.fingerprint's
+JUDGING_CODE: never a report's or a front end's, so no format and no upgrade of a renderer
+changes what is remembered). One cache entry per release file (keyed by project, file name, the
+index's sha256 and that code's fingerprint) maps each contract's fingerprint to that verdict; it
+is verified like every other entry. Gates, known-broken versions
 and severity are applied afresh on every run; errors (a source or parse fault) are never
 remembered.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from canary.cache.fingerprint import code_fingerprint
+from canary.cache.fingerprint import JUDGING_CODE, code_fingerprint
 from canary.cache.store import Cache
 from canary.engine.contracts import Verdict, hints_on
 from canary.matrix.model import Check
@@ -54,24 +56,29 @@ _keys: dict[int, tuple[Check, str]] = {}
 
 
 def check_key(check: Check) -> str:
-    """Everything about a check but its line in the file (editing a neighbour moves it)."""
+    """What a check's verdict depends on: its contract, or its alternatives. Its id, why, gate,
+    severity and acknowledgements are applied afresh on every run (canary.engine.judge), and
+    its lines move whenever a line above it is edited: keying by them made a maintainer's
+    first review of init's matrices (a comment, an `ignore:` entry, a check deleted) throw
+    away the verdicts of every check below the edit, on every release (issue 51)."""
     known = _keys.get(id(check))
     if known is not None and known[0] is check:
         return known[1]
-    plain = _plain(dataclasses.replace(check, line=0))
+    plain = _plain([check.contract, check.any_of])
     key = hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:32]
     _keys[id(check)] = (check, key)
     return key
 
 
 def _is_verdict(value: object) -> bool:
-    """[holds, detail, undecided] as `Verdicts.verdict` writes it."""
+    """[holds, detail, undecided, runtime] as `Verdicts.verdict` writes it."""
     return (
         isinstance(value, list)
-        and len(value) == 3
+        and len(value) == 4
         and isinstance(value[0], bool)
         and isinstance(value[1], str)
         and isinstance(value[2], bool)
+        and isinstance(value[3], bool)
     )
 
 
@@ -81,7 +88,7 @@ class Verdicts:
     def __init__(self, cache: Cache, release: str) -> None:
         self.cache = cache
         self.release = release
-        self.key = f"{release}@{code_fingerprint()}"
+        self.key = f"{release}@{code_fingerprint(JUDGING_CODE)}"
         self._known = self._read()
         self._new: dict[str, list[Any]] = {}
 
@@ -104,16 +111,16 @@ class Verdicts:
         key, hints = check_key(check), hints_on()
         known = self._known_as(key, hints)
         if known is not None:
-            holds, detail, undecided = known
-            return Verdict(holds, detail, undecided)
+            holds, detail, undecided, runtime = known
+            return Verdict(holds, detail, undecided, runtime)
         verdict = evaluate()
-        said = [verdict.holds, verdict.detail, verdict.undecided]
+        said = [verdict.holds, verdict.detail, verdict.undecided, verdict.runtime]
         self._new[key if hints or verdict.holds else key + _BARE] = said
         return verdict
 
     def _known_as(self, key: str, hints: bool) -> list[Any] | None:
-        """The remembered [holds, detail, undecided] of a check's key; without `hints`, a failure
-        remembered without them too."""
+        """The remembered [holds, detail, undecided, runtime] of a check's key; without
+        `hints`, a failure remembered without them too."""
         found = self._known.get(key)
         return found if found is not None or hints else self._known.get(key + _BARE)
 

@@ -1,16 +1,16 @@
 """What was told of a transition (what the subject became, and its diff), remembered per pair of
 release files, so a warm run with red checks reopens no release to tell it again.
 
-Like a verdict, it depends only on the check, the two release files (each pinned by the
-index's sha256) and canary's code: the key holds all four. Only releases read from the index
-with a hash qualify; branches, GitHub and local sources are told afresh every run.
+Like a verdict, it depends only on the check's contract, the two release files (each pinned by
+the index's sha256) and canary's judging code: the key holds all four. Only releases read from
+the index with a hash qualify; branches, GitHub and local sources are told afresh every run.
 """
 
 from __future__ import annotations
 
 import json
 
-from canary.cache.fingerprint import code_fingerprint
+from canary.cache.fingerprint import JUDGING_CODE, code_fingerprint
 from canary.cache.store import Cache
 from canary.engine.outcomes import Became
 from canary.engine.remembered import check_key
@@ -30,7 +30,7 @@ def story_key(project: str, check: Check, old: Target, new: Target) -> str | Non
     if old.branch or new.branch or any(f is None or not f.sha256 for f in files):
         return None
     sides = "|".join(release_key(project, f) for f in files if f is not None)
-    return f"story:{sides}:{check_key(check)}@{code_fingerprint()}"
+    return f"story:{sides}:{check_key(check)}@{code_fingerprint(JUDGING_CODE)}"
 
 
 def recalled(cache: Cache, key: str) -> Told | None:

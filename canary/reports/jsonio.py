@@ -5,8 +5,9 @@ plus additive keys: `upcoming` (the checks red only ahead of the releases, with 
 was first seen), `run` (date, canary version, command) and `upstreams`, each
 UpstreamInfo (anchors, broken, branches, the pre-release ahead (`next`, only when one was
 checked), order, and where each check is written: the `matrix` file and the `lines` of its
-check ids). Reading tolerates a file without them (other producers, older runs): versions are
-then ordered by PEP 440 with branch labels last.
+check ids; the nightly adds `commits`, the commit each branch was judged at). Reading
+tolerates a file without them (other producers, older runs): versions are then ordered by
+PEP 440 with branch labels last.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from canary.errors import CanaryError
 from canary.reports.grid import is_release, order_versions
 from canary.reports.standing import red_checks
 from canary.safety.untrusted import encodable, showable
+from canary.sources.history import SHA
 
 STATS_KEYS = ("requests", "bytes_downloaded", "cache_hits", "seconds")
 #: a result's text fields; `closest` or `moved_to` (what a failure became) is an object
@@ -67,6 +69,7 @@ def to_json(report: RunReport, extra: dict[str, Any] | None = None) -> str:
                 "matrix": info.matrix,
                 "lines": info.lines,
                 **({"declared": info.declared} if info.declared else {}),
+                **({"commits": info.commits} if info.commits else {}),
             }
             for name, info in report.upstreams.items()
         },
@@ -132,11 +135,17 @@ def _infos(data: dict[str, Any], results: list[Result]) -> dict[str, UpstreamInf
             )
         if not all(isinstance(line, int) for line in lines.values()):
             raise ReportError(f'upstreams["{name}"]["lines"] is not an object of line numbers')
+        commits = info.get("commits", {})
+        if not isinstance(commits, dict) or not all(
+            isinstance(sha, str) and SHA.fullmatch(sha) for sha in commits.values()
+        ):
+            raise ReportError(f'upstreams["{name}"]["commits"] is not an object of commit shas')
         infos[name] = UpstreamInfo(
             **{key: tuple(map(str, info.get(key, []))) for key in INFO_KEYS},
             matrix=matrix,
             lines=lines,
             declared=declared,
+            commits=commits,
         )
     return infos
 

@@ -283,8 +283,7 @@ def _night(date: str, main_status: Status) -> RunReport:
     )
 
 
-def test_the_nightly_names_the_commit_of_a_new_break_and_keeps_it(served, tmp_path, monkeypatch):
-    host, broke = served
+def _nightly_env(host, tmp_path, monkeypatch):
     matrix_path = tmp_path / "demo.yaml"
     matrix_path.write_text(MATRIX, "utf-8")
     for name, value in {
@@ -296,6 +295,11 @@ def test_the_nightly_names_the_commit_of_a_new_break_and_keeps_it(served, tmp_pa
         "CANARY_RETRY_BACKOFF": "0",
     }.items():
         monkeypatch.setenv(name, value)
+
+
+def test_the_nightly_names_the_commit_of_a_new_break_and_keeps_it(served, tmp_path, monkeypatch):
+    host, broke = served
+    _nightly_env(host, tmp_path, monkeypatch)
     before = tmp_path / "before.json"
     before.write_text(to_json(_night("2026-12-06 05:00 UTC", Status.PASS)), "utf-8")
     results_path().write_text(to_json(_night("2026-12-07 05:00 UTC", Status.FAIL)), "utf-8")
@@ -314,3 +318,37 @@ def test_the_nightly_names_the_commit_of_a_new_break_and_keeps_it(served, tmp_pa
     assert later["upcoming"][0]["since"] == "2026-12-07"
     assert sum(host.api.values()) == spent
     assert "broken on demo main by" in render_markdown(load_json(json.dumps(later)))
+
+
+@pytest.mark.parametrize("race", [False, True], ids=["held", "moved-before-recorded"])
+def test_the_nightly_bisects_from_the_commit_it_judged_main_at(
+    race, upstream, served, tmp_path, monkeypatch
+):
+    """Each night records the commit main was judged at; when main turns red, the break is
+    bisected from last night's commit (the night's 10 commits, not the 22 since v1.0.0). If
+    that commit does not hold after all (main moved between the judging and the recording),
+    the release's tag is the start again."""
+    repo, _ = upstream
+    host, broke = served
+    _nightly_env(host, tmp_path, monkeypatch)
+    # raced: the commit recorded is already the break's, though main held when judged
+    last_night = broke if race else repo.run("rev-parse", f"{broke}^")
+    host.branches["o/demo", "main"] = last_night
+    results_path().write_text(to_json(_night("2026-12-06 05:00 UTC", Status.PASS)), "utf-8")
+    follow_up(None)  # the first night: no baseline, main's commit recorded all the same
+    first = json.loads(results_path().read_text("utf-8"))
+    assert first["upstreams"]["demo"]["commits"] == {"main": last_night}
+    before = tmp_path / "before.json"
+    before.write_text(results_path().read_text("utf-8"), "utf-8")
+    del host.branches["o/demo", "main"]  # main moves on, over the break
+    # a night later what the cache holds of main is stale: a cache of its own stands for that
+    monkeypatch.setenv("CANARY_CACHE_DIR", str(tmp_path / "next-night"))
+    results_path().write_text(to_json(_night("2026-12-07 05:00 UTC", Status.FAIL)), "utf-8")
+    follow_up(before)
+    tonight = json.loads(results_path().read_text("utf-8"))
+    head = repo.run("rev-parse", "HEAD")
+    assert tonight["upstreams"]["demo"]["commits"] == {"main": head}
+    named = tonight["results"][1]["broken_by"]
+    assert named["commit"] == broke
+    assert named["between"] == (22 if race else 10)
+    assert named["judged"] <= math.ceil(math.log2(named["between"]))

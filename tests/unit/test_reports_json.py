@@ -109,6 +109,14 @@ def test_without_upstreams_versions_are_ordered_by_pep440_branches_last():
         ('{"results": [], "stats": {"requests": "many"}}', '"stats" is not an object of numbers'),
         ('{"results": [], "upstreams": []}', '"upstreams" is not an object'),
         ('{"results": [], "upstreams": {"trl": {"versions": "1.0"}}}', 'upstreams["trl"]'),
+        (
+            '{"results": [], "upstreams": {"trl": {"commits": {"main": "HEAD~1; rm -rf"}}}}',
+            'upstreams["trl"]["commits"] is not an object of commit shas',
+        ),
+        (
+            '{"results": [], "upstreams": {"trl": {"commits": ["' + "0" * 40 + '"]}}}',
+            'upstreams["trl"]["commits"] is not an object of commit shas',
+        ),
     ],
 )
 def test_malformed_input_is_a_clear_report_error(text, message):

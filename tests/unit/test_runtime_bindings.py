@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from judging import judge_inline
 
+from canary.analysis import ModuleCache
 from canary.analysis.bases import ClassRef, Hierarchy
 from canary.analysis.indexer import index_text
 from canary.analysis.namespace import Namespace
+from canary.analysis.store import IndexStore
+from canary.cache.stats import Stats
+from canary.cache.store import Cache
 from canary.engine.outcomes import Status
 
 
@@ -467,3 +471,199 @@ def test_syntax_newer_than_this_python_is_read_as_the_python_that_runs_it(tmp_pa
     """
     results = judge_inline(tmp_path, "up", modules, checks, "1.0.0")
     assert [r.status for r in results] == [Status.PASS] * 4, [r.detail for r in results]
+
+
+STARRED = {
+    "up/__init__.py": "",
+    "up/other.py": """
+        __all__ = ["f", "Trainer"]
+
+        def f(x): ...
+
+        class Trainer:
+            def step(self): ...
+    """,
+    "up/m.py": """
+        def f(a, b): ...
+
+        class Trainer:
+            def train(self): ...
+
+        def kept(a): ...
+
+        from up.other import *
+
+        def g(a): ...
+    """,
+    "up/n.py": """
+        def kept(a): ...
+
+        from torch.nn import *
+    """,
+    "up/shim.py": """
+        import sys
+
+        def f(a): ...
+
+        class Shim:
+            pass
+
+        sys.modules[__name__] = Shim()
+    """,
+}
+
+
+def test_a_star_import_below_a_def_binds_the_name_again(tmp_path):
+    """Class 7: `from x import *` below a def rebinds the names x exports (followed
+    statically); below a def when x is not read, what stands is undecided; a module that
+    replaces itself in sys.modules is judged by no def of its own."""
+    checks = """
+        - {id: f, module: up.m, function: f, params: [a, b]}
+        - {id: f-symbol, module: up.m, symbol: f, contains: ["def f(x)"]}
+        - {id: trainer, module: up.m, function: Trainer.train}
+        - {id: trainer-followed, module: up.m, function: Trainer.step, globals_bound: true}
+        - {id: kept, module: up.m, function: kept, params: [a]}
+        - {id: g, module: up.m, function: g, params: [a]}
+        - {id: unread, module: up.n, function: kept}
+        - {id: unread-symbol, module: up.n, symbol: kept}
+        - {id: shim, module: up.shim, function: f}
+        - {id: shim-symbol, module: up.shim, symbol: Shim}
+        - {id: shim-module, module: up.shim}
+    """
+    got = {r.check: r for r in judge_inline(tmp_path, "up", STARRED, checks, "1.0.0")}
+    assert got["f"].status is Status.FAIL
+    assert got["f"].detail == (
+        "function f of up.m is not what an import finds: f is bound again at line 9 of up.m "
+        "by `from up.other import *`, below its own binding"
+    )
+    assert got["f-symbol"].status is Status.PASS, got["f-symbol"].detail
+    assert got["trainer"].status is Status.FAIL, got["trainer"].detail
+    assert got["trainer-followed"].status is Status.PASS, got["trainer-followed"].detail
+    assert got["kept"].status is Status.PASS  # up.other does not export it
+    assert got["g"].status is Status.PASS  # defined below the star import
+    assert got["unread"].status is Status.ERROR
+    assert got["unread"].detail.endswith(
+        "up/n.py:4: `from torch.nn import *` below the binding of kept binds it again if "
+        "torch.nn exports it; canary does not read torch.nn (outside up)"
+    )
+    assert got["unread-symbol"].status is Status.ERROR
+    assert got["shim"].status is Status.ERROR and got["shim-symbol"].status is Status.ERROR
+    assert got["shim"].detail.endswith(
+        "up/shim.py:9: up.shim replaces itself in sys.modules (`sys.modules[__name__] = ...`) "
+        "with a value computed at run time: an import finds that value, not the module's own "
+        "names, and canary does not follow it"
+    )
+    assert got["shim-module"].status is Status.PASS  # the module is there: it imports
+
+
+def test_a_name_a_function_binds_with_global_is_there_once_it_runs(tmp_path):
+    """axolotl's false reds: transformers binds lazily loaded kernels with `global` in a
+    mixer's `__init__`: not there on import, there once it ran, so `warn` saying so; and an
+    attribute a class's `__getattr__` may serve is not said missing."""
+    modules = {
+        "up/__init__.py": "",
+        "up/m.py": '''
+            """A docstring naming global nowhere_bound in passing."""
+
+            def lazy_load_kernel(name): ...
+
+            class Mixer:
+                def __init__(self):
+                    global conv_fn, fast_path
+                    kernel = lazy_load_kernel("conv")
+                    conv_fn = getattr(kernel, "conv_fn", None)
+                    fast_path = conv_fn is not None
+
+            class Tokenizer:
+                SPECIAL = ["bos_token"]
+
+                def __getattr__(self, key):
+                    return self.__dict__[key.removesuffix("_id")]
+
+            class Fast(Tokenizer):
+                def __init__(self):
+                    self.vocab = {}
+
+            class Plain:
+                def __init__(self):
+                    self.vocab = {}
+        ''',
+    }
+    checks = """
+        - {id: symbol, module: up.m, symbol: fast_path}
+        - {id: call, module: up.m, function: conv_fn, call: {args: 0, keywords: [x]}}
+        - {id: docstring, module: up.m, symbol: nowhere_bound}
+        - {id: served, module: up.m, class: Fast, attributes: [vocab, bos_token_id]}
+        - {id: own, module: up.m, class: Fast, attributes: [bos_token_id], own: true}
+        - {id: plain, module: up.m, class: Plain, attributes: [bos_token_id]}
+    """
+    got = {r.check: r for r in judge_inline(tmp_path, "up", modules, checks, "1.0.0")}
+    assert got["symbol"].status is Status.WARN
+    assert got["symbol"].detail == (
+        "fast_path is not bound when up.m is imported: Mixer.__init__ binds it (`global "
+        "fast_path` at line 8) once it runs, to a value canary does not follow"
+    )
+    assert got["call"].status is Status.WARN and "Mixer.__init__ binds it" in got["call"].detail
+    assert got["docstring"].status is Status.FAIL
+    assert got["served"].status is Status.WARN
+    assert got["served"].detail == (
+        "Fast binds no attribute bos_token_id; up.m.Tokenizer.__getattr__ (line 16) serves "
+        "the attributes an instance does not bind, which canary does not evaluate"
+    )
+    assert got["own"].status is Status.FAIL and got["plain"].status is Status.FAIL
+
+
+def test_a_module_no_python_can_compile_is_an_error_whatever_a_check_reads(tmp_path):
+    """Class 10: a syntax error in a statement no check reads (a function body, nesting past
+    the parser's limit) still makes the module unimportable: `error` with the line, never
+    `pass`; the answer is kept by the file's digest, so a second run compiles nothing."""
+    deep = "(" * 250 + "1" + ")" * 250
+    modules = {
+        "up/__init__.py": "",
+        "up/m.py": """
+            def f(a, b): ...
+
+            def broken(x):
+                return x +
+
+            class Trainer:
+                def train(self): ...
+        """,
+        "up/deep.py": f"""
+            def f(a): ...
+
+            LIMIT = {deep}
+        """,
+        "up/fine.py": """
+            def f(a): ...
+
+            def g[T](x: T) -> T:
+                return f"{x!r:>{10}}"
+        """,
+    }
+    checks = """
+        - {id: f, module: up.m, function: f, params: [a, b]}
+        - {id: symbol, module: up.m, symbol: Trainer}
+        - {id: deep, module: up.deep, function: f}
+        - {id: fine, module: up.fine, function: f}
+    """
+    got = {r.check: r for r in judge_inline(tmp_path, "up", modules, checks, "1.0.0")}
+    assert got["f"].status is Status.ERROR and got["symbol"].status is Status.ERROR
+    assert got["f"].detail == (
+        "up/m.py:5: does not compile, so it cannot be imported: invalid syntax"
+    )
+    assert got["deep"].status is Status.ERROR
+    assert got["deep"].detail.startswith("up/deep.py:4: does not compile")
+    assert got["fine"].status is Status.PASS, got["fine"].detail
+
+
+def test_whether_a_file_compiles_is_remembered_by_its_digest(tmp_path):
+    """The store keeps the answer: a run with an empty memory asks the compiler nothing."""
+    store = IndexStore(Cache(tmp_path / "cache", Stats()))
+    first = ModuleCache(store=store)
+    assert first.compile_error("d1", "x = (\n") == (1, "'(' was never closed")
+    assert first.compile_error("d2", "x = 1\n") is None
+    again = ModuleCache(store=store)
+    # the texts differ from what was compiled: only the digests decide, as remembered
+    assert again.compile_error("d1", "x = 1\n") == (1, "'(' was never closed")
+    assert again.compile_error("d2", "x = (\n") is None

@@ -60,6 +60,14 @@ def grpo(version: str) -> bytes:
     return f"class Grpo:\n{body}".encode()
 
 
+#: a kernel the mixer binds with `global` when it is built (transformers' lazily loaded ones)
+MIXER = b"""class Mixer:
+    def __init__(self):
+        global kernel_fn
+        kernel_fn = None
+"""
+
+
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     with serving() as server:
@@ -74,6 +82,7 @@ def index(tmp_path, monkeypatch):
                     "fakeup/core.py": core(version),
                     "fakeup/loop.py": loop(version),
                     "fakeup/grpo.py": grpo(version),
+                    "fakeup/mixer.py": MIXER,
                 },
             )
             server.add(f"/files/{name}", wheel)
@@ -133,7 +142,9 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
         ["model"],
     )
     assert "2.0.0" not in text.split("checks:")[1]
-    assert "config-init-accepts" not in checks  # a dataclass on the newest: nothing to check
+    # a dataclass on the newest release: the `__init__` generated from its fields takes them
+    config = checks["config-init-accepts"]
+    assert (config["function"], config["accepts"]) == ("Config.__init__", ["size"])
     # guarded by the client and on neither end: left out, said at the head of the file
     head = "# left out: 1 use the client guards (try/except, hasattr) of names neither 1.3.0"
     assert head in text
@@ -169,6 +180,14 @@ def test_a_name_no_release_defines_is_never_given_a_signature(index, tmp_path):
         ("fakeup.core", "kernel_fn")
     ]
     assert "accepts" not in text.split("checks:")[1]
+
+
+def test_a_name_bound_when_a_function_runs_is_kept_saying_it_warns(index, tmp_path):
+    """It warns on both ends (bound only once Mixer() ran), which is no absence the client
+    tolerates: the check stays, and says so."""
+    text = scanned(tmp_path, "from fakeup.mixer import kernel_fn\n")
+    assert list(checks_of(text)) == ["kernel-fn"]
+    assert "# WARNS on 1.3.0 (newest in range): kernel_fn is not bound when fakeup.mixer" in text
 
 
 def test_a_defined_name_keeps_its_signature_check(index, tmp_path):

@@ -19,6 +19,9 @@ class Role(str, enum.Enum):
     GUARD = "hasattr"  # hasattr(obj, "name"): absence is tolerated
     KWARGS = "kwargs"  # called with these keyword arguments (items)
     CALL = "call"  # called with this shape (items: the positional count, then the keywords)
+    # keywords a call passes that the upstream callee passes on through its **kwargs to the
+    # callee here (proposing/forwarded.py; items: the keywords)
+    FORWARDED = "forwarded"
     WRAPPER = "wrapper"  # replaced by a function taking these parameters (items)
     INSTALLED = "installed"  # replaced by a helper matching the replacement's names (items)
     CONTAINS = "contains"  # its source must contain this text (items: one literal)

@@ -42,6 +42,7 @@ from canary.scan.downstream.spelled import (
     walked_values,
 )
 from canary.scan.downstream.spread import Branches, call_uses, rekey
+from canary.scan.downstream.spread import parameter as spread_parameter
 from canary.scan.downstream.stale import needed
 from canary.scan.downstream.subclasses import base_uses, replacement_uses
 from canary.scan.downstream.text_calls import sought
@@ -265,6 +266,8 @@ class FileScanner(VersionVisits):
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
             names = [a.arg for a in every if a]
         self.scopes.push(names, is_class)
+        if keywords := spread_parameter(args):
+            self.scopes.bind(*keywords)
         for name, ref in (passed or {}).items():
             self.scopes.bind(name, ref)
         record = self.record

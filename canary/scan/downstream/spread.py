@@ -55,6 +55,19 @@ class Spread:
         """The dict as bound on these arms (every key it starts with is put in there)."""
         return Spread(tuple((n, g, arms) for n, g, _ in self.entries), self.complete)
 
+    def unknown(self) -> Spread:
+        """After `kwargs.update(other)`: keys nobody here can name may be in it."""
+        return Spread(self.entries, False)
+
+
+def parameter(args: ast.arguments | None) -> tuple[str, Spread] | None:
+    """A function's `**kwargs`, a dict of keywords whose keys its callers choose: what the body
+    puts in (`kwargs["worker_use_ray"] = True` before `vllm.LLM(*args, **kwargs)`) is passed
+    on, beside keys nobody here can name."""
+    if args is None or args.kwarg is None:
+        return None
+    return args.kwarg.arg, Spread((), complete=False)
+
 
 class Branches:
     """The arms of `if` the visitor is in, and the arms each name was bound a callee on."""
@@ -126,8 +139,9 @@ def _keyed(target: ast.expr, lookup: Callable[[str], object | None]) -> tuple[st
 
 
 def rekey(node: ast.AST, scopes: Scopes, guards: Sequence[Guard], arms: Arms = ()) -> None:
-    """Bind anew the dicts of keywords a statement changes: `kwargs["k"] = v` puts k in (under
-    `guards`, on `arms`); `del kwargs["k"]` and `kwargs.pop("k")` take it out."""
+    """Bind anew the dicts of keywords a statement changes: `kwargs["k"] = v` and
+    `kwargs.update(k=v)` put k in (under `guards`, on `arms`); `del kwargs["k"]` and
+    `kwargs.pop("k")` take it out; `kwargs.update(other)` may put in any key."""
     lookup = scopes.lookup
     found: list[tuple[str, Spread]] = []
     if isinstance(node, ast.Assign | ast.Delete):
@@ -138,17 +152,44 @@ def rekey(node: ast.AST, scopes: Scopes, guards: Sequence[Guard], arms: Arms = (
                 assigned = isinstance(node, ast.Assign)
                 put = bound.put(keyed[1], tuple(guards), arms) if assigned else None
                 found.append((keyed[0], put or bound.drop(keyed[1])))
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "pop"
-        and isinstance(node.func.value, ast.Name)
-        and isinstance(bound := lookup(node.func.value.id), Spread)
-        and (key := constant(node.args[0] if node.args else None))
-    ):
-        found.append((node.func.value.id, bound.drop(key)))
+    elif isinstance(node, ast.Call) and (called := _dict_method(node, lookup)):
+        name, method, bound = called
+        key = constant(node.args[0] if node.args else None)
+        if method == "pop" and key:
+            found.append((name, bound.drop(key)))
+        elif method == "update":
+            found.append((name, _updated(bound, node, guards, arms, lookup)))
     for name, keywords in found:
         scopes.bind(name, keywords)
+
+
+def _dict_method(
+    call: ast.Call, lookup: Callable[[str], object | None]
+) -> tuple[str, str, Spread] | None:
+    """(name, method, its Spread) of `kwargs.method(...)` where kwargs is bound to Spread."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    bound = lookup(func.value.id)
+    return (func.value.id, func.attr, bound) if isinstance(bound, Spread) else None
+
+
+def _updated(
+    bound: Spread,
+    call: ast.Call,
+    guards: Sequence[Guard],
+    arms: Arms,
+    lookup: Callable[[str], object | None],
+) -> Spread:
+    """The dict after `kwargs.update(...)`: the keys of its keywords and of a dict of known
+    keys put in; a dict of unknown keys (`update(config.extra)`) leaves it incomplete."""
+    known = [gathered(a, guards, lookup) for a in call.args]
+    updated = bound
+    for name in [k.arg for k in call.keywords] + [n for s in known if s for n, _, _ in s.entries]:
+        updated = updated.put(name, tuple(guards), arms) if name else updated.unknown()
+    if any(s is None or not s.complete for s in known):
+        updated = updated.unknown()
+    return updated
 
 
 def _extra(added: Guards, now: Sequence[Guard]) -> Guards:

@@ -2,6 +2,7 @@
 
 - `propose.py`: findings turned into proposed checks, one subject per upstream object.
 - `inherited.py`: what a subclass's uses of its upstream base propose, on the releases read.
+- `forwarded.py`: keywords an upstream function passes on through its `**kwargs` to a callee.
 - `subjects.py`: a dotted upstream path split into a module and the subject inside it.
 - `ids.py`: check ids that read (`lora-model`), never over 60 characters.
 - `pass_through.py`: signatures that take anything, on which `accepts`/`call` cannot fail.

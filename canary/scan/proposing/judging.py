@@ -237,10 +237,12 @@ def _appears(
 
 
 def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
-    """A name (no text sought in it) the client tolerates missing, missing on both ends; not
-    one it sets itself (attached.py), which older releases tell from its own."""
+    """A name (no text sought in it) the client tolerates missing, missing on both ends (its
+    `severity: info` failing; a `warn` of a name bound only as the upstream runs is no
+    absence); not one it sets itself (attached.py), which older releases tell from its own."""
     statuses = {status for status, _ in verdicts.values()}
-    missing = len(verdicts) == 2 and statuses == {Status.WARN} and proposal.assertion is None
+    tolerated = proposal.severity == "info" and proposal.assertion is None
+    missing = tolerated and len(verdicts) == 2 and statuses == {Status.WARN}
     return missing and not proposal.attached
 
 

@@ -29,11 +29,11 @@ def passes_through(module: str, qualname: str | None, views: Sequence[UpstreamVi
     takes anything (and some release has it)."""
     found: list[FunctionInfo] = []
     for view in views if qualname else ():
-        found += _definitions(view, module, qualname or "")
+        found += definitions(view, module, qualname or "")
     return bool(found) and all(takes_anything(fn) for fn in found)
 
 
-def _definitions(view: UpstreamView, module: str, qualname: str) -> list[FunctionInfo]:
+def definitions(view: UpstreamView, module: str, qualname: str) -> list[FunctionInfo]:
     """The function's definitions on one release (if/else twins included), a method's in
     each class of that name."""
     info = view.module(module)

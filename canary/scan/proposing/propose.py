@@ -18,6 +18,7 @@ from canary.scan.downstream.call_shapes import shape_text
 from canary.scan.downstream.findings import Role, Use
 from canary.scan.downstream.imports import Ref
 from canary.scan.downstream.rewriters import ANY_CLASS
+from canary.scan.proposing.forwarded import forwarded_uses
 from canary.scan.proposing.inherited import BASE_ROLES, base_member, binds, shaped_apart
 from canary.scan.proposing.pass_through import passes_through
 from canary.scan.proposing.subjects import Placement, is_class_name, locate, place
@@ -34,6 +35,7 @@ _PHRASES = {
     Role.PATCH: "monkey-patched at",
     Role.GUARD: "guarded by hasattr at",
     Role.KWARGS: "called with keyword arguments at",
+    Role.FORWARDED: "passed on through an upstream callee's **kwargs from the call at",
     Role.WRAPPER: "monkey-patched with a wrapper taking these parameters at",
     Role.INSTALLED: "installed by a helper that matches the replacement's parameters at",
     Role.CONTAINS: "a source rewrite expects the text at",
@@ -52,7 +54,7 @@ _REEXPORT_NOTE = (
 _ORDER = {None: 0, "methods": 1, "attributes": 2, "params": 3, "accepts": 4, "call": 5}
 _ORDER |= {"signature": 6, "contains": 7, "matches": 8}
 # calls: what each proposes of the callee
-_CALLS = {Role.KWARGS: "accepts", Role.CALL: "call"}
+_CALLS = {Role.KWARGS: "accepts", Role.CALL: "call", Role.FORWARDED: "accepts"}
 # assertions stated one value per check
 _ONE_EACH = ("call", "signature")
 # texts, which each of a subject's alternatives may hold apart (a rewriter selecting several
@@ -430,6 +432,7 @@ def propose(
     (newest first), where each name is looked up; without them, naming conventions place it.
     """
     findings = list(findings)
+    findings += forwarded_uses(findings, views or {})
     facts = _collect([f for f in findings if f.role is not Role.GLOBALS], modules, views or {})
     _fold(facts)
     result = _compiled_in([f for f in findings if f.role is Role.GLOBALS])

@@ -84,8 +84,9 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Placem
     """Where `ref` points on the releases read (newest first); None when none could be read.
 
     A call of a class is a use of its `__init__`, found (like any method) in the class of its
-    hierarchy that defines it; none there on the newest release read (a dataclass, whose
-    generated `__init__` takes its fields) leaves the call unplaced, even if an older one has.
+    hierarchy that defines it, or generated for the class called (a dataclass, whose
+    `__init__` takes its fields and its bases'); none there on the newest release read leaves
+    the call unplaced, even if an older one has.
     """
     parts = _meaningful(ref.parts, any_class=True)
     owned = _any_class(parts, views)
@@ -104,6 +105,9 @@ def place(ref: Ref, views: Sequence[UpstreamView], call: bool = False) -> Placem
             fallback = fallback or Placement(definition.module, rest[:1], absent=True)
             continue
         member = rest[0] if rest else "__init__" if call and definition.kind == "class" else ""
+        if not rest and member and view.generated_init(definition):
+            # a dataclass: the `__init__` generated for the class the code calls
+            return Placement(definition.module, (definition.name, member), "class")
         if definition.kind == "class" and member:
             owner = view.method_owner(definition, member)
             if owner is not None:

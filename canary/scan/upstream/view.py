@@ -9,12 +9,14 @@ imported: the modules come from a source tree through the engine's module lookup
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from canary.analysis import ClassInfo, FunctionInfo, ModuleInfo, ParseError
 from canary.analysis.attributes import attributes
 from canary.analysis.bases import ClassRef, Hierarchy
+from canary.analysis.generated import init_of
 from canary.analysis.namespace import ModuleLookup, Namespace
 from canary.scan.downstream.rewriters import ANY_CLASS
 from canary.scan.downstream.spelled import CLASSES, FILES
@@ -27,6 +29,7 @@ Elsewhere = Callable[[str, str], "str | None"]
 
 _MAX_HOPS = 12
 _MAX_BASES = 40
+_HEADER = re.compile(r"^\s*class\s+\w+\s*\(([^:]*)\)\s*:", re.MULTILINE)  # its bases, keywords
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class UpstreamView:
         self._resolved: dict[tuple[str, ...], tuple[Definition, tuple[str, ...]] | None] = {}
         self._owners: dict[tuple[Definition, str], Definition | None] = {}
         self._hierarchy: Hierarchy | None = None  # the engine's, for member()
+        self._generated: dict[Definition, bool] = {}  # generated_init()'s answers
 
     def module(self, name: str) -> ModuleInfo | None:
         """The module's index; None when absent or unreadable (a reason scan cannot place)."""
@@ -287,21 +291,39 @@ class UpstreamView:
         it binds (a field, a class attribute, a property, `self.name = ...` in a method),
         False when the class is not read or binds no such name, None when it may bind it
         through a base outside the upstream (`torch.nn.Module`), which is not read."""
-        info = self.module(cls.module)
-        variants = tuple(info.classes.get(cls.name, ())) if info else ()
-        if info is None or not variants:
+        ref = self._class_ref(cls)
+        if ref is None:
             return False
-        if self._hierarchy is None:
-            self._hierarchy = Hierarchy(self._namespace)
-        ref = ClassRef(info, variants)
-        bound = attributes(self._hierarchy, ref).bound
+        hierarchy = self._engine_hierarchy()
+        bound = attributes(hierarchy, ref).bound
         if name in bound and "property" in bound[name].how:
             return True
-        order, unresolved = self._hierarchy.mro(ref)
+        order, unresolved = hierarchy.mro(ref)
         for owner in order:
             if functions := owner.methods(name):
                 return functions[-1]
         return True if name in bound else None if unresolved else False
+
+    def generated_init(self, cls: Definition) -> bool:
+        """Whether a call of `cls` runs an `__init__` Python generates (a dataclass's, taking
+        its fields and its bases'), as the engine's checks of `cls.__init__` read it. Not
+        where a class of its hierarchy names a metaclass, which may wrap what `@dataclass`
+        sets (transformers 5.24's ModelOutput takes the old `past_key_values` that way)."""
+        if cls not in self._generated:
+            ref = self._class_ref(cls)
+            init = init_of(self._engine_hierarchy(), ref) if ref is not None else None
+            self._generated[cls] = bool(init and init.generated) and not _metaclassed(self, cls)
+        return self._generated[cls]
+
+    def _class_ref(self, cls: Definition) -> ClassRef | None:
+        info = self.module(cls.module)
+        variants = tuple(info.classes.get(cls.name, ())) if info else ()
+        return ClassRef(info, variants) if info is not None and variants else None
+
+    def _engine_hierarchy(self) -> Hierarchy:
+        if self._hierarchy is None:
+            self._hierarchy = Hierarchy(self._namespace)
+        return self._hierarchy
 
     def _base(self, module: str, base: str) -> Definition | None:
         """A base class expression (`Trainer`, `transformers.Trainer`) seen from `module`."""
@@ -312,3 +334,14 @@ class UpstreamView:
                 return None
             found = self.define(found.module, part)
         return found
+
+
+def _metaclassed(view: UpstreamView, cls: Definition) -> bool:
+    """Whether a class of `cls`'s hierarchy names a metaclass (`class X(Base, metaclass=M):`)."""
+    for current, infos in view._lineage(cls):
+        module = view.module(current.module)
+        for info in infos if module is not None else ():
+            header = _HEADER.search(module.segment(info.span)) if module else None
+            if header is not None and "metaclass" in header[1]:
+                return True
+    return False
