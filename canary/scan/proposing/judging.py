@@ -89,7 +89,8 @@ def settle(
         if _guarded_and_absent(proposal, verdicts):
             absent.append(proposal)
             continue
-        if _everywhere(verdicts, reading) and not proposal.gate and _unguarded(proposal):
+        every = _everywhere(verdicts, reading) and _broken(proposal, verdicts)
+        if every and not proposal.gate and _unguarded(proposal):
             stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
             continue
         bisection = _judge_ends(check, proposal, verdicts, len(reading.labels))
@@ -105,8 +106,10 @@ def settle(
             placing.placed(not _unsettled(pending[-1:]))
         elif _guarded_and_absent(proposal, verdicts) or not _unguarded(proposal):
             absent.append(proposal)  # tolerated, and holding on no release: dead code here
-        else:
+        elif _broken(proposal, verdicts):
             stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
+        else:  # warns (a name bound only once upstream code runs): said, kept
+            _judge_ends(check, proposal, verdicts, len(reading.labels))
     while unsettled := _unsettled(pending):
         by_label: dict[str, list[_Bisection]] = {}
         for bisection in unsettled:
@@ -191,6 +194,13 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     if reading.progress is not None:
         reading.progress.read_one()
     return holding
+
+
+def _broken(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
+    """Fails on each end: `fail`, or `warn` of a check the client tolerates failing (a `warn`
+    of another is the engine's: a name bound only once upstream code runs, no break)."""
+    failing = (Status.FAIL, Status.WARN) if proposal.severity == "info" else (Status.FAIL,)
+    return all(status in failing for status, _ in verdicts.values())
 
 
 def _everywhere(verdicts: dict[str, tuple[Status, str]], reading: Reading) -> bool:
