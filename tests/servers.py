@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from canary.sources.http import RetryPolicy
 from canary.sources.index import JSON_TYPE
 from canary.sources.index_file import IndexFile
@@ -363,3 +365,17 @@ def publish_releases(server: FileServer, project: str, wheels: dict[str, bytes])
     page["files"] = files
     body = json.dumps(page).encode()
     server.add(f"/simple/{project}/", body, content_type=JSON_TYPE)
+
+
+@contextmanager
+def index_of(
+    project: str, wheels: dict[str, bytes], monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> Iterator[FileServer]:
+    """A loopback package index serving `project`'s releases (version -> wheel), made the
+    one canary reads (CANARY_INDEX_URL, online) with its cache in `cache`."""
+    with serving() as server:
+        publish_releases(server, project, wheels)
+        monkeypatch.setenv("CANARY_INDEX_URL", server.url + "/simple/")
+        monkeypatch.setenv("CANARY_CACHE_DIR", str(cache))
+        monkeypatch.delenv("CANARY_OFFLINE", raising=False)
+        yield server

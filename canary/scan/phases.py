@@ -14,6 +14,7 @@ from canary.safety.untrusted import showable
 from canary.scan.downstream.findings import Role
 from canary.scan.downstream.package import ScanResult, scan_path
 from canary.scan.downstream.requirements import declared_releases
+from canary.scan.proposing.attached import attached, subject_order
 from canary.scan.proposing.matrices import Proposed, unplaced_by_upstream, unplaced_sites
 from canary.scan.proposing.propose import propose
 from canary.scan.upstream.names import DEFAULT_UPSTREAMS
@@ -75,6 +76,9 @@ def scan(
         result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
+        released = {name: views[name] for name, reading in readings.items() if reading.labels}
+        for name, extra in attached(placed, released, proposed).items():
+            proposed[name] = sorted([*proposed.get(name, []), *extra], key=subject_order)
         own, untold = unplaced_by_upstream(result.findings, names)
         for reading in readings.values():
             reading.keep_places()

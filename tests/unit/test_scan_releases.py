@@ -131,8 +131,10 @@ def test_proposals_are_judged_on_the_range_and_gated_where_they_hold(index, tmp_
     assert "until" not in checks["old-api"]  # broke within the range: it stays red
     assert "# scan: holds from 1.2.0 on, not on 1.0.0 (lowest in range)" in text
     assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before: fakeup.core has no" in text
-    assert "# FAILS on 1.3.0 (newest in range): fakeup.core has no symbol gone_api" in text
-    assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
+    # on no release in range: a warning on every run, never a red one (last_held.py)
+    assert checks["gone-api"]["severity"] == "info"
+    said = "# scan: broken on every release in range (1.0.0 to 1.3.0): fakeup.core has no symbol"
+    assert f"{said} gone_api (similar: new_api); no earlier release on the index" in text
     run = checks["base-run-accepts"]
     assert (run["module"], run["function"], run["accepts"]) == (
         "fakeup.core",
@@ -160,8 +162,8 @@ def test_a_check_holding_only_between_the_ends_is_gated_where_it_appears(index, 
     assert checks["mid-api"]["since"] == "1.1.0"
     assert "# scan: holds from 1.1.0 to 1.2.0, not on 1.0.0 (lowest in range)" in text
     assert "# FAILS from 1.3.0 on (newest in range 1.3.0), held before" in text
-    assert "since" not in checks["gone-api"]  # holds nowhere: it stays, said where it fails
-    assert "# FAILS on 1.0.0 (lowest in range): fakeup.core has no symbol gone_api" in text
+    assert "since" not in checks["gone-api"]  # holds nowhere: a warning, said where it fails
+    assert "in range (1.0.0 to 1.3.0): fakeup.core has no symbol gone_api" in text
 
 
 def test_a_check_holding_on_one_release_between_the_ends_says_so(index, tmp_path):
@@ -426,17 +428,18 @@ def test_texts_holding_on_every_end_stay_one_check(index, tmp_path):
     assert "since" not in sources[0]
 
 
-def test_a_text_no_release_in_the_range_holds_is_left_out_and_said_at_the_head(index, tmp_path):
-    """A rewrite of a text written for releases before the range (`steady = 0`, on none of
-    them) would be red on every release: it is listed at the file's head, not proposed."""
+def test_a_text_no_release_in_the_range_holds_is_a_warning_with_the_closest_line(index, tmp_path):
+    """A rewrite of a text no release in range has (`steady = 0`) does nothing on every one:
+    a check of its own, `severity: info`, saying what is closest to it now."""
     text = scanned(tmp_path, REWRITER.format(wanted="steady = 0"))
     sources = [c for c in checks_of(text).values() if "contains" in c]
-    assert [c["contains"] for c in sources] == [["steady = 1"]]
-    head = "# left out: 1 text no release in the range holds (written for older releases?)"
-    assert head in text
-    assert "#   fakeup.loop.Loop.step contains ['steady = 0'] -- " in text
-    # a name no release has stays a check, red: an unguarded import of it fails everywhere
-    assert "gone-api" in checks_of(scanned(tmp_path, "from fakeup.core import gone_api\n"))
+    assert sorted((c["contains"], c.get("severity", "")) for c in sources) == [
+        (["steady = 0"], "info"),
+        (["steady = 1"], ""),
+    ]
+    said = "# scan: broken on every release in range (1.0.0 to 1.3.0): source of Loop.step lacks"
+    assert said in text and "closest now on 1.3.0: `steady = 1` (fakeup/loop.py:3)" in text
+    assert "left out" not in text and "`scan: broken on every release in range` above" in text
 
 
 def test_a_method_renamed_where_the_client_uses_the_new_name_is_gated_until_there(index, tmp_path):
@@ -453,3 +456,18 @@ def test_a_method_renamed_where_the_client_uses_the_new_name_is_gated_until_ther
     for gone in ("grpo-move-model", "grpo-score"):
         assert "until" not in checks[gone]
     assert text.count("# FAILS from 1.2.0 on (newest in range 1.3.0), held before") == 2
+
+
+def test_a_public_import_is_one_line_of_the_review_and_a_notice(index, tmp_path):
+    """A name the package root exports on both ends, imported unguarded, is a notice (issue
+    46, item 6): one line, `severity: info`; its id as it was."""
+    text = scanned(tmp_path, "from fakeup import Engine\nfrom fakeup.core import Config\n")
+    one = '  - {id: engine, why: "imported at __init__.py:1", module: "fakeup", symbol: "Engine"'
+    assert f'{one}, severity: "info"}}\n' in text
+    checks = checks_of(text)
+    assert checks["engine"]["severity"] == "info" and checks["engine"]["symbol"] == "Engine"
+    assert "severity" not in checks["config"]  # a module below the root: a check as ever
+    assert "# a check on one line: a public name (the package root exports it" in text
+    # patched, or gone from a release read: no notice
+    text = scanned(tmp_path, "import fakeup\n\nfakeup.Engine = object\nfrom fakeup import gone\n")
+    assert "{id:" not in text

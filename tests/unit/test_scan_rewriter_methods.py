@@ -149,11 +149,12 @@ def test_one_selected_method_stays_a_plain_check_of_that_method(index, tmp_path)
     }
     assert not any("any_of" in c for c in checks.values())
     # each regex judged alone: the logits one holds on 1.1.0 and is gated there; the KL one,
-    # never in compute_ref, no longer keeps it failing on every release: left out, said
-    (logits,) = texts
+    # never in compute_ref, no longer keeps it failing on every release: a warning of its own
+    logits, kl = sorted(texts, key=lambda c: "shift_kl" in c["matches"][0])
     assert logits["since"] == "1.1.0" and "shift_logits" in logits["matches"][0]
-    assert "# left out: 1 text no release in the range holds" in text
-    assert "#   ktoup.trainer.kto.KTOTrainer.compute_ref matches ['shift_kl" in text
+    assert "shift_kl" in kl["matches"][0] and kl["severity"] == "info" and "since" not in kl
+    said = "# scan: broken on every release in range (1.0.0 to 2.0.0): no match for /shift_kl"
+    assert said in text and "closest now on 2.0.0: `shift_logits = logits[:, :-1, :]`" in text
 
 
 def test_a_stand_in_at_the_newest_release_is_followed_to_the_class_that_defines_it(index, tmp_path):

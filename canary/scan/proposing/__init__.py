@@ -8,5 +8,7 @@
 - `pass_through.py`: signatures that take anything, on which `accepts`/`call` cannot fail.
 - `split_texts.py`: one source check per text that breaks on its own.
 - `judging.py`: proposals judged on the range's ends, bisected where only one end holds.
+- `attached.py`: names the client sets on an upstream module no release read binds.
+- `last_held.py`: checks broken on every release in range, made warnings: where each last held.
 - `matrices.py`: an upstream's proposed matrix, settled: what is kept, gated and left out.
 """

@@ -7,9 +7,10 @@ release is gated there (`since`) with a comment saying so; one that broke within
 stays as it is, red, with a comment naming the first release it fails on. One that fails on
 both ends is judged on the releases between, lowest first, until it holds: a module added
 within the range and changed again is gated from where it appears, and bisected from there;
-a name that holds nowhere keeps a comment with the engine's own detail, and a text that holds
-nowhere (a rewrite written for releases before the range: `is_torch_tpu_available()`) is left
-out, for the file's head to list: red on every release, it would say nothing of this range.
+a name or a text that holds nowhere in range (an unguarded import of a name removed before
+it, a rewrite written for older releases: `is_torch_tpu_available()`) is a patch broken on
+every release the client supports: `severity: info`, a warning on every run, its comment
+saying where it last held (last_held.py).
 A method that stops holding on the release where a method of the same class with a near name
 starts, which the client also uses (trl renamed `GRPOTrainer._get_per_token_logps` to
 `_get_per_token_logps_and_entropies` in 0.20.0, unsloth rewrites both), was renamed under a
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import partial
 
 from packaging.version import Version
 
@@ -29,12 +31,12 @@ from canary.engine.outcomes import Status
 from canary.matrix.model import Check, Matrix
 from canary.reports.grid import plural
 from canary.scan.downstream.ranges import admits, conjoin
+from canary.scan.proposing.last_held import Stale, mark_stale
 from canary.scan.proposing.propose import Proposal
 from canary.scan.upstream.releases import Reading
 
 _OK = (Status.PASS, Status.SKIP)
 _NEAR = 0.6  # how near a method's new name is to its old one (difflib's ratio)
-_TEXTS = ("contains", "matches")
 #: how the comment above a check gated where it starts holding begins (explained once, atop)
 GATED = "scan: holds"
 
@@ -64,18 +66,21 @@ class _Bisection:
 
 def settle(
     matrix: Matrix, proposals: list[Proposal], reading: Reading
-) -> tuple[list[Proposal], list[Proposal]]:
+) -> tuple[list[Proposal], list[Proposal], list[Proposal]]:
     """Gate or annotate each proposal (the checks of `matrix`, in the same order); return
-    those to leave out: names the client guards (`severity: info`) that neither end has,
-    which would warn on every release of the range, and texts no release in it holds.
+    those to leave out, names the client guards (`severity: info`) that neither end has,
+    which would warn on every release of the range; those broken on every release in range
+    that the client does not guard, now `severity: info` with a comment (last_held.py); and
+    the names the client attaches (attached.py) that no release read binds, its own.
 
     The bisections advance in step, each release between the ends read once per step and
     let go before the next, so memory holds the two ends and one release at a time.
     """
     if not reading.runs:
-        return [], []
+        return [], [], []
     ends = [reading.judging(matrix, run.target.label) for run in reading.runs]
-    pending, absent, probes, unheld = [], [], [], []
+    pending, absent, probes = [], [], []
+    stale: list[Stale] = []
     for check, proposal in zip(matrix.checks, proposals, strict=True):
         verdicts = {run.target.label: run.judge(check) for run in ends}
         if _fails_on_both(verdicts) and len(reading.labels) > 2 and not proposal.gate:
@@ -83,6 +88,10 @@ def settle(
             continue
         if _guarded_and_absent(proposal, verdicts):
             absent.append(proposal)
+            continue
+        every = _everywhere(verdicts, reading) and _broken(proposal, verdicts)
+        if every and not proposal.gate and _unguarded(proposal):
+            stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
             continue
         bisection = _judge_ends(check, proposal, verdicts, len(reading.labels))
         if bisection is not None:
@@ -95,11 +104,11 @@ def settle(
         if check.id in first:
             pending.append(_appears(check, proposal, verdicts, first[check.id], reading))
             placing.placed(not _unsettled(pending[-1:]))
-        elif _guarded_and_absent(proposal, verdicts) or proposal.severity == "info":
+        elif _guarded_and_absent(proposal, verdicts) or not _unguarded(proposal):
             absent.append(proposal)  # tolerated, and holding on no release: dead code here
-        elif proposal.assertion in _TEXTS:
-            unheld.append(proposal)
-        else:
+        elif _broken(proposal, verdicts):
+            stale.append(Stale(check, proposal, next(iter(verdicts.values()))[1]))
+        else:  # warns (a name bound only once upstream code runs): said, kept
             _judge_ends(check, proposal, verdicts, len(reading.labels))
     while unsettled := _unsettled(pending):
         by_label: dict[str, list[_Bisection]] = {}
@@ -114,7 +123,14 @@ def settle(
     for bisection in pending:
         if not _gate(bisection, reading, renamed.get(id(bisection))):
             absent.append(bisection.proposal)  # tolerated where it runs, absent there: dead
-    return absent, unheld
+    own: list[Proposal] = []
+    if stale:
+        lowest, newest = reading.labels[0], reading.labels[-1]
+        span = lowest if lowest == newest else f"{lowest} to {newest}"
+        judged = partial(_holding, matrix, reading=reading)
+        own = mark_stale(stale, reading.older(), judged, reading.runs[0], span)
+    kept = [item.proposal for item in stale if all(item.proposal is not p for p in own)]
+    return absent, kept, own
 
 
 def _unsettled(bisections: list[_Bisection]) -> list[_Bisection]:
@@ -180,6 +196,20 @@ def _holding(matrix: Matrix, checks: list[Check], label: str, reading: Reading) 
     return holding
 
 
+def _broken(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
+    """Fails on each end: `fail`, or `warn` of a check the client tolerates failing (a `warn`
+    of another is the engine's: a name bound only once upstream code runs, no break)."""
+    failing = (Status.FAIL, Status.WARN) if proposal.severity == "info" else (Status.FAIL,)
+    return all(status in failing for status, _ in verdicts.values())
+
+
+def _everywhere(verdicts: dict[str, tuple[Status, str]], reading: Reading) -> bool:
+    """Fails (or warns) on each end when the ends are every release in range."""
+    statuses = [status for status, _ in verdicts.values()]
+    every = 0 < len(reading.labels) <= 2 and len(statuses) == len(reading.labels)
+    return every and all(s in (Status.FAIL, Status.WARN) for s in statuses)
+
+
 def _fails_on_both(verdicts: dict[str, tuple[Status, str]]) -> bool:
     """Fails (or warns) on the newest and the lowest release, no source fault on either."""
     statuses = [status for status, _ in verdicts.values()]
@@ -219,10 +249,17 @@ def _appears(
 def _guarded_and_absent(proposal: Proposal, verdicts: dict[str, tuple[Status, str]]) -> bool:
     """A name (no text sought in it) the client tolerates missing, missing on both ends (its
     `severity: info` failing; a `warn` of a name bound only as the upstream runs is no
-    absence)."""
+    absence); not one it sets itself (attached.py), which older releases tell from its own."""
     statuses = {status for status, _ in verdicts.values()}
     tolerated = proposal.severity == "info" and proposal.assertion is None
-    return tolerated and len(verdicts) == 2 and statuses == {Status.WARN}
+    missing = tolerated and len(verdicts) == 2 and statuses == {Status.WARN}
+    return missing and not proposal.attached
+
+
+def _unguarded(proposal: Proposal) -> bool:
+    """A use the client does not tolerate failing, or a name it sets (attached.py): either
+    broken on every release in range is said where it last held (last_held.py)."""
+    return proposal.severity != "info" or proposal.attached
 
 
 def _remember(runs: list[VersionRun]) -> None:

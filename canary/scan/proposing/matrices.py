@@ -12,6 +12,7 @@ from canary.matrix.model import Matrix
 from canary.scan.downstream.findings import Role, Use
 from canary.scan.downstream.ranges import UNION, narrowed
 from canary.scan.proposing.judging import GATED, settle
+from canary.scan.proposing.last_held import BROKEN
 from canary.scan.proposing.propose import Proposal
 from canary.scan.proposing.split_texts import split_texts
 from canary.scan.upstream.releases import Reading, load_text
@@ -30,7 +31,10 @@ class Proposed:
     not_scanned: str = ""  # the downstream folders and globs scan did not read
     unplaced: str = ""  # the rewrites of sources scan could not tell of what, by file
     unreached: list[Proposal] = field(default_factory=list)  # gated outside every release
-    unheld: list[Proposal] = field(default_factory=list)  # texts no release in range holds
+    #: broken on every release in range, kept as `severity: info` (last_held.py)
+    stale: list[Proposal] = field(default_factory=list)
+    elsewhere: int = 0  # texts of a listing's rewrite no release has there, found elsewhere
+    own: list[Proposal] = field(default_factory=list)  # names the client attaches (attached.py)
 
     def text(self) -> str:
         """A complete new matrix file; comments above checks say where they fail."""
@@ -77,19 +81,32 @@ class Proposed:
         head += [
             f"  {_name(p)} ({p.gate.replace(UNION, ' or ')}) -- {p.why}" for p in self.unreached
         ]
-        unheld, elsewhere = _listed_apart(self.unheld, self.proposals)
-        if elsewhere:
+        if self.own:
             head.append(
-                f"left out: {elsewhere} text{'s' * (elsewhere > 1)} a rewrite of every module a"
-                " listing names (`dir()` filtered) seeks in modules no release in the range"
-                " has them in, checked in the modules that have them"
+                f"left out: {len(self.own)} name{'s' * (len(self.own) > 1)} your code sets on an"
+                " upstream module that no release read binds, in the range or before it (your"
+                " own, attached):"
             )
-        if unheld:
+        head += [f"  {_name(p)} -- {p.why}" for p in self.own]
+        if self.elsewhere:
             head.append(
-                f"left out: {len(unheld)} text{'s' * (len(unheld) > 1)} no release in"
-                " the range holds (written for older releases?), red on every one:"
+                f"left out: {self.elsewhere} text{'s' * (self.elsewhere > 1)} a rewrite of every"
+                " module a listing names (`dir()` filtered) seeks in modules no release in the"
+                " range has them in, checked in the modules that have them"
             )
-        return head + [f"  {_name(p)} {p.assertion} {p.values} -- {p.why}" for p in unheld]
+        if any(p.public for p in self.proposals):
+            head.append(
+                "a check on one line: a public name (the package root exports it on every"
+                " release read) your code imports or reads, `severity: info` (a warning if a"
+                " release drops it)"
+            )
+        if self.stale:
+            head.append(
+                f"`{BROKEN}` above a check ({len(self.stale)} here): a use no release in range"
+                " satisfies, a patch that does nothing or fails wherever your code runs;"
+                " `severity: info` (a warning on every run): fix it, or put its id under `ignore:`"
+            )
+        return head
 
     def settle(self) -> None:
         """Judge the proposals on the releases read: gate or annotate what fails there, and
@@ -107,9 +124,14 @@ class Proposed:
         if self.reading is not None and self.reading.runs:
             self.proposals = split_texts(self.proposals, self._matrix_of, self.reading)
             matrix = self._matrix_of(self.proposals)
-            self.left_out, self.unheld = settle(matrix, self.proposals, self.reading)
-            gone = {id(p) for p in self.left_out + self.unheld}
+            self.left_out, stale, self.own = settle(matrix, self.proposals, self.reading)
+            self.stale, apart = _listed_apart(stale, self.proposals)
+            self.elsewhere = len(apart)
+            gone = {id(p) for p in self.left_out + apart + self.own}
             self.proposals = [p for p in self.proposals if id(p) not in gone]
+            for proposal in self.proposals if self.reading.labels else ():  # releases, not
+                if _public(proposal):  # a local folder: what holds on every release is unknown
+                    proposal.public, proposal.severity = True, "info"
 
     def _matrix_of(self, proposals: list[Proposal]) -> Matrix:
         """The matrix `proposals` make, a check per proposal in order, as written out."""
@@ -124,16 +146,32 @@ class Proposed:
         return merge_text(existing, name, self.proposals, declined)
 
 
-def _listed_apart(unheld: list[Proposal], kept: list[Proposal]) -> tuple[list[Proposal], int]:
-    """The texts no release holds to list, and how many others there are: texts sought in
-    every module of a listing (Use.listed) that a kept check finds in another module."""
-    found = {(p.assertion, tuple(p.values)) for p in kept}
-    shown = [
+def _public(proposal: Proposal) -> bool:
+    """An unguarded use of a name the package root binds on the newest and the lowest release
+    in range (judged, no comment: it failed on neither, so nothing was bisected between),
+    imported or read, never patched: a notice, low in value beside what a patch depends on
+    (a name the root exports leaves through a deprecation, and loudly)."""
+    subject = proposal.subject
+    plain = subject.key == "symbol" and "." not in subject.module and not subject.alternatives
+    unchanged = proposal.assertion is None and not proposal.gate and not proposal.notes
+    read = all(use.role in (Role.IMPORT, Role.ACCESS) for use in proposal.uses)
+    return plain and unchanged and read and proposal.severity == "error" and bool(proposal.uses)
+
+
+def _listed_apart(
+    stale: list[Proposal], proposals: list[Proposal]
+) -> tuple[list[Proposal], list[Proposal]]:
+    """The checks broken on every release to keep, and those to leave out: texts sought in
+    every module of a listing (Use.listed) that a check holding somewhere finds in another
+    module (the client rewrites each module alike: one without the text is no break)."""
+    broken = {id(p) for p in stale}
+    found = {(p.assertion, tuple(p.values)) for p in proposals if id(p) not in broken}
+    apart = [
         p
-        for p in unheld
-        if not all(use.listed for use in p.uses) or (p.assertion, tuple(p.values)) not in found
+        for p in stale
+        if all(use.listed for use in p.uses) and (p.assertion, tuple(p.values)) in found
     ]
-    return shown, len(unheld) - len(shown)
+    return [p for p in stale if p not in apart], apart
 
 
 def unplaced_by_upstream(

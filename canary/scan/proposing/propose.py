@@ -101,10 +101,12 @@ class Proposal:
     note: str = ""
     gate: str = ""  # a PEP 440 range: the releases the downstream uses it on
     notes: list[str] = field(default_factory=list)  # comments for the reviewer (where it fails)
+    public: bool = False  # a notice: a name the package root exports on every release read
+    attached: bool = False  # set by the client on a module no release read binds it in
 
     @property
     def why(self) -> str:
-        text = describe(self.uses, guarded=self.severity == "info")
+        text = describe(self.uses, guarded=_severity(self.uses) == "info")
         return f"{text}; {self.note}" if self.note else text
 
 

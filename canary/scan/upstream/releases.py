@@ -57,6 +57,9 @@ class Reading:
     probes: list[str] = field(default_factory=list)  # releases between, looked in newest first
     opened: Callable[[str], VersionRun] | None = None  # a probe's run, each opened once
     remembered: Callable[[str], Places] | None = None  # what wildcards.py found on a release
+    #: the releases before the range, oldest first, resolved on first call (a check broken on
+    #: every release in range is looked for there, `judging` judges them as it does `labels`)
+    older: Callable[[], list[str]] = lambda: []
 
     def walked(self) -> Iterator[VersionRun]:
         """The ends, then the releases between the newest of each minor series first (as a
@@ -158,6 +161,8 @@ def read_releases(
 
     places = [_places(runner, header.pypi, run.target) for run in runs]
     labels = sorted(by_label, key=Version)
+    older = _older(upstream, labels[0], runner, by_label)
+
     probes = _probes(labels, set(ends))
     opened: dict[str, VersionRun] = {}
 
@@ -178,7 +183,30 @@ def read_releases(
         opened=open_run,
         remembered=lambda label: _places(runner, header.pypi, by_label[label], "wild"),
         repository=repository,
+        older=older,
     )
+
+
+def _older(
+    upstream: str, lowest: str, runner: Runner, by_label: dict[str, Target]
+) -> Callable[[], list[str]]:
+    """The releases before `lowest`, oldest first, resolved on the first call and added to
+    `by_label` (so that `Reading.judging` judges them as it does those in range)."""
+    before: list[str] = []
+
+    def older() -> list[str]:
+        if not before:
+            earlier = load_text(upstream, render_matrix(upstream, [], Releases(f"<{lowest}")))
+            try:
+                files = resolve(earlier, runner.context.index).files()
+            except (SourceError, MatrixError, OSError):
+                files = {}
+            for label, file in files.items():
+                by_label.setdefault(label, Target(label, file=file))
+            before.extend(sorted(files, key=Version) or [""])  # "": resolved, none
+        return [label for label in before if label]
+
+    return older
 
 
 def _probes(labels: list[str], ends: set[str]) -> list[str]:

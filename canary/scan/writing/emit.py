@@ -91,6 +91,9 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
     for check_id, proposal in zip(ids, proposals, strict=True):
         subject = proposal.subject
         lines += [f"{pad}# {comment(_once(note, check_id, said))}" for note in proposal.notes]
+        if proposal.public:  # a notice: one line of the review, not five
+            lines.append(f"{pad}- {_one_line(proposal, check_id)}")
+            continue
         lines.append(f"{pad}- id: {check_id}")  # [a-z0-9-] by construction (ids.py)
         lines.append(f"{pad}  why: {quote(proposal.why)}")
         if not subject.alternatives:
@@ -107,6 +110,15 @@ def render_checks(proposals: list[Proposal], ids: list[str], indent: int) -> str
         if proposal.severity != "error":
             lines.append(f"{pad}  severity: {quote(proposal.severity)}")
     return "".join(line + "\n" for line in lines)
+
+
+def _one_line(proposal: Proposal, check_id: str) -> str:
+    """A check of a public name as one flow mapping: `{id: x, why: "...", module: "m",
+    symbol: "X", severity: "info"}`."""
+    subject = proposal.subject
+    pairs = [f"id: {check_id}", f"why: {quote(proposal.why)}", f"module: {quote(subject.module)}"]
+    pairs += [f"symbol: {quote(subject.name or '')}", f"severity: {quote(proposal.severity)}"]
+    return "{" + ", ".join(pairs) + "}"
 
 
 def _once(note: str, check_id: str, said: dict[str, str]) -> str:
