@@ -17,6 +17,7 @@ from canary.scan.downstream.requirements import declared_releases
 from canary.scan.proposing.attached import attached, subject_order
 from canary.scan.proposing.matrices import Proposed, unplaced_by_upstream, unplaced_sites
 from canary.scan.proposing.propose import propose
+from canary.scan.upstream.anywhere import placed_anywhere
 from canary.scan.upstream.names import DEFAULT_UPSTREAMS
 from canary.scan.upstream.releases import Reading, read_releases
 from canary.scan.upstream.wildcards import placed_wild
@@ -74,6 +75,7 @@ def scan(
         }
         views = {name: reading.views for name, reading in readings.items()}
         result.findings = placed_wild(result.findings, readings)  # texts sought on a pattern
+        result.findings = placed_anywhere(result.findings, readings, names)  # of no known class
         placed = [f for f in result.findings if f.role is not Role.UNPLACED]
         proposed = propose(placed, result.modules, views)
         released = {name: views[name] for name, reading in readings.items() if reading.labels}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from canary.scan.downstream.imports import Ref
@@ -70,3 +71,13 @@ class Use:
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+def file_upstreams(findings: Iterable[Use], upstreams: frozenset[str]) -> dict[str, set[str]]:
+    """The upstreams each file's placed uses name: the upstream a rewrite of a source scan
+    cannot tell of what most likely reads, where there is one."""
+    used: dict[str, set[str]] = {}
+    for finding in findings:
+        if finding.role is not Role.UNPLACED and finding.ref.root in upstreams:
+            used.setdefault(finding.file, set()).add(finding.ref.root)
+    return used

@@ -202,7 +202,10 @@ class Recorder:
         text it seeks changes nothing and needs nothing."""
         if source is None:
             return
-        if source.ref == UNKNOWN or (wild(source.ref) and not (replacing and texts)):
+        if source.ref == UNKNOWN:  # each text sought anywhere in the upstream (anywhere.py)
+            sought = [t for t in texts if source.expects(t) and not self._own_marker(t)]
+            return self.unplaced(source, node, tuple(t for t in sought if t != replacement))
+        if wild(source.ref) and not (replacing and texts):
             return self.unplaced(source, node)  # on a pattern, only a `.replace`'s text
         for literal in texts:
             if not source.expects(literal) or self._own_marker(literal) or literal == replacement:
@@ -266,9 +269,13 @@ class Recorder:
         if template:
             self._templates.setdefault((source.ref, template), self.findings[-1])
 
-    def unplaced(self, source: Source, node: ast.AST) -> None:
-        """A rewrite of a source scan cannot tell of what: the file's header lists its site."""
-        self.add(Role.UNPLACED, source.ref, node)
+    def unplaced(self, source: Source, node: ast.AST, texts: tuple[str, ...] = ()) -> None:
+        """A rewrite of a source scan cannot tell of what: the file's header lists its site,
+        unless the `texts` it seeks are found on the upstream's newest release (anywhere.py)."""
+        if not texts:
+            self.add(Role.UNPLACED, source.ref, node)
+        for text in texts:
+            self.add(Role.UNPLACED, source.ref, node, (text,))
 
     def _own_marker(self, text: str) -> bool:
         """Text naming the downstream itself (`_mylib_patched`) is its marker, not upstream's."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from canary.matrix.model import Matrix
-from canary.scan.downstream.findings import Role, Use
+from canary.scan.downstream.findings import Role, Use, file_upstreams
 from canary.scan.downstream.ranges import UNION, narrowed
 from canary.scan.proposing.judging import GATED, settle
 from canary.scan.proposing.last_held import BROKEN
@@ -181,10 +181,7 @@ def unplaced_by_upstream(
     (`transformers.models.{?}...`), else the one upstream the rest of its file uses; and those
     of a file that uses none of `upstreams`, or several, which scan says once, apart from the
     matrices (another framework's files listed in every matrix are noise in each)."""
-    used: dict[str, set[str]] = {}
-    for finding in findings:
-        if finding.role is not Role.UNPLACED and finding.ref.root in upstreams:
-            used.setdefault(finding.file, set()).add(finding.ref.root)
+    used = file_upstreams(findings, upstreams)
     own: dict[str, list[Use]] = {}
     untold: list[Use] = []
     for finding in findings:

@@ -6,4 +6,5 @@
 - `places.py`: where a release's lazy modules serve names from, remembered per release file.
 - `stand_ins.py`: subclasses left at an old import path that only point to the real class.
 - `wildcards.py`: texts sought in classes known by a pattern, placed on the classes holding them.
+- `anywhere.py`: texts sought in a class chosen at run time, placed by searching the newest release.
 """

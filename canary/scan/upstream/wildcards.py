@@ -30,6 +30,8 @@ from canary.sources.tree import SourceError
 
 # one piece of a module name a pattern cannot spell
 _PIECE = r"[A-Za-z0-9_]+"
+# remembered for a text more modules hold than asked (no module name is this)
+_CROWDED = "*"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,16 +127,21 @@ def _walk(reading: Reading, pending: set[_Sought]) -> dict[_Sought, list[tuple[s
 
 
 def _found(
-    run: VersionRun, pending: set[_Sought], memo: Places
+    run: VersionRun, pending: set[_Sought], memo: Places, most: int | None = None
 ) -> dict[_Sought, list[tuple[str, str]]]:
     """(module, class) of each class holding each text on this release, as remembered for the
-    release file (`memo`), else searched (and remembered, unless the release was unreadable)."""
-    keys = {s: json.dumps([s.files, s.member, s.text]) for s in pending}
+    release file (`memo`), else searched (and remembered, unless the release was unreadable);
+    none for a text more than `most` modules hold (their classes are not even read)."""
+    keys = {s: json.dumps([s.files, s.member, s.text, most]) for s in pending}
+    if most is None:  # as remembered before `most` existed
+        keys = {s: json.dumps([s.files, s.member, s.text]) for s in pending}
     unknown = [s for s in pending if keys[s] not in memo.known]
     holding = _holding(run, unknown) if unknown else {}
     if holding is not None:  # else unreadable: nothing to remember
         for sought in unknown:
-            places = _placed(run, sought, holding.get(sought, []))
+            modules = holding.get(sought, [])
+            crowded = most is not None and len(modules) > most
+            places = [(_CROWDED, "")] if crowded else _placed(run, sought, modules)
             memo.known[keys[sought]] = "\n".join(f"{module}:{name}" for module, name in places)
     found = {s: memo.known.get(keys[s], "") for s in pending}
     return {s: [_pair(line) for line in text.split("\n")] for s, text in found.items() if text}
@@ -143,6 +150,23 @@ def _found(
 def _pair(line: str) -> tuple[str, str]:
     module, _, name = line.partition(":")
     return module, name
+
+
+def held_on_newest(
+    reading: Reading, files: str, texts: Iterable[str], most: int
+) -> dict[str, list[tuple[str, str]]]:
+    """(module, class) of each class whose own source holds each text on the newest release
+    read, among its files matching the regex `files`, for a text at most `most` modules hold
+    (remembered per release, as a pattern's texts are); [] for one more modules hold."""
+    run = reading.runs[0] if reading.runs else None
+    if run is None:
+        return {}
+    memo = reading.remembered(run.target.label) if reading.remembered else Places()
+    found = _found(run, {_Sought(files, "", text) for text in texts}, memo, most)
+    memo.keep()
+    return {
+        sought.text: [] if places[0][0] == _CROWDED else places for sought, places in found.items()
+    }
 
 
 def placed_wild(findings: list[Use], readings: Mapping[str, Reading]) -> list[Use]:
