@@ -74,6 +74,7 @@ class ParsePool:
             encoded = self._pool().submit(_index, data, name, path, is_package).result()
         except (BrokenExecutor, CancelledError):
             if self._stopped:  # ended by `stop`: parsing here would hold the GIL for seconds
+                _end_workers()  # any the submit above was still starting when `stop` swept
                 raise Stopped from None
             # a worker died (memory): parse here rather than fail
             return parse_here(data, name, path, is_package=is_package)
@@ -93,11 +94,18 @@ class ParsePool:
             self._stopped = True
         if executor is None:
             return
-        import multiprocessing
-
         executor.shutdown(wait=False, cancel_futures=True)
-        workers = multiprocessing.active_children()
-        for worker in workers:
-            worker.terminate()
-        for worker in workers:
-            worker.join(timeout=1)
+        _end_workers()
+
+
+def _end_workers() -> None:
+    """End this process's worker processes now. Called by `stop` and again by a parse that
+    `stop` interrupted: a submit starts the executor's workers one by one (spawn takes seconds
+    on a loaded machine), so one may appear after `stop`'s sweep."""
+    import multiprocessing
+
+    workers = multiprocessing.active_children()
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=1)
