@@ -36,7 +36,7 @@ def compile_error(text: str) -> Uncompiled | None:
     except SyntaxError as exc:
         first = exc
     except (RecursionError, MemoryError, ValueError) as exc:
-        return 0, f"{type(exc).__name__}: {exc}"
+        return 0, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     from canary.analysis.newer import older_syntax  # it reads through the parser's module
 
     older = older_syntax(text) if "\0" not in text else None

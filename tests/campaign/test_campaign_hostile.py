@@ -112,9 +112,10 @@ EXPECTED = {
     "1.0.3": ("50 MB source file", "error", r"over the \d+ byte (cap|limit)"),
     "1.0.4": ("non-UTF-8 source", "error", r"cannot decode source"),
     "1.0.5": ("10,000 nested parentheses", "error", r"too many nested parentheses"),
-    "1.0.6": ("100,000 nested unary minus", "error", r"does not parse: MemoryError"),
-    "1.0.7": ("200,000-term expression", "error", r"does not parse: RecursionError"),
-    "1.0.8": ("core.py as a zip symlink", "error", r"does not parse"),
+    # the whole-module compile (class 10 of issue 47) may meet the limit before the parse does
+    "1.0.6": ("100,000 nested unary minus", "error", r"does not (parse|compile.*): MemoryError"),
+    "1.0.7": ("200,000-term expression", "error", r"does not (parse|compile.*): RecursionError"),
+    "1.0.8": ("core.py as a zip symlink", "error", r"does not (parse|compile)"),
     "1.1.0": ("sdist with symlink, hard link, ../ and absolute members", "error", r"is a link"),
 }
 
